@@ -1,0 +1,111 @@
+# plb: one entry point. `make` builds, `make test` runs every test, `make demo`
+# runs the simulator on the paper's five-machine cluster with every policy,
+# `make bench` prints the benchmark figures. Missing Debian packages are
+# installed first (scripts/install-deps.sh). Options:
+#   V=1                  show commands
+#   SANITIZE=address,undefined | SANITIZE=thread
+#   WERROR=1             warnings are errors (CI sets it)
+#   CUDA=0               do not build CUDA code even when nvcc is found
+# CUDA code is built when nvcc is found (PATH or /usr/local/cuda/bin).
+
+BUILD   ?= build
+CC      ?= cc
+OPT     ?= -O2
+CFLAGS  := -std=c11 $(OPT) -g -Wall -Wextra -Wshadow -Wstrict-prototypes \
+           -Wno-unused-parameter -fvisibility=hidden -D_POSIX_C_SOURCE=200809L \
+           -Iinclude -Ibalancer -Iruntime -Iapps/plbsim -MMD -MP $(EXTRA_CFLAGS)
+LDFLAGS := $(EXTRA_LDFLAGS)
+ifeq ($(WERROR),1)
+CFLAGS  += -Werror
+endif
+ifneq ($(SANITIZE),)
+CFLAGS  += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
+LDFLAGS += -fsanitize=$(SANITIZE)
+endif
+
+NVCC    := $(or $(shell command -v nvcc 2>/dev/null),$(wildcard /usr/local/cuda/bin/nvcc))
+ifeq ($(CUDA),0)
+NVCC    :=
+endif
+HAVE_CUDA := $(if $(NVCC),1,0)
+
+ifeq ($(V),1)
+Q :=
+else
+Q := @
+endif
+
+BAL_LIBS := -lnlopt -llapacke -llapack -lblas -lm
+RT_LIBS  := -linih -lcjson
+
+BAL_SRC   := $(wildcard balancer/*.c balancer/policies/*.c)
+RT_SRC    := $(wildcard runtime/*.c)
+SIM_SRC   := apps/plbsim/main.c
+SIMLIB_SRC := apps/plbsim/sim.c
+TEST_SRC  := $(wildcard test/unit/test_*.c)
+BENCH_SRC := $(wildcard bench/*.c)
+
+BAL_OBJ   := $(BAL_SRC:%.c=$(BUILD)/%.o)
+RT_OBJ    := $(RT_SRC:%.c=$(BUILD)/%.o)
+SIM_OBJ   := $(SIM_SRC:%.c=$(BUILD)/%.o)
+SIMLIB_OBJ := $(SIMLIB_SRC:%.c=$(BUILD)/%.o)
+TESTS     := $(TEST_SRC:test/unit/%.c=$(BUILD)/test/%)
+BENCHES   := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
+
+LIBBAL    := $(BUILD)/libplbbal.a
+LIBRT     := $(BUILD)/libplbrt.a
+LIBSIM    := $(BUILD)/libplbsim.a
+PLBSIM    := $(BUILD)/plbsim
+DEPS_OK   := $(BUILD)/.deps-ok
+
+.PHONY: all test demo bench clean deps
+all: $(PLBSIM) $(TESTS) $(BENCHES)
+
+# Installs what is missing; re-checked when the script changes.
+$(DEPS_OK): scripts/install-deps.sh
+	$(Q)bash scripts/install-deps.sh
+	$(Q)mkdir -p $(@D) && touch $@
+deps: $(DEPS_OK)
+
+$(BUILD)/%.o: %.c | $(DEPS_OK)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+$(LIBBAL): $(BAL_OBJ)
+	$(Q)$(AR) rcs $@ $^
+$(LIBRT): $(RT_OBJ)
+	$(Q)$(AR) rcs $@ $^
+$(LIBSIM): $(SIMLIB_OBJ)
+	$(Q)$(AR) rcs $@ $^
+
+$(PLBSIM): $(SIM_OBJ) $(LIBSIM) $(LIBRT) $(LIBBAL)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(RT_LIBS) $(BAL_LIBS)
+
+$(BUILD)/test/%: $(BUILD)/test/unit/%.o $(LIBSIM) $(LIBRT) $(LIBBAL)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(RT_LIBS) $(BAL_LIBS)
+
+$(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIBSIM) $(LIBRT) $(LIBBAL)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(RT_LIBS) $(BAL_LIBS)
+
+test: all
+	$(Q)PLBSIM=$(PLBSIM) BUILD=$(BUILD) bash test/run.sh
+
+demo: $(PLBSIM)
+	$(Q)bash scripts/demo.sh $(PLBSIM)
+
+bench: all
+	$(Q)PLBSIM=$(PLBSIM) BUILD=$(BUILD) bash bench/run.sh
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(BAL_OBJ:.o=.d) $(RT_OBJ:.o=.d) $(SIM_OBJ:.o=.d) $(SIMLIB_OBJ:.o=.d) \
+         $(TEST_SRC:test/unit/%.c=$(BUILD)/test/unit/%.d) \
+         $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%.d)
+.SECONDARY:

@@ -1,0 +1,221 @@
+/* plbsim: simulate a scenario (a cluster of emulated PUs described in an INI
+ * file) under one or every balancing policy, in virtual time, and report
+ * makespan, lower bound, ratio, idle time and balancer costs. */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "balancer.h"
+#include "config.h"
+#include "sim.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: plbsim SCENARIO.ini [options]\n"
+		"  --policy NAME   plb-hac | plb-hec | hdss | greedy | static | all\n"
+		"                  (default: the scenario's [run] policy)\n"
+		"  --seed N        random seed for the devices' noise (default: [run] seed)\n"
+		"  --json          print the report as JSON (an array with --policy all)\n"
+		"  --trace FILE    write every grant/done/fail/lost event as CSV (one policy)\n"
+		"  --solve-us US   charge US microseconds per solve instead of the measured\n"
+		"                  CPU time: runs become repeatable to the bit\n"
+		"  --set KEY=VAL   override a [balancer] parameter (repeatable)\n"
+		"  --params        list the balancer parameters with defaults and exit\n"
+		"  --help          this text\n");
+}
+
+static void list_params(void)
+{
+	const char *name, *doc;
+	double def, lo, hi;
+	printf("%-24s %10s  %-18s %s\n", "parameter", "default", "range", "meaning");
+	for (int i = 0; plb_params_describe(i, &name, &def, &lo, &hi, &doc) == 0; i++) {
+		char range[64];
+		snprintf(range, sizeof range, "[%g, %g]", lo, hi);
+		printf("%-24s %10g  %-18s %s\n", name, def, range, doc);
+	}
+}
+
+static int valid_policy(const char *name)
+{
+	for (int i = 0; plb_policy_name(i); i++)
+		if (strcmp(plb_policy_name(i), name) == 0)
+			return 1;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"policy", required_argument, 0, 'p'},
+		{"seed", required_argument, 0, 's'},
+		{"json", no_argument, 0, 'j'},
+		{"trace", required_argument, 0, 't'},
+		{"solve-us", required_argument, 0, 'u'},
+		{"set", required_argument, 0, 'S'},
+		{"params", no_argument, 0, 'P'},
+		{"help", no_argument, 0, 'h'},
+		{0, 0, 0, 0},
+	};
+	const char *policy = NULL, *trace_path = NULL;
+	const char *sets[64];
+	int nsets = 0, json = 0, have_seed = 0;
+	unsigned long long seed = 0;
+	double solve_us = NAN;
+	char *end;
+	int c;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			policy = optarg;
+			break;
+		case 's':
+			errno = 0;
+			seed = strtoull(optarg, &end, 10);
+			if (errno || *end || end == optarg || optarg[0] == '-') {
+				fprintf(stderr, "plbsim: --seed: '%s' is not a non-negative integer\n", optarg);
+				return 1;
+			}
+			have_seed = 1;
+			break;
+		case 'j':
+			json = 1;
+			break;
+		case 't':
+			trace_path = optarg;
+			break;
+		case 'u':
+			solve_us = strtod(optarg, &end);
+			if (*end || end == optarg || !(solve_us >= 0) || !isfinite(solve_us)) {
+				fprintf(stderr, "plbsim: --solve-us: '%s' is not a number >= 0\n", optarg);
+				return 1;
+			}
+			break;
+		case 'S':
+			if (nsets == 64 || !strchr(optarg, '=')) {
+				fprintf(stderr, "plbsim: --set takes KEY=VALUE (at most 64), got '%s'\n", optarg);
+				return 1;
+			}
+			sets[nsets++] = optarg;
+			break;
+		case 'P':
+			list_params();
+			return 0;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			fprintf(stderr, "plbsim: unknown or incomplete option '%s'\n", argv[optind - 1]);
+			usage(stderr);
+			return 1;
+		}
+	}
+	if (optind != argc - 1) {
+		fprintf(stderr, "plbsim: expected exactly one scenario file\n");
+		usage(stderr);
+		return 1;
+	}
+
+	struct plb__config cfg;
+	char err[1024];
+	if (plb__config_load(argv[optind], &cfg, err, sizeof err) != 0) {
+		fprintf(stderr, "plbsim: %s\n", err);
+		return 1;
+	}
+	int rc = 1;
+	for (int i = 0; i < nsets; i++) {
+		char key[128];
+		const char *eq = strchr(sets[i], '=');
+		snprintf(key, sizeof key, "%.*s", (int)(eq - sets[i]), sets[i]);
+		if (plb_params_set(&cfg.params, key, eq + 1, err, sizeof err) != 0) {
+			fprintf(stderr, "plbsim: --set %s\n", err);
+			goto out;
+		}
+	}
+	if (!policy)
+		policy = cfg.policy;
+	int all = strcmp(policy, "all") == 0;
+	if (!all && !valid_policy(policy)) {
+		fprintf(stderr, "plbsim: --policy: unknown policy '%s'; accepted:", policy);
+		for (int i = 0; plb_policy_name(i); i++)
+			fprintf(stderr, " %s", plb_policy_name(i));
+		fprintf(stderr, " all\n");
+		goto out;
+	}
+	if (all && trace_path) {
+		fprintf(stderr, "plbsim: --trace needs a single --policy\n");
+		goto out;
+	}
+	for (int i = 0; i < cfg.nnodes; i++)
+		if (cfg.nodes[i].cpu || cfg.nodes[i].gpu)
+			fprintf(stderr, "plbsim: %s:%d: node %s: real devices (cpu, gpu) are not "
+				"simulated; only its emu PUs are\n", cfg.path, cfg.nodes[i].line,
+				cfg.nodes[i].name);
+
+	struct plb__sim_opts o = {
+		.seed = have_seed ? seed : cfg.seed,
+		.solve_us = isnan(solve_us) ? cfg.solve_us : solve_us,
+	};
+	if (trace_path && !(o.trace = fopen(trace_path, "w"))) {
+		fprintf(stderr, "plbsim: --trace: cannot write %s: %s\n", trace_path, strerror(errno));
+		goto out;
+	}
+	cJSON *arr = json && all ? cJSON_CreateArray() : NULL;
+	if (all && !json)
+		printf("%-8s %10s %10s %10s %7s %9s %7s %5s %6s %9s %s\n", "policy",
+		       "makespan", "T_lb", "T_eq", "ratio", "imbalance", "blocks", "gap",
+		       "solves", "solve_ms", "coverage");
+	rc = 0;
+	for (int k = 0; all ? plb_policy_name(k) != NULL : k < 1; k++) {
+		o.policy = all ? plb_policy_name(k) : policy;
+		struct plb__sim_result res;
+		if (plb__sim_run(&cfg, &o, &res, err, sizeof err) != 0) {
+			fprintf(stderr, "plbsim: %s: %s\n", o.policy, err);
+			rc = 1;
+			break;
+		}
+		const struct plb__report *r = &res.rep;
+		if (res.stalled || !r->coverage_ok) {
+			fprintf(stderr, "plbsim: %s: run %s (%llu of %llu units done)\n", o.policy,
+				res.stalled ? "stalled: no PU left to finish it" : "lost or repeated units",
+				(unsigned long long)r->units_done, (unsigned long long)r->units);
+			rc = 2;
+		}
+		if (json) {
+			cJSON *obj = plb__report_json(r);
+			if (arr) {
+				cJSON_AddItemToArray(arr, obj);
+			} else {
+				char *txt = cJSON_Print(obj);
+				puts(txt);
+				free(txt);
+				cJSON_Delete(obj);
+			}
+		} else if (all) {
+			printf("%-8s %10.3f %10.3f %10.3f %7.4f %9.4f %7ld %5ld %6ld %9.3f %s\n",
+			       o.policy, r->makespan_s, r->lower_bound_s, r->eq_optimum_s,
+			       plb__report_ratio(r), r->imbalance, r->blocks, r->gap_blocks,
+			       r->solves, r->solver_ms_mean, r->coverage_ok ? "ok" : "FAILED");
+		} else {
+			plb__report_text(r, stdout);
+		}
+		plb__sim_result_fini(&res);
+	}
+	if (arr) {
+		char *txt = cJSON_Print(arr);
+		puts(txt);
+		free(txt);
+		cJSON_Delete(arr);
+	}
+	if (o.trace)
+		fclose(o.trace);
+out:
+	plb__config_fini(&cfg);
+	return rc;
+}

@@ -1,0 +1,369 @@
+/* The balancer core: the pool of free ranges, grant bookkeeping, the PUs'
+ * models, and the policy vtable dispatch. Policies decide how many units a
+ * PU gets; the core decides which ones, so coverage (every unit granted and
+ * done exactly once, lost grants granted again) is enforced here, once, for
+ * every policy. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "internal.h"
+
+static const struct plb__policy *const policies[] = {
+	&plb__policy_hac, &plb__policy_hec, &plb__policy_hdss,
+	&plb__policy_greedy, &plb__policy_static,
+};
+#define NPOLICIES (int)(sizeof policies / sizeof policies[0])
+
+_Noreturn void plb__assert_fail(const char *cond, const char *file, int line)
+{
+	fprintf(stderr, "plb: internal error: %s:%d: assertion '%s' failed\n",
+		file, line, cond);
+	abort();
+}
+
+double plb__cpu_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+const char *plb_policy_name(int i)
+{
+	return i >= 0 && i < NPOLICIES ? policies[i]->name : NULL;
+}
+
+static const struct plb__policy *find_policy(const char *name)
+{
+	for (int i = 0; i < NPOLICIES; i++)
+		if (strcmp(policies[i]->name, name) == 0)
+			return policies[i];
+	return NULL;
+}
+
+const char *plb_policy_doc(const char *name)
+{
+	const struct plb__policy *pol = find_policy(name);
+	return pol ? pol->doc : NULL;
+}
+
+int plb_balancer_create(const struct plb_params *params, const char *policy,
+			int npu, uint64_t W, plb_balancer_t **out)
+{
+	*out = NULL;
+	if (npu < 1 || W < 1 || !policy)
+		return PLB_EINVAL;
+	const struct plb__policy *pol = find_policy(policy);
+	if (!pol)
+		return PLB_ENOENT;
+	struct plb_balancer *b = calloc(1, sizeof *b);
+	if (!b)
+		return PLB_ENOMEM;
+	if (params)
+		b->p = *params;
+	else
+		plb_params_init(&b->p);
+	b->pol = pol;
+	b->n = npu;
+	b->W = W;
+	b->alive = npu;
+	b->next_id = 1;
+	b->pu = calloc((size_t)npu, sizeof *b->pu);
+	b->ef = calloc((size_t)npu, sizeof *b->ef);
+	b->ef_pu = calloc((size_t)npu, sizeof *b->ef_pu);
+	b->x = calloc((size_t)npu, sizeof *b->x);
+	b->capfree = 8;
+	b->free = malloc((size_t)b->capfree * sizeof *b->free);
+	if (!b->pu || !b->ef || !b->ef_pu || !b->x || !b->free)
+		goto err;
+	b->free[0] = (struct plb__range){0, W};
+	b->nfree = 1;
+	b->pool = W;
+	if (pol->needs_model) {
+		b->model = calloc((size_t)npu, sizeof *b->model);
+		if (!b->model)
+			goto err;
+		for (int i = 0; i < npu; i++)
+			if (plb__model_init(&b->model[i], (double)W, &b->p) != 0)
+				goto err;
+	}
+	if (pol->state_size && !(b->ps = calloc(1, pol->state_size)))
+		goto err;
+	if (pol->init && pol->init(b) != 0) {
+		b->pol = NULL;  /* no fini for a failed init */
+		goto err;
+	}
+	*out = b;
+	return 0;
+err:
+	plb_balancer_destroy(b);
+	return PLB_ENOMEM;
+}
+
+void plb_balancer_destroy(plb_balancer_t *b)
+{
+	if (!b)
+		return;
+	if (b->pol && b->pol->fini)
+		b->pol->fini(b);
+	if (b->model)
+		for (int i = 0; i < b->n; i++)
+			plb__model_fini(&b->model[i]);
+	free(b->model);
+	free(b->ps);
+	free(b->pu);
+	free(b->ef);
+	free(b->ef_pu);
+	free(b->x);
+	free(b->free);
+	free(b);
+}
+
+/* Take up to `want` units from the lowest free range. A leftover smaller
+ * than min_block is not left behind: it goes with this grant. */
+static struct plb__range pool_take(struct plb_balancer *b, uint64_t want)
+{
+	PLB_ASSERT(b->nfree > 0 && want > 0);
+	struct plb__range *r = &b->free[0];
+	uint64_t u = want < r->len ? want : r->len;
+	if (r->len - u < (uint64_t)b->p.min_block)
+		u = r->len;
+	struct plb__range got = {r->off, u};
+	r->off += u;
+	r->len -= u;
+	if (r->len == 0) {
+		memmove(&b->free[0], &b->free[1], (size_t)(b->nfree - 1) * sizeof *b->free);
+		b->nfree--;
+	}
+	b->pool -= u;
+	b->granted += u;
+	return got;
+}
+
+/* Return a range to the pool, keeping it sorted and merged. */
+static int pool_put(struct plb_balancer *b, uint64_t off, uint64_t len)
+{
+	if (b->nfree == b->capfree) {
+		int cap = b->capfree * 2;
+		struct plb__range *nf = realloc(b->free, (size_t)cap * sizeof *nf);
+		if (!nf)
+			return PLB_ENOMEM;
+		b->free = nf;
+		b->capfree = cap;
+	}
+	int i = 0;
+	while (i < b->nfree && b->free[i].off < off)
+		i++;
+	PLB_ASSERT(i == 0 || b->free[i - 1].off + b->free[i - 1].len <= off);
+	PLB_ASSERT(i == b->nfree || off + len <= b->free[i].off);
+	memmove(&b->free[i + 1], &b->free[i], (size_t)(b->nfree - i) * sizeof *b->free);
+	b->free[i] = (struct plb__range){off, len};
+	b->nfree++;
+	/* merge with the neighbours */
+	if (i + 1 < b->nfree && b->free[i].off + b->free[i].len == b->free[i + 1].off) {
+		b->free[i].len += b->free[i + 1].len;
+		memmove(&b->free[i + 1], &b->free[i + 2], (size_t)(b->nfree - i - 2) * sizeof *b->free);
+		b->nfree--;
+	}
+	if (i > 0 && b->free[i - 1].off + b->free[i - 1].len == b->free[i].off) {
+		b->free[i - 1].len += b->free[i].len;
+		memmove(&b->free[i], &b->free[i + 1], (size_t)(b->nfree - i - 1) * sizeof *b->free);
+		b->nfree--;
+	}
+	b->pool += len;
+	b->granted -= len;
+	return 0;
+}
+
+double plb__busy_for(const struct plb_balancer *b, int pu, double now)
+{
+	const struct plb__pu *u = &b->pu[pu];
+	double end = now;
+	for (int i = 0; i < u->nout; i++)
+		if (u->out[i].pred_end > end)
+			end = u->out[i].pred_end;
+	return end - now;
+}
+
+double plb__first_block(const struct plb_balancer *b)
+{
+	double cap = (double)b->W / (b->p.train_div * b->n);
+	double x = b->p.initial_block < cap ? b->p.initial_block : cap;
+	return x > b->p.min_block ? x : b->p.min_block;
+}
+
+int plb__others_busy(const struct plb_balancer *b, int except)
+{
+	int mine = except >= 0 ? b->pu[except].nout : 0;
+	return b->nout_total - mine > 0;
+}
+
+int plb_balancer_next(plb_balancer_t *b, int pu, double now, struct plb_grant *g)
+{
+	if (!b || pu < 0 || pu >= b->n || !g || !isfinite(now))
+		return PLB_EINVAL;
+	struct plb__pu *u = &b->pu[pu];
+	if (u->lost || u->nout >= PLB__MAX_OUT)
+		return PLB_ESTATE;
+	if (b->pool == 0)
+		return b->done_units == b->W ? PLB_NEXT_DONE : PLB_NEXT_WAIT;
+
+	double units = 0;
+	enum plb_grant_kind kind = PLB_GRANT_REGULAR;
+	int step = 0;
+	int rc = b->pol->next(b, pu, now, &units, &kind, &step);
+	if (rc != PLB_NEXT_GRANT)
+		return rc;
+	PLB_ASSERT(isfinite(units) && units > 0);
+	uint64_t want = units < 1 ? 1 : (uint64_t)llround(units);
+	if (want > b->pool)
+		want = b->pool;
+	struct plb__range r = pool_take(b, want);
+
+	struct plb__grant_rec *rec = &u->out[u->nout];
+	double free_in = plb__busy_for(b, pu, now);
+	rec->id = b->next_id++;
+	rec->off = r.off;
+	rec->units = r.len;
+	rec->kind = kind;
+	rec->t_grant = now;
+	rec->step = step;
+	rec->pred_s = 0;
+	if (b->model && plb__model_ready(&b->model[pu]))
+		rec->pred_s = plb__model_eval(&b->model[pu], (double)r.len);
+	rec->pred_end = now + free_in + rec->pred_s;
+	u->nout++;
+	b->nout_total++;
+	b->st.blocks++;
+	if (kind == PLB_GRANT_TRAINING)
+		b->st.training_blocks++;
+	else if (kind == PLB_GRANT_GAP)
+		b->st.gap_blocks++;
+
+	*g = (struct plb_grant){.id = rec->id, .pu = pu, .offset = r.off,
+				.units = r.len, .kind = kind,
+				.predicted_s = rec->pred_s};
+	return PLB_NEXT_GRANT;
+}
+
+int plb_balancer_done(plb_balancer_t *b, int pu, const struct plb_sample *s)
+{
+	if (!b || pu < 0 || pu >= b->n || !s)
+		return PLB_EINVAL;
+	if (!(s->exec_s >= 0) || !(s->xfer_s >= 0) || !isfinite(s->exec_s) ||
+	    !isfinite(s->xfer_s) || !isfinite(s->finish))
+		return PLB_EINVAL;
+	struct plb__pu *u = &b->pu[pu];
+	int k = 0;
+	while (k < u->nout && u->out[k].id != s->grant_id)
+		k++;
+	if (k == u->nout)
+		return PLB_ESTALE;
+	struct plb__grant_rec g = u->out[k];
+	memmove(&u->out[k], &u->out[k + 1], (size_t)(u->nout - k - 1) * sizeof *u->out);
+	u->nout--;
+	b->nout_total--;
+	b->done_units += g.units;
+	u->units_done += g.units;
+	u->blocks++;
+	if (g.units > u->max_block)
+		u->max_block = g.units;
+	u->last_exec_s = s->exec_s + s->xfer_s;
+	u->last_finish = s->finish;
+	if (b->model) {
+		/* a tiny or zero-time block says nothing about the curve */
+		if (s->exec_s + s->xfer_s > 0 &&
+		    plb__model_add(&b->model[pu], (double)g.units, s->exec_s, s->xfer_s) != 0)
+			return PLB_EINVAL;
+	}
+	if (b->pol->done)
+		b->pol->done(b, pu, &g, s);
+	return 0;
+}
+
+int plb_balancer_lost(plb_balancer_t *b, int pu, double now)
+{
+	if (!b || pu < 0 || pu >= b->n)
+		return PLB_EINVAL;
+	struct plb__pu *u = &b->pu[pu];
+	if (u->lost)
+		return 0;
+	for (int i = 0; i < u->nout; i++) {
+		int rc = pool_put(b, u->out[i].off, u->out[i].units);
+		if (rc)
+			return rc;
+		b->st.returned_blocks++;
+	}
+	b->nout_total -= u->nout;
+	u->nout = 0;
+	u->lost = 1;
+	b->alive--;
+	b->st.pus_lost++;
+	if (b->pol->lost)
+		b->pol->lost(b, pu);
+	return 0;
+}
+
+int plb_balancer_finished(const plb_balancer_t *b)
+{
+	return b->done_units == b->W;
+}
+
+void plb_balancer_stats(const plb_balancer_t *b, struct plb_balancer_stats *st)
+{
+	*st = b->st;
+	st->units_done = b->done_units;
+	st->units_granted = b->granted;
+	st->units_pool = b->pool;
+}
+
+double plb_balancer_predict(const plb_balancer_t *b, int pu, double units)
+{
+	if (!b->model || pu < 0 || pu >= b->n || !plb__model_ready(&b->model[pu]))
+		return -1;
+	return plb__model_eval(&b->model[pu], units);
+}
+
+static double ef_eval(const void *ctx, double x)
+{
+	return plb__model_eval(ctx, x);
+}
+
+static double ef_deriv(const void *ctx, double x)
+{
+	return plb__model_deriv(ctx, x);
+}
+
+int plb__solve(struct plb_balancer *b, double S, double now, double *x, double *T)
+{
+	PLB_ASSERT(b->model);
+	double t0 = plb__cpu_now();
+	int m = 0;
+	for (int i = 0; i < b->n; i++) {
+		x[i] = 0;
+		if (b->pu[i].lost || !plb__model_ready(&b->model[i]))
+			continue;
+		b->ef[m] = (struct plb__efun){ef_eval, ef_deriv, &b->model[i],
+					      plb__busy_for(b, i, now)};
+		b->ef_pu[m++] = i;
+	}
+	if (m == 0)
+		return PLB_ESTATE;
+	struct plb__solve_out so = {0};
+	int rc = b->p.solver == 2 ? plb__solve_slsqp(b->ef, m, S, b->x, &so)
+				  : plb__solve_fast(b->ef, m, S, b->x, &so);
+	if (rc == 0)
+		for (int k = 0; k < m; k++)
+			x[b->ef_pu[k]] = b->x[k];
+	if (T)
+		*T = so.T;
+	double dt = plb__cpu_now() - t0;
+	b->st.solves++;
+	b->st.solve_s_total += dt;
+	if (dt > b->st.solve_s_max)
+		b->st.solve_s_max = dt;
+	return rc;
+}

@@ -1,0 +1,104 @@
+/* The plb balancer: an event-driven library that decides which range of the
+ * domain each processing unit (PU) processes next, so that all PUs finish
+ * at the same time. The same code runs under the MPI runtime and the
+ * simulator. It knows nothing of MPI, CUDA, threads or wall clocks: the
+ * caller passes the time (seconds on any clock that only moves forward).
+ *
+ *   plb_balancer_create(params, policy, npu, W)
+ *   plb_balancer_next(pu, now)  -> a grant {offset, units, kind} | wait | done
+ *   plb_balancer_done(pu, sample)
+ *   plb_balancer_lost(pu, now)  -> the PU's outstanding ranges return to the pool
+ *   plb_balancer_destroy()
+ *
+ * Invariant (tested): every unit of [0, W) is granted, and reported done,
+ * exactly once, whatever the PUs' speeds, failures and the order of events.
+ * Not thread-safe: one thread (the master's) makes every call. */
+#ifndef PLB_BALANCER_H
+#define PLB_BALANCER_H
+
+#include <stdint.h>
+
+#include "params.h"
+#include "plb_errors.h"
+
+typedef struct plb_balancer plb_balancer_t;
+
+enum plb_grant_kind {
+	PLB_GRANT_TRAINING,     /* a profiling block */
+	PLB_GRANT_REGULAR,      /* a block of a step or round */
+	PLB_GRANT_GAP,          /* fills a gap left by a PU that finished early */
+};
+
+struct plb_grant {
+	uint64_t id;            /* unique, > 0; quote it in the sample */
+	int pu;
+	uint64_t offset, units; /* the range [offset, offset + units) */
+	enum plb_grant_kind kind;
+	double predicted_s;     /* the model's E(units), 0 when none yet */
+};
+
+/* What plb_balancer_next() answers (non-negative; errors are negative). */
+enum plb_next {
+	PLB_NEXT_GRANT = 1,     /* *g is filled: send it */
+	PLB_NEXT_WAIT = 2,      /* nothing for this PU now: ask again after an event */
+	PLB_NEXT_DONE = 3,      /* every unit is done: stop this PU */
+};
+
+/* A finished block, as measured by the PU. */
+struct plb_sample {
+	uint64_t grant_id;
+	double exec_s;          /* compute time of the block */
+	double xfer_s;          /* transfer time of the block (0 if none) */
+	double finish;          /* when the master learnt of it (balancer clock) */
+};
+
+struct plb_balancer_stats {
+	uint64_t units_done, units_granted, units_pool;
+	long blocks, training_blocks, gap_blocks, returned_blocks;
+	long solves;
+	double solve_s_total, solve_s_max;      /* CPU time of solves */
+	int pus_lost;
+	int step;               /* policy's step or round counter */
+};
+
+/* Create a balancer for npu PUs and a domain of W units with the named
+ * policy ("plb-hac", "plb-hec", "hdss", "greedy", "static"). params may be
+ * NULL (defaults). On success *out owns the balancer (free with
+ * plb_balancer_destroy) and 0 is returned; PLB_ENOENT for an unknown
+ * policy, PLB_EINVAL for npu < 1 or W < 1. */
+PLB_WUR int plb_balancer_create(const struct plb_params *params,
+				const char *policy, int npu, uint64_t W,
+				plb_balancer_t **out);
+void plb_balancer_destroy(plb_balancer_t *b);
+
+/* Ask for PU pu's next block at time now. Returns PLB_NEXT_GRANT (g filled),
+ * PLB_NEXT_WAIT, PLB_NEXT_DONE, or PLB_EINVAL / PLB_ESTATE (a lost PU, or
+ * more outstanding grants than allowed). A PU may hold several grants; the
+ * caller decides how many it asks for (pipelining). */
+PLB_WUR int plb_balancer_next(plb_balancer_t *b, int pu, double now,
+			      struct plb_grant *g);
+
+/* Report a finished block. Returns 0, PLB_ESTALE if the grant is not
+ * outstanding on that PU (done twice, or returned when the PU was lost:
+ * the units are not counted twice), PLB_EINVAL for a bad sample. */
+PLB_WUR int plb_balancer_done(plb_balancer_t *b, int pu,
+			      const struct plb_sample *s);
+
+/* PU pu failed: its outstanding grants go back to the pool (granted again
+ * to others) and it gets no more. Returns 0, or PLB_EINVAL. */
+PLB_WUR int plb_balancer_lost(plb_balancer_t *b, int pu, double now);
+
+/* True when every unit is done. */
+int plb_balancer_finished(const plb_balancer_t *b);
+
+void plb_balancer_stats(const plb_balancer_t *b, struct plb_balancer_stats *st);
+
+/* The PU's current model prediction of a block of `units` (E = F + G), or
+ * -1 when it has none yet. For reports and tests. */
+double plb_balancer_predict(const plb_balancer_t *b, int pu, double units);
+
+/* Policy names, NULL past the end; and a one-line description. */
+const char *plb_policy_name(int i);
+const char *plb_policy_doc(const char *name);
+
+#endif

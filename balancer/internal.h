@@ -1,0 +1,115 @@
+/* Internals shared by the balancer core (balancer.c) and the policies
+ * (the files in policies/): the balancer's state, the policy vtable, and the helpers a
+ * policy uses to ask for a solve or look at a PU. Not for apps. */
+#ifndef PLB_BALANCER_INTERNAL_H
+#define PLB_BALANCER_INTERNAL_H
+
+#include <stdint.h>
+
+#include "balancer.h"
+#include "model.h"
+#include "solver.h"
+
+#define PLB__MAX_OUT 4          /* outstanding grants per PU */
+
+#define PLB_ASSERT(c)                                                        \
+	do {                                                                  \
+		if (!(c))                                                     \
+			plb__assert_fail(#c, __FILE__, __LINE__);             \
+	} while (0)
+_Noreturn void plb__assert_fail(const char *cond, const char *file, int line);
+
+struct plb__grant_rec {
+	uint64_t id, off, units;
+	enum plb_grant_kind kind;
+	double t_grant;         /* when it was granted */
+	double pred_s;          /* predicted E(units) when granted, 0 if none */
+	double pred_end;        /* predicted finish: PU free time + pred_s */
+	int step;               /* policy's step/round of the grant */
+};
+
+struct plb__pu {
+	struct plb__grant_rec out[PLB__MAX_OUT];
+	int nout;
+	int lost;
+	long blocks;            /* blocks done */
+	uint64_t units_done;
+	uint64_t max_block;     /* largest block done */
+	double last_exec_s;     /* exec+xfer of its last block */
+	double last_finish;
+};
+
+/* A policy: one file each, one instance, designated initialisers. */
+struct plb__policy {
+	const char *name;
+	const char *doc;
+	size_t state_size;      /* zeroed and owned by the core: b->ps */
+	int needs_model;        /* core fits E_p from every sample */
+	int (*init)(struct plb_balancer *b);
+	void (*fini)(struct plb_balancer *b);
+	/* Decide PU pu's next block: return PLB_NEXT_GRANT with *units (> 0) and
+	 * *kind and *step set, or PLB_NEXT_WAIT. The core clips *units to the
+	 * pool, allocates the range and records the grant. Only called while
+	 * the pool holds units. */
+	int (*next)(struct plb_balancer *b, int pu, double now, double *units,
+		    enum plb_grant_kind *kind, int *step);
+	/* A block finished (the model, if any, already holds the sample). */
+	void (*done)(struct plb_balancer *b, int pu,
+		     const struct plb__grant_rec *g, const struct plb_sample *s);
+	/* A PU was lost (its grants are already back in the pool). */
+	void (*lost)(struct plb_balancer *b, int pu);
+};
+
+struct plb__range { uint64_t off, len; };
+
+struct plb_balancer {
+	struct plb_params p;
+	const struct plb__policy *pol;
+	void *ps;                       /* policy state */
+	int n;                          /* PUs */
+	uint64_t W;
+	struct plb__pu *pu;
+	struct plb__model *model;       /* n models when pol->needs_model */
+	struct plb__range *free;        /* free ranges, sorted by offset */
+	int nfree, capfree;
+	uint64_t pool;                  /* units in free ranges */
+	uint64_t granted;               /* units granted and not returned */
+	uint64_t done_units;
+	uint64_t next_id;
+	int nout_total;                 /* outstanding grants, all PUs */
+	int alive;                      /* PUs not lost */
+	struct plb_balancer_stats st;
+	/* scratch for solves */
+	struct plb__efun *ef;
+	int *ef_pu;
+	double *x;
+};
+
+/* Seconds until PU pu is predicted to be free (0 if idle or overdue). */
+double plb__busy_for(const struct plb_balancer *b, int pu, double now);
+
+/* Split S units equal-time over the PUs that are alive and have a model,
+ * each becoming free after plb__busy_for; x[pu] receives the units (0 for
+ * PUs left out). *T (may be NULL) gets the common finish time from now.
+ * Counts a solve and its CPU time. Returns 0 or a negative PLB_E code. */
+PLB_WUR int plb__solve(struct plb_balancer *b, double S, double now,
+		       double *x, double *T);
+
+/* True if some PU other than `except` holds an outstanding grant. */
+int plb__others_busy(const struct plb_balancer *b, int except);
+
+/* Units of a PU's first training block: initial_block, but at most
+ * W/(train_div * PUs) so a slow PU cannot start with a large part of the run,
+ * and at least min_block. */
+double plb__first_block(const struct plb_balancer *b);
+
+/* Monotonic CPU-time clock of the calling thread, seconds. */
+double plb__cpu_now(void);
+
+extern const struct plb__policy plb__policy_hac;
+extern const struct plb__policy plb__policy_hec;
+extern const struct plb__policy plb__policy_hdss;
+extern const struct plb__policy plb__policy_greedy;
+extern const struct plb__policy plb__policy_static;
+
+#endif

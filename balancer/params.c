@@ -1,0 +1,69 @@
+/* The balancer's parameter table (params.h): defaults, parsing, ranges. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "params.h"
+
+struct row {
+	const char *name;
+	size_t off;
+	double def, lo, hi;
+	const char *doc;
+};
+
+static const struct row rows[] = {
+#define X(n, d, l, h, doc) {#n, offsetof(struct plb_params, n), d, l, h, doc},
+	PLB_PARAMS(X)
+#undef X
+};
+#define NROWS (sizeof rows / sizeof rows[0])
+
+void plb_params_init(struct plb_params *p)
+{
+	for (size_t i = 0; i < NROWS; i++)
+		*(double *)((char *)p + rows[i].off) = rows[i].def;
+}
+
+int plb_params_set(struct plb_params *p, const char *key, const char *value,
+		   char *err, size_t errlen)
+{
+	for (size_t i = 0; i < NROWS; i++) {
+		if (strcmp(rows[i].name, key) != 0)
+			continue;
+		char *end;
+		errno = 0;
+		double v = strtod(value, &end);
+		while (*end == ' ' || *end == '\t')
+			end++;
+		if (end == value || *end != '\0' || errno || !isfinite(v)) {
+			snprintf(err, errlen, "%s: '%s' is not a number (%s)",
+				 key, value, rows[i].doc);
+			return PLB_EINVAL;
+		}
+		if (v < rows[i].lo || v > rows[i].hi) {
+			snprintf(err, errlen, "%s = %g is out of range [%g, %g]",
+				 key, v, rows[i].lo, rows[i].hi);
+			return PLB_EINVAL;
+		}
+		*(double *)((char *)p + rows[i].off) = v;
+		return 0;
+	}
+	snprintf(err, errlen, "unknown balancer parameter '%s' (see plbsim --params)", key);
+	return PLB_ENOENT;
+}
+
+int plb_params_describe(int i, const char **name, double *def, double *lo,
+			double *hi, const char **doc)
+{
+	if (i < 0 || (size_t)i >= NROWS)
+		return PLB_ENOENT;
+	*name = rows[i].name;
+	*def = rows[i].def;
+	*lo = rows[i].lo;
+	*hi = rows[i].hi;
+	*doc = rows[i].doc;
+	return 0;
+}

@@ -1,0 +1,75 @@
+/* Balancer parameters: one X-macro table gives the struct fields, their
+ * defaults (the papers' values where the papers give one), their ranges and
+ * a line of documentation. The [balancer] section of a scenario or config
+ * file, plbsim --help and README's table are all generated from it. */
+#ifndef PLB_PARAMS_H
+#define PLB_PARAMS_H
+
+#include <stddef.h>
+
+#include "plb_errors.h"
+
+/* X(name, default, min, max, doc); every parameter is a double. */
+#define PLB_PARAMS(X)                                                          \
+	X(initial_block, 1024, 1, 1e15,                                        \
+	  "x_init: units of a PU's first training block (PLB-HAC, PLB-HeC, HDSS)") \
+	X(train_div, 32, 1, 1e9,                                               \
+	  "first blocks are at most W/(train_div*PUs), so no PU starts with a block it cannot finish in a small part of the run") \
+	X(min_block, 64, 1, 1e15,                                              \
+	  "smallest block ever granted, except the domain's last units")      \
+	X(gap_threshold_ms, 400, 0, 1e9,                                       \
+	  "PLB-HAC: a PU finishing this much earlier than predicted gets a gap-filling block") \
+	X(end_fraction, 0.7, 0, 1,                                             \
+	  "PLB-HAC: once this fraction of W is assigned, steps shrink by end_decrease each") \
+	X(end_decrease, 0.1, 0, 0.99,                                          \
+	  "PLB-HAC: alpha, the relative decrease of the step per step past end_fraction") \
+	X(step_fraction, 0.25, 0.001, 1,                                       \
+	  "PLB-HAC: a virtual step covers this fraction of the unassigned data (see README)") \
+	X(step_min_ms, 50, 0, 1e9,                                             \
+	  "PLB-HAC: a virtual step lasts at least this long, unless it is the last") \
+	X(max_growth, 4, 1.1, 1e9,                                             \
+	  "a PU's block is at most this times the largest block it has done: fits are not trusted far beyond their data") \
+	X(model_window, 32, 4, 4096,                                           \
+	  "samples per PU kept for the fit (the most recent)")                \
+	X(model_max_terms, 3, 1, 7,                                            \
+	  "most basis functions in a fitted F_p")                             \
+	X(change_threshold, 0.3, 0.01, 100,                                    \
+	  "a sample off its prediction by more than this factor rescales the PU's older samples (speed change)") \
+	X(solver, 0, 0, 2,                                                     \
+	  "0 auto (one-variable reduction, SLSQP if a model is not monotone), 1 reduction only, 2 SLSQP only") \
+	X(hec_threshold, 0.1, 0, 10,                                           \
+	  "PLB-HeC: re-solve when a round's finish times differ by more than this fraction of the round") \
+	X(hec_r2, 0.7, 0, 1,                                                   \
+	  "PLB-HeC: training rounds go on until every fit's R^2 reaches this") \
+	X(hec_round_fraction, 0.1, 0.001, 1,                                   \
+	  "PLB-HeC: data per synchronised round, as a fraction of W")         \
+	X(hdss_adaptive_fraction, 0.2, 0.001, 1,                               \
+	  "HDSS: at most this fraction of W is used by the adaptive phase")   \
+	X(hdss_samples, 4, 2, 64,                                              \
+	  "HDSS: blocks per PU in the adaptive phase")                        \
+	X(hdss_div, 2, 1, 1000,                                                \
+	  "HDSS: completion blocks are (w_p / sum w) * remaining / hdss_div") \
+	X(greedy_block, 1024, 1, 1e15,                                         \
+	  "greedy: units per block")
+
+struct plb_params {
+#define X(name, def, lo, hi, doc) double name;
+	PLB_PARAMS(X)
+#undef X
+};
+
+/* Fill p with the defaults. */
+void plb_params_init(struct plb_params *p);
+
+/* Set parameter `key` from text `value`. On error returns PLB_ENOENT (no such
+ * key) or PLB_EINVAL (not a number or out of range) and writes a message
+ * saying what would be accepted into err (errlen bytes). */
+PLB_WUR int plb_params_set(struct plb_params *p, const char *key,
+			   const char *value, char *err, size_t errlen);
+
+/* Iterate the table: returns 0 and fills the out pointers for i in range,
+ * PLB_ENOENT past the end. */
+int plb_params_describe(int i, const char **name, double *def, double *lo,
+			double *hi, const char **doc);
+
+#endif

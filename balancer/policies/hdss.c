@@ -1,0 +1,136 @@
+/* hdss: the Heterogeneous Dynamic Self-Scheduler (Belviranli, Bhuyan,
+ * Gupta, ACM TACO 9(4), 2013), as the PLB papers ran it. Adaptive phase:
+ * each PU runs hdss_samples blocks of doubling size (all within
+ * hdss_adaptive_fraction of W); its throughput is fitted against block size
+ * with a logarithmic curve thr(x) = a ln x + b by least squares, and its
+ * weight is the saturated throughput (the curve at four times its largest
+ * block, kept within [1, 1.5] times the best throughput it showed). A PU
+ * that finishes the phase before the others repeats its last size rather
+ * than idle. Completion phase: each block is the PU's weight share of
+ * remaining / hdss_div, so blocks decrease like guided self-scheduling. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "internal.h"
+
+struct hdss_pu {
+	int nblocks;            /* adaptive blocks granted */
+	int nsamples;
+	double size;            /* its current adaptive block size */
+	double lx[64], thr[64]; /* ln(size), throughput per adaptive block */
+	double weight;          /* 0 until fitted */
+};
+
+struct hdss_state {
+	struct hdss_pu *pu;
+	int weighted;           /* PUs with a weight */
+	double wsum;
+};
+
+static int hdss_init(struct plb_balancer *b)
+{
+	struct hdss_state *h = b->ps;
+	h->pu = calloc((size_t)b->n, sizeof *h->pu);
+	if (!h->pu)
+		return PLB_ENOMEM;
+	int k = (int)b->p.hdss_samples;
+	/* the doubling sizes of all PUs must fit the adaptive fraction */
+	double cap = b->p.hdss_adaptive_fraction * (double)b->W /
+		     ((double)b->n * (pow(2, k) - 1));
+	double x = fmin(b->p.initial_block, cap);
+	for (int i = 0; i < b->n; i++)
+		h->pu[i].size = fmax(x, b->p.min_block);
+	return 0;
+}
+
+static void hdss_fini(struct plb_balancer *b)
+{
+	struct hdss_state *h = b->ps;
+	free(h->pu);
+}
+
+static double fit_weight(const struct hdss_pu *P)
+{
+	int n = P->nsamples;
+	double mx = 0, my = 0, sxx = 0, sxy = 0, best = 0, lmax = 0;
+	for (int i = 0; i < n; i++) {
+		mx += P->lx[i];
+		my += P->thr[i];
+		best = fmax(best, P->thr[i]);
+		lmax = fmax(lmax, P->lx[i]);
+	}
+	mx /= n;
+	my /= n;
+	for (int i = 0; i < n; i++) {
+		sxx += (P->lx[i] - mx) * (P->lx[i] - mx);
+		sxy += (P->lx[i] - mx) * (P->thr[i] - my);
+	}
+	double a = sxx > 0 ? sxy / sxx : 0;
+	double w = my + a * (lmax + log(4.0) - mx);
+	return fmin(fmax(w, best), 1.5 * best);
+}
+
+static int hdss_next(struct plb_balancer *b, int pu, double now,
+		     double *units, enum plb_grant_kind *kind, int *step)
+{
+	struct hdss_state *h = b->ps;
+	struct hdss_pu *P = &h->pu[pu];
+	int k = (int)b->p.hdss_samples;
+	*step = 0;
+	if (P->weight == 0 || h->weighted < b->alive) {
+		if (P->nblocks >= k && b->pu[pu].nout > 0)
+			return PLB_NEXT_WAIT;
+		if (P->nblocks < k && P->nblocks > P->nsamples)
+			return PLB_NEXT_WAIT;   /* sizes double: needs the sample */
+		*units = P->size;
+		*kind = PLB_GRANT_TRAINING;
+		if (P->nblocks < k - 1)
+			P->size *= 2;
+		P->nblocks++;
+		return PLB_NEXT_GRANT;
+	}
+	*step = 1;
+	*units = fmax(b->p.min_block,
+		      P->weight / h->wsum * (double)b->pool / b->p.hdss_div);
+	*kind = PLB_GRANT_REGULAR;
+	return PLB_NEXT_GRANT;
+}
+
+static void hdss_done(struct plb_balancer *b, int pu,
+		      const struct plb__grant_rec *g, const struct plb_sample *s)
+{
+	struct hdss_state *h = b->ps;
+	struct hdss_pu *P = &h->pu[pu];
+	if (g->kind != PLB_GRANT_TRAINING || P->nsamples >= 64)
+		return;
+	double t = fmax(s->exec_s + s->xfer_s, 1e-12);
+	P->lx[P->nsamples] = log((double)g->units);
+	P->thr[P->nsamples] = (double)g->units / t;
+	P->nsamples++;
+	if (P->weight == 0 && P->nsamples >= (int)b->p.hdss_samples) {
+		P->weight = fit_weight(P);
+		h->weighted++;
+		h->wsum += P->weight;
+	}
+}
+
+static void hdss_lost(struct plb_balancer *b, int pu)
+{
+	struct hdss_state *h = b->ps;
+	if (h->pu[pu].weight > 0) {
+		h->weighted--;
+		h->wsum -= h->pu[pu].weight;
+	}
+	h->pu[pu].weight = 0;
+}
+
+const struct plb__policy plb__policy_hdss = {
+	.name = "hdss",
+	.doc = "HDSS: adaptive phase with log-fitted throughput weights, then weighted guided blocks",
+	.state_size = sizeof(struct hdss_state),
+	.init = hdss_init,
+	.fini = hdss_fini,
+	.next = hdss_next,
+	.done = hdss_done,
+	.lost = hdss_lost,
+};

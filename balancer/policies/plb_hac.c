@@ -1,0 +1,224 @@
+/* plb-hac: PLB-HAC (Sant'Ana, Cordeiro, de Camargo, Euro-Par 2019).
+ *
+ * Training: every PU gets x_init (plb__first_block); the first to finish
+ * gets 2 x_init, each other PU 2 x_init R with R = t_fastest / t_p. From
+ * then on, asynchronous virtual steps: the first PU to finish its block of
+ * the current step re-solves the equal-time system for the next step, and
+ * every PU takes its block of the latest step when it becomes free. Nobody
+ * waits for anybody.
+ *
+ * What the paper leaves open, and what we chose:
+ * - A step's size S: step_fraction of the unassigned units (so steps shrink
+ *   geometrically towards the end), at least step_min_ms long, and the whole
+ *   rest once what would be left is less than half a step. Past end_fraction
+ *   of W assigned, S shrinks by a further (1 - end_decrease) per step (the
+ *   paper's block decrease, alpha = 0.1).
+ * - The solve knows when each busy PU becomes free (its outstanding blocks'
+ *   predicted end), so a step's blocks all end at one time T_end, also for
+ *   PUs that join the step late.
+ * - A PU taking a block of a step solved earlier gets min(its share, what
+ *   fits before T_end with its newest model): a PU that turned slow shrinks
+ *   at once. A PU that cannot fit half its share before T_end starts a new
+ *   step instead.
+ * - Trust region: a block is at most max_growth times the largest block the
+ *   PU has done, since a fit extrapolated far beyond its samples is a guess
+ *   (two samples of a PU with a large fixed cost look almost flat).
+ * - Gap filling: a PU finishing a regular block earlier than predicted by
+ *   more than gap_threshold_ms gets a gap block of that length first.
+ * - A PU whose share is below min_block waits for the next step, unless
+ *   min_block fits before T_end or nobody else is busy. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "internal.h"
+
+struct hac_pu {
+	int phase;              /* 0 idle, 1 first training block out, 2 second out, 3 regular */
+	int step;               /* step of its last regular block */
+	int wait_step;          /* step it declined (share below min_block) */
+	double gap_s;           /* pending gap to fill, seconds */
+};
+
+struct hac_state {
+	struct hac_pu *pu;
+	double x1;              /* first training block */
+	double fast_rate;       /* units/s of the first PU to finish training */
+	int step;               /* current virtual step, 0 before the first solve */
+	double T_end;           /* when the current step's blocks should end */
+	int end_steps;          /* steps solved past end_fraction */
+	double *x;              /* shares of the current step (units), -1: not in the solve */
+};
+
+static int hac_init(struct plb_balancer *b)
+{
+	struct hac_state *h = b->ps;
+	h->pu = calloc((size_t)b->n, sizeof *h->pu);
+	h->x = calloc((size_t)b->n, sizeof *h->x);
+	if (!h->pu || !h->x)
+		return PLB_ENOMEM;
+	h->x1 = plb__first_block(b);
+	for (int i = 0; i < b->n; i++)
+		h->pu[i].wait_step = -1;
+	return 0;
+}
+
+static void hac_fini(struct plb_balancer *b)
+{
+	struct hac_state *h = b->ps;
+	free(h->pu);
+	free(h->x);
+}
+
+/* Solve the next step: S units split so every PU ends at T_end. */
+static int new_step(struct plb_balancer *b, double now)
+{
+	struct hac_state *h = b->ps;
+	const struct plb_params *p = &b->p;
+	double R = (double)b->pool;
+	double S = p->step_fraction * R;
+	double assigned = (double)(b->W - b->pool) / (double)b->W;
+	if (assigned >= p->end_fraction)
+		S *= pow(1 - p->end_decrease, ++h->end_steps);
+	if (S < p->min_block)
+		S = p->min_block;
+	double T;
+	int rc = plb__solve(b, S < R ? S : R, now, h->x, &T);
+	if (rc)
+		return rc;
+	/* a step must last step_min_ms beyond the earliest free PU */
+	double amin = INFINITY;
+	for (int i = 0; i < b->n; i++)
+		if (!b->pu[i].lost && plb__model_ready(&b->model[i])) {
+			double a = plb__busy_for(b, i, now);
+			amin = a < amin ? a : amin;
+		}
+	double tmin = amin + p->step_min_ms * 1e-3;
+	if (S < R && T < tmin && T > amin) {
+		S *= (tmin - amin) / (T - amin);
+		if (S > R)
+			S = R;
+		if ((rc = plb__solve(b, S, now, h->x, &T)))
+			return rc;
+	}
+	if (S < R && R - S < 0.5 * S) {
+		S = R;
+		if ((rc = plb__solve(b, S, now, h->x, &T)))
+			return rc;
+	}
+	for (int i = 0; i < b->n; i++)
+		if (b->pu[i].lost || !plb__model_ready(&b->model[i]))
+			h->x[i] = -1;
+	h->T_end = now + T;
+	h->step++;
+	b->st.step = h->step;
+	return 0;
+}
+
+/* Units PU pu can do before T_end, with its newest model. */
+static double fits_before_end(struct plb_balancer *b, int pu, double now)
+{
+	struct hac_state *h = b->ps;
+	double left = h->T_end - now - plb__busy_for(b, pu, now);
+	return left > 0 ? plb__model_inverse(&b->model[pu], left, (double)b->pool) : 0;
+}
+
+static int hac_next(struct plb_balancer *b, int pu, double now, double *units,
+		    enum plb_grant_kind *kind, int *step)
+{
+	struct hac_state *h = b->ps;
+	struct hac_pu *P = &h->pu[pu];
+	const struct plb__model *m = &b->model[pu];
+	double minb = b->p.min_block;
+
+	/* training */
+	if (P->phase == 0) {
+		P->phase = 1;
+		*units = h->x1;
+		*kind = PLB_GRANT_TRAINING;
+		*step = 0;
+		return PLB_NEXT_GRANT;
+	}
+	if ((P->phase == 1 || P->phase == 2) && b->pu[pu].nout > 0)
+		return PLB_NEXT_WAIT;           /* needs the sample first */
+	if (P->phase == 1) {
+		P->phase = 2;
+		double rate = h->x1 / b->pu[pu].last_exec_s;
+		if (h->fast_rate == 0)
+			h->fast_rate = rate;    /* the first to finish */
+		double x = 2 * h->x1 * fmin(1.0, rate / h->fast_rate);
+		*units = x > minb ? x : minb;
+		*kind = PLB_GRANT_TRAINING;
+		*step = 0;
+		return PLB_NEXT_GRANT;
+	}
+	P->phase = 3;
+
+	/* gap filling */
+	if (P->gap_s > 0) {
+		double x = fmin(plb__model_inverse(m, P->gap_s, (double)b->pool),
+				b->p.max_growth * (double)b->pu[pu].max_block);
+		P->gap_s = 0;
+		if (x >= minb) {
+			*units = x;
+			*kind = PLB_GRANT_GAP;
+			*step = h->step;
+			return PLB_NEXT_GRANT;
+		}
+	}
+
+	int fresh = 0;
+	if (h->step > 0 && P->wait_step == h->step && plb__others_busy(b, pu))
+		return PLB_NEXT_WAIT;
+	if (h->step == 0 || P->step >= h->step ||
+	    (h->x[pu] > 0 && fits_before_end(b, pu, now) < 0.5 * h->x[pu])) {
+		int rc = new_step(b, now);
+		if (rc)
+			return rc;
+		fresh = 1;
+	}
+	double x = h->x[pu];
+	if (!fresh || x < 0) {
+		double fit = fits_before_end(b, pu, now);
+		x = x < 0 ? fit : fmin(x, fit);
+	}
+	/* beyond its data a fit is a guess: grow by max_growth at most */
+	double cap = b->p.max_growth * (double)b->pu[pu].max_block;
+	if (x > cap)
+		x = cap;
+	if (x < minb) {
+		int fits = plb__busy_for(b, pu, now) + plb__model_eval(m, minb) <=
+			   1.1 * (h->T_end - now);
+		if (!fits && plb__others_busy(b, pu)) {
+			P->wait_step = h->step;
+			return PLB_NEXT_WAIT;
+		}
+		x = minb;
+	}
+	P->step = h->step;
+	*units = x;
+	*kind = PLB_GRANT_REGULAR;
+	*step = h->step;
+	return PLB_NEXT_GRANT;
+}
+
+static void hac_done(struct plb_balancer *b, int pu,
+		     const struct plb__grant_rec *g, const struct plb_sample *s)
+{
+	struct hac_state *h = b->ps;
+	if (g->kind != PLB_GRANT_REGULAR || g->pred_s <= 0 || b->pool == 0)
+		return;
+	double early = g->pred_end - s->finish;
+	if (early > b->p.gap_threshold_ms * 1e-3)
+		h->pu[pu].gap_s = early;
+}
+
+const struct plb__policy plb__policy_hac = {
+	.name = "plb-hac",
+	.doc = "PLB-HAC: fitted curves, asynchronous equal-time virtual steps, gap filling",
+	.state_size = sizeof(struct hac_state),
+	.needs_model = 1,
+	.init = hac_init,
+	.fini = hac_fini,
+	.next = hac_next,
+	.done = hac_done,
+};

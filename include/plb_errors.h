@@ -1,0 +1,34 @@
+/* plb error codes: one X-macro table gives the enum, plb_strerror() and
+ * plb_errname(). Functions return 0 or a negative PLB_E... code. */
+#ifndef PLB_ERRORS_H
+#define PLB_ERRORS_H
+
+#define PLB_ERRORS(X)                                                   \
+	X(OK,       0, "success")                                       \
+	X(EINVAL,  -1, "invalid argument")                              \
+	X(ENOMEM,  -2, "out of memory")                                 \
+	X(ESTATE,  -3, "call not allowed in this state")                \
+	X(ESTALE,  -4, "grant is not outstanding (already done or lost)") \
+	X(ESOLVE,  -5, "equal-time solve failed")                       \
+	X(ECONFIG, -6, "bad configuration")                             \
+	X(EIO,     -7, "input/output error")                            \
+	X(ENOENT,  -8, "no such item")
+
+enum plb_err {
+#define X(name, val, msg) PLB_##name = (val),
+	PLB_ERRORS(X)
+#undef X
+};
+
+#if defined(__GNUC__)
+#define PLB_WUR __attribute__((warn_unused_result))
+#else
+#define PLB_WUR
+#endif
+
+/* Human-readable message for a plb error code (static storage). */
+const char *plb_strerror(int err);
+/* The code's name, e.g. "PLB_EINVAL" (static storage). */
+const char *plb_errname(int err);
+
+#endif

@@ -1,0 +1,40 @@
+/* The figures every run reports (DESIGN.md, "Measuring balance"), as a text
+ * table and as one JSON object, the same for plbsim and the runtime. */
+#ifndef PLB_REPORT_H
+#define PLB_REPORT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+struct cJSON;
+
+struct plb__report {
+	const char *scenario;
+	const char *policy;
+	uint64_t seed;
+	uint64_t units, units_done;
+	int coverage_ok;
+	double makespan_s;
+	double lower_bound_s;   /* T_lb; INFINITY when no PU set can finish */
+	double eq_optimum_s;    /* T_eq, single-round optimum */
+	const char *bound_note; /* how the bound was obtained */
+	double imbalance;
+	int npu;
+	const char *const *pu_names;
+	const double *idle_frac;        /* npu */
+	const double *pu_units;         /* npu: units each PU completed */
+	long blocks, training_blocks, gap_blocks, returned_blocks;
+	long solves;
+	double solver_ms_mean, solver_ms_max;
+	int pus_lost;
+	double wall_s;          /* wall time of the run itself (simulator or runtime) */
+};
+
+/* ratio = makespan / lower bound. */
+double plb__report_ratio(const struct plb__report *r);
+/* Build the JSON object (caller frees with cJSON_Delete); NULL on ENOMEM. */
+struct cJSON *plb__report_json(const struct plb__report *r);
+/* A human-readable report of one run. */
+void plb__report_text(const struct plb__report *r, FILE *f);
+
+#endif

@@ -1,0 +1,207 @@
+/* The balancer core under every policy, driven directly (no simulator):
+ * coverage, staleness, failures, bad calls. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "balancer.h"
+
+struct drv_pu {
+	int busy, lost;
+	struct plb_grant g;
+	double finish, exec;
+	double rate, fixed;
+};
+
+static uint64_t rng_state;
+static double urand(void)
+{
+	rng_state = rng_state * 6364136223846793005ULL + 1442695040888963407ULL;
+	return (double)(rng_state >> 11) / 9007199254740992.0;
+}
+
+/* Run one job of W units over n PUs with random speeds (50x spread), random
+ * noise, and `nlose` PUs lost at random moments (never all). Every unit
+ * must be reported done exactly once; returns the number of events. */
+static long run_job(const char *policy, int n, uint64_t W, int nlose, uint64_t seed)
+{
+	rng_state = seed;
+	plb_balancer_t *b;
+	assert_int_equal(plb_balancer_create(NULL, policy, n, W, &b), 0);
+	struct drv_pu *pu = calloc((size_t)n, sizeof *pu);
+	unsigned char *count = calloc(W, 1);
+	assert_non_null(pu);
+	assert_non_null(count);
+	for (int i = 0; i < n; i++) {
+		pu[i].rate = 1000 * pow(50, urand());
+		pu[i].fixed = 0.001 * urand();
+	}
+	double now = 0;
+	long events = 0;
+	int lost = 0;
+	for (;;) {
+		/* hand out work to every idle PU */
+		int any_busy = 0;
+		for (int i = 0; i < n; i++) {
+			if (pu[i].lost || pu[i].busy)
+				continue;
+			int rc = plb_balancer_next(b, i, now, &pu[i].g);
+			assert_true(rc == PLB_NEXT_GRANT || rc == PLB_NEXT_WAIT || rc == PLB_NEXT_DONE);
+			if (rc != PLB_NEXT_GRANT)
+				continue;
+			assert_true(pu[i].g.units > 0);
+			assert_true(pu[i].g.offset + pu[i].g.units <= W);
+			pu[i].exec = pu[i].fixed + (double)pu[i].g.units / pu[i].rate * (0.8 + 0.4 * urand());
+			pu[i].finish = now + pu[i].exec;
+			pu[i].busy = 1;
+		}
+		int next = -1;
+		for (int i = 0; i < n; i++)
+			if (pu[i].busy && !pu[i].lost) {
+				any_busy = 1;
+				if (next < 0 || pu[i].finish < pu[next].finish)
+					next = i;
+			}
+		if (!any_busy)
+			break;
+		events++;
+		/* sometimes a PU dies instead, with its block */
+		if (lost < nlose && urand() < 0.05) {
+			int v = (int)(urand() * n);
+			if (!pu[v].lost) {
+				pu[v].lost = 1;
+				lost++;
+				assert_int_equal(plb_balancer_lost(b, v, now), 0);
+				if (pu[v].busy) {
+					/* its late report must not count */
+					struct plb_sample s = {pu[v].g.id, pu[v].exec, 0, now};
+					assert_int_equal(plb_balancer_done(b, v, &s), PLB_ESTALE);
+				}
+				assert_int_equal(plb_balancer_next(b, v, now, &pu[v].g), PLB_ESTATE);
+				continue;
+			}
+		}
+		now = pu[next].finish;
+		pu[next].busy = 0;
+		struct plb_sample s = {pu[next].g.id, pu[next].exec, 0, now};
+		assert_int_equal(plb_balancer_done(b, next, &s), 0);
+		/* a second report of the same block is refused */
+		assert_int_equal(plb_balancer_done(b, next, &s), PLB_ESTALE);
+		for (uint64_t u = pu[next].g.offset; u < pu[next].g.offset + pu[next].g.units; u++)
+			count[u]++;
+	}
+	assert_true(plb_balancer_finished(b));
+	for (uint64_t u = 0; u < W; u++)
+		if (count[u] != 1)
+			fail_msg("%s seed %llu: unit %llu done %d times", policy,
+				 (unsigned long long)seed, (unsigned long long)u, count[u]);
+	struct plb_balancer_stats st;
+	plb_balancer_stats(b, &st);
+	assert_int_equal(st.units_done, W);
+	assert_int_equal(st.units_pool, 0);
+	assert_int_equal(st.pus_lost, lost);
+	plb_balancer_destroy(b);
+	free(pu);
+	free(count);
+	return events;
+}
+
+/* Every policy covers the domain exactly once with no failures. */
+static void test_coverage_all_policies(void **state)
+{
+	for (int p = 0; plb_policy_name(p); p++)
+		for (uint64_t seed = 1; seed <= 5; seed++)
+			run_job(plb_policy_name(p), 1 + (int)(seed * 3 % 13), 100000 + seed * 777, 0, seed);
+}
+
+/* Every policy covers the domain exactly once when PUs die mid-block. */
+static void test_coverage_with_failures(void **state)
+{
+	for (int p = 0; plb_policy_name(p); p++)
+		for (uint64_t seed = 1; seed <= 20; seed++) {
+			int n = 3 + (int)(seed % 10);
+			run_job(plb_policy_name(p), n, 50000 + seed * 1013, n - 1, seed * 7919);
+		}
+}
+
+/* A tiny domain (smaller than one block) and a single PU work. */
+static void test_tiny_domains(void **state)
+{
+	for (int p = 0; plb_policy_name(p); p++) {
+		run_job(plb_policy_name(p), 1, 1, 0, 3);
+		run_job(plb_policy_name(p), 7, 5, 0, 4);
+		run_job(plb_policy_name(p), 1, 100000, 0, 5);
+	}
+}
+
+/* Unknown policies and bad arguments are refused, not crashed on. */
+static void test_bad_calls(void **state)
+{
+	plb_balancer_t *b;
+	assert_int_equal(plb_balancer_create(NULL, "nope", 4, 100, &b), PLB_ENOENT);
+	assert_null(b);
+	assert_int_equal(plb_balancer_create(NULL, "greedy", 0, 100, &b), PLB_EINVAL);
+	assert_int_equal(plb_balancer_create(NULL, "greedy", 2, 0, &b), PLB_EINVAL);
+	assert_int_equal(plb_balancer_create(NULL, "greedy", 2, 100, &b), 0);
+	struct plb_grant g;
+	assert_int_equal(plb_balancer_next(b, 2, 0, &g), PLB_EINVAL);
+	assert_int_equal(plb_balancer_next(b, -1, 0, &g), PLB_EINVAL);
+	assert_int_equal(plb_balancer_next(b, 0, NAN, &g), PLB_EINVAL);
+	assert_int_equal(plb_balancer_next(b, 0, 0, &g), PLB_NEXT_GRANT);
+	struct plb_sample s = {g.id + 99, 1, 0, 1};
+	assert_int_equal(plb_balancer_done(b, 0, &s), PLB_ESTALE);
+	s.grant_id = g.id;
+	s.exec_s = -1;
+	assert_int_equal(plb_balancer_done(b, 0, &s), PLB_EINVAL);
+	s.exec_s = NAN;
+	assert_int_equal(plb_balancer_done(b, 0, &s), PLB_EINVAL);
+	s.exec_s = 1;
+	assert_int_equal(plb_balancer_done(b, 1, &s), PLB_ESTALE);  /* not its grant */
+	assert_int_equal(plb_balancer_done(b, 0, &s), 0);
+	assert_int_equal(plb_balancer_lost(b, 5, 0), PLB_EINVAL);
+	plb_balancer_destroy(b);
+}
+
+/* A lost PU's range is granted again, to someone else, in full. */
+static void test_lost_range_regranted(void **state)
+{
+	plb_balancer_t *b;
+	struct plb_params p;
+	plb_params_init(&p);
+	p.greedy_block = 100;
+	p.min_block = 1;
+	assert_int_equal(plb_balancer_create(&p, "greedy", 2, 250, &b), 0);
+	struct plb_grant g0, g1, g2;
+	assert_int_equal(plb_balancer_next(b, 0, 0, &g0), PLB_NEXT_GRANT);
+	assert_int_equal(plb_balancer_next(b, 1, 0, &g1), PLB_NEXT_GRANT);
+	assert_int_equal(g0.offset, 0);
+	assert_int_equal(g1.offset, 100);
+	assert_int_equal(plb_balancer_lost(b, 0, 1), 0);
+	struct plb_sample s = {g1.id, 1, 0, 1};
+	assert_int_equal(plb_balancer_done(b, 1, &s), 0);
+	assert_int_equal(plb_balancer_next(b, 1, 1, &g2), PLB_NEXT_GRANT);
+	assert_int_equal(g2.offset, 0);         /* the lost range first */
+	assert_int_equal(g2.units, 100);
+	struct plb_balancer_stats st;
+	plb_balancer_stats(b, &st);
+	assert_int_equal(st.returned_blocks, 1);
+	plb_balancer_destroy(b);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_coverage_all_policies),
+		cmocka_unit_test(test_coverage_with_failures),
+		cmocka_unit_test(test_tiny_domains),
+		cmocka_unit_test(test_bad_calls),
+		cmocka_unit_test(test_lost_range_regranted),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

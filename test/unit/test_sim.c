@@ -1,0 +1,147 @@
+/* The simulator end to end: determinism, coverage under random failures,
+ * bounds that are bounds, and every policy on every scenario of config/sim. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <glob.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "balancer.h"
+#include "config.h"
+#include "sim.h"
+
+static void load(const char *path, struct plb__config *cfg)
+{
+	char err[1024];
+	if (plb__config_load(path, cfg, err, sizeof err) != 0)
+		fail_msg("%s", err);
+}
+
+static void run(const struct plb__config *cfg, const char *policy, uint64_t seed,
+		double solve_us, struct plb__sim_result *res)
+{
+	char err[1024];
+	struct plb__sim_opts o = {.policy = policy, .seed = seed, .solve_us = solve_us};
+	if (plb__sim_run(cfg, &o, res, err, sizeof err) != 0)
+		fail_msg("%s: %s", policy, err);
+}
+
+/* Same scenario, seed and fixed solve cost: identical figures, bit for bit;
+ * another seed: a different run. */
+static void test_deterministic(void **state)
+{
+	struct plb__config cfg;
+	load("test/data/small.ini", &cfg);
+	for (int p = 0; plb_policy_name(p); p++) {
+		struct plb__sim_result a, b, c;
+		run(&cfg, plb_policy_name(p), 11, 200, &a);
+		run(&cfg, plb_policy_name(p), 11, 200, &b);
+		run(&cfg, plb_policy_name(p), 12, 200, &c);
+		assert_true(a.rep.makespan_s == b.rep.makespan_s);
+		assert_int_equal(a.rep.blocks, b.rep.blocks);
+		assert_int_equal(a.rep.solves, b.rep.solves);
+		for (int i = 0; i < a.rep.npu; i++) {
+			assert_true(a.idle[i] == b.idle[i]);
+			assert_true(a.units[i] == b.units[i]);
+		}
+		assert_true(a.rep.makespan_s != c.rep.makespan_s);
+		plb__sim_result_fini(&a);
+		plb__sim_result_fini(&b);
+		plb__sim_result_fini(&c);
+	}
+	plb__config_fini(&cfg);
+}
+
+/* Random PUs die at random times (at least one survives): every policy still
+ * completes every unit exactly once. */
+static void test_random_failures(void **state)
+{
+	struct plb__config cfg;
+	load("test/data/failures.ini", &cfg);
+	uint64_t x = 99;
+	for (int trial = 0; trial < 12; trial++) {
+		int survivor = trial % cfg.npu;
+		for (int i = 0; i < cfg.nmodels; i++) {
+			x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+			double u = (double)(x >> 11) / 9007199254740992.0;
+			/* about half die, somewhere in the first ~1.5 s of a ~2 s run */
+			cfg.models[i].fail_t = (i != survivor && u < 0.5) ? 3 * u : INFINITY;
+		}
+		for (int p = 0; plb_policy_name(p); p++) {
+			struct plb__sim_result r;
+			run(&cfg, plb_policy_name(p), (uint64_t)trial, 100, &r);
+			if (r.stalled || !r.rep.coverage_ok)
+				fail_msg("trial %d %s: stalled %d coverage %d done %llu",
+					 trial, plb_policy_name(p), r.stalled, r.rep.coverage_ok,
+					 (unsigned long long)r.rep.units_done);
+			assert_int_equal(r.rep.units_done, r.rep.units);
+			plb__sim_result_fini(&r);
+		}
+	}
+	plb__config_fini(&cfg);
+}
+
+/* Every PU dead: the run reports a stall, it does not hang or crash. */
+static void test_all_dead_stalls(void **state)
+{
+	struct plb__config cfg;
+	load("test/data/failures.ini", &cfg);
+	for (int i = 0; i < cfg.nmodels; i++)
+		cfg.models[i].fail_t = 0.05 * (i + 1);
+	struct plb__sim_result r;
+	run(&cfg, "plb-hac", 1, 100, &r);
+	assert_true(r.stalled);
+	assert_false(r.rep.coverage_ok);
+	assert_true(r.rep.units_done < r.rep.units);
+	plb__sim_result_fini(&r);
+	plb__config_fini(&cfg);
+}
+
+/* Every policy finishes every scenario shipped in config/sim, covering the
+ * domain exactly once, with T_lb <= T_eq and no makespan below the bound
+ * (beyond what the devices' noise can explain). */
+static void test_every_policy_every_scenario(void **state)
+{
+	glob_t g;
+	assert_int_equal(glob("config/sim/*.ini", 0, NULL, &g), 0);
+	assert_true(g.gl_pathc >= 15);
+	for (size_t k = 0; k < g.gl_pathc; k++) {
+		struct plb__config cfg;
+		load(g.gl_pathv[k], &cfg);
+		if (cfg.npu > 256) {            /* the large scenario is the benchmark's */
+			plb__config_fini(&cfg);
+			continue;
+		}
+		for (int p = 0; plb_policy_name(p); p++) {
+			struct plb__sim_result r;
+			run(&cfg, plb_policy_name(p), 1, 200, &r);
+			if (r.stalled || !r.rep.coverage_ok)
+				fail_msg("%s %s: stalled %d coverage %d", g.gl_pathv[k],
+					 plb_policy_name(p), r.stalled, r.rep.coverage_ok);
+			assert_true(r.rep.lower_bound_s <= r.rep.eq_optimum_s * (1 + 1e-9));
+			if (!(r.rep.makespan_s >= 0.97 * r.rep.lower_bound_s))
+				fail_msg("%s %s: makespan %g below the bound %g", g.gl_pathv[k],
+					 plb_policy_name(p), r.rep.makespan_s, r.rep.lower_bound_s);
+			plb__sim_result_fini(&r);
+		}
+		plb__config_fini(&cfg);
+	}
+	globfree(&g);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_deterministic),
+		cmocka_unit_test(test_random_failures),
+		cmocka_unit_test(test_all_dead_stalls),
+		cmocka_unit_test(test_every_policy_every_scenario),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
