@@ -1,0 +1,389 @@
+/* Unit tests for runtime/devmodel.c: curve parsing and evaluation (tables
+ * inside, below and beyond their points, polynomials, never negative), speed
+ * changes integrated across change points with hand-computed values, and the
+ * per-PU random streams (deterministic, distinct, right moments). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "devmodel.h"
+
+#define EPS 1e-12
+
+/* cmocka 1.1 compares floats only in single precision. */
+#define assert_near(a, b, eps) do {                                          \
+	double a_ = (a), b_ = (b);                                            \
+	if (!(fabs(a_ - b_) <= (eps)))                                        \
+		fail_msg("%s = %.17g, expected %.17g +- %g", #a, a_, b_,       \
+			 (double)(eps));                                      \
+} while (0)
+
+static struct plb__curve_spec parse_ok(const char *text)
+{
+	struct plb__curve_spec c;
+	char err[512];
+	int rc = plb__curve_spec_parse(&c, text, err, sizeof err);
+
+	if (rc)
+		print_message("parse '%s': %s\n", text, err);
+	assert_int_equal(rc, 0);
+	return c;
+}
+
+/* Builds a model with speed changes "t:f" given as two arrays. */
+static struct plb__devmodel model_with(int n, double *t, double *f)
+{
+	struct plb__devmodel m;
+
+	memset(&m, 0, sizeof m);
+	m.nchange = n;
+	m.change_t = t;
+	m.change_f = f;
+	m.fail_t = INFINITY;
+	return m;
+}
+
+/* A table is linear between points and at them, exact at the points. */
+static void test_table_interpolates(void **state)
+{
+	(void)state;
+	struct plb__curve_spec c = parse_ok("table 256:0.004 1024:0.009 4096:0.027");
+
+	assert_int_equal(c.kind, PLB__CURVE_TABLE);
+	assert_int_equal(c.n, 3);
+	assert_near(plb__curve_spec_eval(&c, 256), 0.004, EPS);
+	assert_near(plb__curve_spec_eval(&c, 1024), 0.009, EPS);
+	assert_near(plb__curve_spec_eval(&c, 4096), 0.027, EPS);
+	/* 0.004 + 384 * 0.005 / 768 */
+	assert_near(plb__curve_spec_eval(&c, 640), 0.0065, EPS);
+	/* 0.009 + 1536 * 0.018 / 3072 */
+	assert_near(plb__curve_spec_eval(&c, 2560), 0.018, EPS);
+	plb__curve_spec_fini(&c);
+	assert_null(c.x);
+}
+
+/* Beyond the last point the last segment's line goes on. */
+static void test_table_extrapolates_last_two(void **state)
+{
+	(void)state;
+	struct plb__curve_spec c = parse_ok("table 256:0.004 1024:0.009 4096:0.027");
+
+	/* 0.027 + 4096 * 0.018 / 3072 */
+	assert_near(plb__curve_spec_eval(&c, 8192), 0.051, EPS);
+	assert_near(plb__curve_spec_eval(&c, 65536),
+			    0.027 + 61440 * 0.018 / 3072, 1e-10);
+	plb__curve_spec_fini(&c);
+}
+
+/* Below the first point the first segment's line goes on, clamped at 0. */
+static void test_table_below_first_point(void **state)
+{
+	(void)state;
+	struct plb__curve_spec c = parse_ok("table 256:0.004 1024:0.009");
+
+	/* 0.004 - 128 * 0.005 / 768 */
+	assert_near(plb__curve_spec_eval(&c, 128), 0.004 - 0.000833333333333333, 1e-12);
+	assert_near(plb__curve_spec_eval(&c, 0), 0.004 - 0.005 / 3, 1e-12);
+	plb__curve_spec_fini(&c);
+
+	/* steep first segment: 1 + 0.04 (x - 100) is 0 at x = 75 */
+	c = parse_ok("table 100:1 200:5");
+	assert_near(plb__curve_spec_eval(&c, 80), 0.2, 1e-12);
+	assert_true(plb__curve_spec_eval(&c, 75) == 0);
+	assert_true(plb__curve_spec_eval(&c, 50) == 0);
+	assert_true(plb__curve_spec_eval(&c, 0) == 0);
+	plb__curve_spec_fini(&c);
+}
+
+/* A falling last segment is clamped at 0 too: time is never negative. */
+static void test_table_never_negative(void **state)
+{
+	(void)state;
+	struct plb__curve_spec c = parse_ok("table 100:5 200:1");
+
+	assert_near(plb__curve_spec_eval(&c, 300), 0, EPS);
+	assert_true(plb__curve_spec_eval(&c, 1e9) == 0);
+	assert_near(plb__curve_spec_eval(&c, 150), 3, EPS);
+	plb__curve_spec_fini(&c);
+}
+
+/* A one-point table is proportional to units (constant if at 0 units). */
+static void test_table_one_point(void **state)
+{
+	(void)state;
+	struct plb__curve_spec c = parse_ok("table 100:2");
+
+	assert_near(plb__curve_spec_eval(&c, 50), 1, EPS);
+	assert_near(plb__curve_spec_eval(&c, 300), 6, EPS);
+	assert_near(plb__curve_spec_eval(&c, 0), 0, EPS);
+	plb__curve_spec_fini(&c);
+	c = parse_ok("table 0:0.5");
+	assert_near(plb__curve_spec_eval(&c, 1000), 0.5, EPS);
+	plb__curve_spec_fini(&c);
+}
+
+/* poly is c0 + c1 x + c2 x^2 ..., clamped at 0; NONE evaluates to 0. */
+static void test_poly_eval(void **state)
+{
+	(void)state;
+	struct plb__curve_spec c = parse_ok("poly 2e-4 1.6e-6");
+
+	assert_int_equal(c.kind, PLB__CURVE_POLY);
+	assert_int_equal(c.n, 2);
+	assert_near(plb__curve_spec_eval(&c, 1000), 0.0018, EPS);
+	assert_near(plb__curve_spec_eval(&c, 0), 2e-4, EPS);
+	plb__curve_spec_fini(&c);
+
+	c = parse_ok("  poly   1 2 3  ");
+	assert_near(plb__curve_spec_eval(&c, 2), 17, EPS);
+	plb__curve_spec_fini(&c);
+
+	c = parse_ok("poly -1 0.01");
+	assert_true(plb__curve_spec_eval(&c, 50) == 0);
+	assert_near(plb__curve_spec_eval(&c, 200), 1, EPS);
+	plb__curve_spec_fini(&c);
+
+	memset(&c, 0, sizeof c);
+	assert_true(plb__curve_spec_eval(&c, 123) == 0);
+}
+
+/* Malformed curves give PLB_EINVAL, a message naming what is accepted, and
+ * nothing to free. */
+static void test_curve_parse_errors(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *text, *says;
+	} bad[] = {
+		{"table", "empty"},
+		{"table   ", "empty"},
+		{"table 256-0.004", "malformed"},
+		{"table 256:", "malformed"},
+		{"table :1", "malformed"},
+		{"table 256: 1", "malformed"},
+		{"table 256:abc", "malformed"},
+		{"table 256:nan", "malformed"},
+		{"table 512:1 256:2", "unsorted"},
+		{"table 256:1 256:2", "unsorted"},
+		{"table 256:-1", "negative"},
+		{"table -1:1 5:2", "negative"},
+		{"poly", "no coefficient"},
+		{"poly 1 x", "not a number"},
+		{"poly 1 inf", "not a number"},
+		{"spline 1 2", "not a curve kind"},
+		{"", "not a curve kind"},
+	};
+
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		struct plb__curve_spec c;
+		char err[512] = "";
+		int rc = plb__curve_spec_parse(&c, bad[i].text, err, sizeof err);
+		if (rc != PLB_EINVAL || !strstr(err, bad[i].says) || !strstr(err, "accepted"))
+			print_message("'%s' -> %d '%s'\n", bad[i].text, rc, err);
+		assert_int_equal(rc, PLB_EINVAL);
+		assert_non_null(strstr(err, bad[i].says));
+		assert_non_null(strstr(err, "accepted"));
+		assert_int_equal(c.kind, PLB__CURVE_NONE);
+		assert_null(c.x);
+		assert_null(c.y);
+		assert_null(c.c);
+	}
+}
+
+/* The factor is 1 before the first change and change_f[i] from change_t[i]. */
+static void test_factor(void **state)
+{
+	(void)state;
+	double t[] = {10, 20}, f[] = {4, 1};
+	struct plb__devmodel m = model_with(2, t, f);
+
+	assert_true(plb__devmodel_factor(&m, 0) == 1);
+	assert_true(plb__devmodel_factor(&m, 9.999) == 1);
+	assert_true(plb__devmodel_factor(&m, 10) == 4);
+	assert_true(plb__devmodel_factor(&m, 15) == 4);
+	assert_true(plb__devmodel_factor(&m, 20) == 1);
+	assert_true(plb__devmodel_factor(&m, 1e6) == 1);
+}
+
+/* Stages crossing change points end where the hand computation says. */
+static void test_finish_across_changes(void **state)
+{
+	(void)state;
+	double t[] = {10, 20}, f[] = {4, 1};
+	struct plb__devmodel m = model_with(2, t, f);
+
+	/* 5 s of work in [5, 10) at x1, 2.5 in [10, 20) at x4, 2.5 more at x1 */
+	assert_near(plb__devmodel_finish(&m, 5, 10), 22.5, EPS);
+	/* all before the change */
+	assert_near(plb__devmodel_finish(&m, 0, 5), 5, EPS);
+	/* ends exactly at the change */
+	assert_near(plb__devmodel_finish(&m, 0, 10), 10, EPS);
+	/* inside the slow period: 1 s of work takes 4 s */
+	assert_near(plb__devmodel_finish(&m, 12, 1), 16, EPS);
+	/* 2 s of work by t = 20 (8 s at x4), then 1 s at x1 */
+	assert_near(plb__devmodel_finish(&m, 12, 3), 21, EPS);
+	/* started at the change point itself */
+	assert_near(plb__devmodel_finish(&m, 10, 1), 14, EPS);
+	/* after every change */
+	assert_near(plb__devmodel_finish(&m, 25, 3), 28, EPS);
+	/* no work: no time */
+	assert_near(plb__devmodel_finish(&m, 7, 0), 7, EPS);
+
+	/* a change at t = 0 applies from the start */
+	double t0[] = {0}, f0[] = {2};
+	struct plb__devmodel m0 = model_with(1, t0, f0);
+	assert_near(plb__devmodel_finish(&m0, 0, 1), 2, EPS);
+
+	/* without changes a stage takes its work */
+	struct plb__devmodel plain = model_with(0, NULL, NULL);
+	assert_near(plb__devmodel_finish(&plain, 3, 4.5), 7.5, EPS);
+	assert_near(plb__devmodel_work_until(&plain, 4.5), 4.5, EPS);
+}
+
+/* work_until integrates 1/factor from 0 and is finish's inverse. */
+static void test_work_until(void **state)
+{
+	(void)state;
+	double t[] = {10, 20, 30}, f[] = {4, 1, 0.5};
+	struct plb__devmodel m = model_with(3, t, f);
+
+	assert_near(plb__devmodel_work_until(&m, 0), 0, EPS);
+	assert_near(plb__devmodel_work_until(&m, -3), 0, EPS);
+	assert_near(plb__devmodel_work_until(&m, 5), 5, EPS);
+	assert_near(plb__devmodel_work_until(&m, 10), 10, EPS);
+	assert_near(plb__devmodel_work_until(&m, 14), 11, EPS);
+	assert_near(plb__devmodel_work_until(&m, 20), 12.5, EPS);
+	assert_near(plb__devmodel_work_until(&m, 25), 17.5, EPS);
+	/* from 30 on twice as fast: 22.5 + 2 * 5 */
+	assert_near(plb__devmodel_work_until(&m, 35), 32.5, EPS);
+
+	struct plb__rng r;
+	plb__rng_seed(&r, 3, 0);
+	for (int i = 0; i < 1000; i++) {
+		double t0 = 40 * plb__rng_uniform(&r), w = 30 * plb__rng_uniform(&r);
+		double t1 = plb__devmodel_finish(&m, t0, w);
+		assert_true(t1 >= t0);
+		assert_near(plb__devmodel_work_until(&m, t1) -
+				    plb__devmodel_work_until(&m, t0), w, 1e-9);
+	}
+}
+
+/* Same (seed, stream) gives the same sequence; other streams or seeds do
+ * not, including swapped (seed, stream) pairs. */
+static void test_rng_deterministic_and_streams_differ(void **state)
+{
+	(void)state;
+	struct plb__rng a, b, c, d, e;
+
+	plb__rng_seed(&a, 42, 7);
+	plb__rng_seed(&b, 42, 7);
+	plb__rng_seed(&c, 42, 8);
+	plb__rng_seed(&d, 43, 7);
+	plb__rng_seed(&e, 7, 42);
+	int same_c = 0, same_d = 0, same_e = 0;
+	for (int i = 0; i < 1000; i++) {
+		double x = plb__rng_uniform(&a);
+		assert_true(x == plb__rng_uniform(&b));
+		assert_true(x >= 0 && x < 1);
+		same_c += x == plb__rng_uniform(&c);
+		same_d += x == plb__rng_uniform(&d);
+		same_e += x == plb__rng_uniform(&e);
+	}
+	assert_int_equal(same_c, 0);
+	assert_int_equal(same_d, 0);
+	assert_int_equal(same_e, 0);
+
+	/* seed 0, stream 0 is a usable stream too */
+	struct plb__rng z;
+	plb__rng_seed(&z, 0, 0);
+	assert_true(z.s[0] | z.s[1] | z.s[2] | z.s[3]);
+	double sum = 0;
+	for (int i = 0; i < 1000; i++)
+		sum += plb__rng_uniform(&z);
+	assert_near(sum / 1000, 0.5, 0.05);
+}
+
+static void moments(int n, double *v, double *mean, double *sd)
+{
+	double s = 0, s2 = 0;
+
+	for (int i = 0; i < n; i++)
+		s += v[i];
+	*mean = s / n;
+	for (int i = 0; i < n; i++)
+		s2 += (v[i] - *mean) * (v[i] - *mean);
+	*sd = sqrt(s2 / (n - 1));
+}
+
+/* plb__rng_normal has mean 0 and sd 1 over 10^5 draws. */
+static void test_rng_normal_moments(void **state)
+{
+	(void)state;
+	enum { N = 100000 };
+	double *v = malloc(N * sizeof *v), mean, sd;
+	struct plb__rng r;
+
+	assert_non_null(v);
+	plb__rng_seed(&r, 1, 1);
+	for (int i = 0; i < N; i++)
+		v[i] = plb__rng_normal(&r);
+	moments(N, v, &mean, &sd);
+	assert_near(mean, 0, 0.015);    /* se 0.0032 */
+	assert_near(sd, 1, 0.01);       /* se 0.0022 */
+	free(v);
+}
+
+/* Noise factors have mean ~1 and relative sd ~sd over 10^5 draws; sd 0
+ * gives exactly 1. */
+static void test_rng_noise_moments(void **state)
+{
+	(void)state;
+	enum { N = 100000 };
+	static const double sds[] = {0.05, 0.3};
+	double *v = malloc(N * sizeof *v), mean, sd;
+	struct plb__rng r;
+
+	assert_non_null(v);
+	for (size_t k = 0; k < sizeof sds / sizeof sds[0]; k++) {
+		plb__rng_seed(&r, 12345, k);
+		for (int i = 0; i < N; i++) {
+			v[i] = plb__rng_noise(&r, sds[k]);
+			assert_true(v[i] > 0);
+		}
+		moments(N, v, &mean, &sd);
+		/* standard errors: sd / sqrt(N) for the mean, about
+		 * sd / sqrt(2N) (more for the skewed 0.3) for sd */
+		assert_near(mean, 1, 5 * sds[k] / sqrt(N));
+		assert_near(sd, sds[k], 0.05 * sds[k]);
+	}
+	plb__rng_seed(&r, 1, 0);
+	for (int i = 0; i < 10; i++)
+		assert_true(plb__rng_noise(&r, 0) == 1);
+	free(v);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_table_interpolates),
+		cmocka_unit_test(test_table_extrapolates_last_two),
+		cmocka_unit_test(test_table_below_first_point),
+		cmocka_unit_test(test_table_never_negative),
+		cmocka_unit_test(test_table_one_point),
+		cmocka_unit_test(test_poly_eval),
+		cmocka_unit_test(test_curve_parse_errors),
+		cmocka_unit_test(test_factor),
+		cmocka_unit_test(test_finish_across_changes),
+		cmocka_unit_test(test_work_until),
+		cmocka_unit_test(test_rng_deterministic_and_streams_differ),
+		cmocka_unit_test(test_rng_normal_moments),
+		cmocka_unit_test(test_rng_noise_moments),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,598 @@
+/* Unit tests of the per-PU performance model (balancer/model.c): the fit
+ * recovers known curves without over-fitting, stays increasing where the
+ * solver uses it, the transfer line stays non-negative, the inverse is
+ * exact, speed changes are caught from one sample, the window forgets, and
+ * bad samples are refused without side effects. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+
+typedef double (*truth_fn)(double u);
+
+/* Deterministic N(0,1) for the noise (LCG + Box-Muller). */
+static uint64_t rng_state;
+
+static void rng_seed(uint64_t s)
+{
+	rng_state = s * 6364136223846793005ull + 1442695040888963407ull;
+}
+
+static double rng_unif(void)
+{
+	rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
+	return ((rng_state >> 11) + 0.5) / 9007199254740992.0;
+}
+
+static double rng_normal(void)
+{
+	double a = rng_unif(), b = rng_unif();
+
+	return sqrt(-2 * log(a)) * cos(6.283185307179586 * b);
+}
+
+static double relerr(double got, double want)
+{
+	return fabs(got / want - 1);
+}
+
+/* n sizes log-spaced over [lo, hi]. */
+static void logspace(double *u, int n, double lo, double hi)
+{
+	for (int i = 0; i < n; i++)
+		u[i] = n == 1 ? lo : lo * pow(hi / lo, (double)i / (n - 1));
+}
+
+/* Fit truth at n log-spaced sizes with multiplicative noise of relative
+ * sd `noise`, weights 1/t^2 as the model uses, the default 3 terms. */
+static void fit_truth(struct plb__curve *c, truth_fn f, double W, double lo,
+		      double hi, int n, double noise, uint64_t seed)
+{
+	double u[64], t[64], w[64];
+
+	assert_true(n <= 64);
+	rng_seed(seed);
+	logspace(u, n, lo, hi);
+	for (int i = 0; i < n; i++) {
+		t[i] = f(u[i]) * (1 + noise * rng_normal());
+		w[i] = 1 / (t[i] * t[i]);
+	}
+	assert_int_equal(plb__curve_fit(c, W, u, t, w, n, 3), 0);
+}
+
+/* Largest relative error of c against f at sampled sizes and midpoints. */
+static double worst_err(const struct plb__curve *c, truth_fn f, double lo,
+			double hi, int n)
+{
+	double worst = 0;
+
+	for (int i = 0; i < 2 * n - 1; i++) {
+		double u = lo * pow(hi / lo, (double)i / (2 * n - 2));
+		worst = fmax(worst, relerr(plb__curve_eval(c, u), f(u)));
+	}
+	return worst;
+}
+
+/* Mean relative error of c against f at sampled sizes and midpoints. */
+static double mean_err(const struct plb__curve *c, truth_fn f, double lo,
+		       double hi, int n)
+{
+	double sum = 0;
+
+	for (int i = 0; i < 2 * n - 1; i++) {
+		double u = lo * pow(hi / lo, (double)i / (2 * n - 2));
+		sum += relerr(plb__curve_eval(c, u), f(u));
+	}
+	return sum / (2 * n - 1);
+}
+
+/* c is positive and increasing from lo to hi (checked densely). */
+static void assert_curve_increasing(const struct plb__curve *c, double lo,
+				    double hi)
+{
+	double prev = 0;
+
+	for (int i = 0; i <= 2000; i++) {
+		double u = lo * pow(hi / lo, i / 2000.0);
+		double f = plb__curve_eval(c, u);
+		assert_true(f > 0);
+		assert_true(f >= prev);
+		assert_true(plb__curve_deriv(c, u) > 0);
+		prev = f;
+	}
+}
+
+/* E is non-decreasing on [0, 2W] and dE/dx >= 0. */
+static void assert_model_increasing(const struct plb__model *m)
+{
+	double prev = plb__model_eval(m, 0);
+
+	assert_true(prev > 0);
+	for (int i = 1; i <= 4000; i++) {
+		double u = m->W * 2 * pow(i / 4000.0, 3);
+		double e = plb__model_eval(m, u);
+		assert_true(e >= prev);
+		assert_true(plb__model_deriv(m, u) >= 0);
+		prev = e;
+	}
+}
+
+static double t_affine(double u) { return 0.002 + 3e-6 * u; }
+static double t_xlnx(double u) { return 1e-7 * u + 2e-8 * u * log(u); }
+static double t_square(double u) { return 1e-3 + 1e-8 * u + 1e-13 * u * u; }
+static double t_linear(double u) { return 2e-6 * u; }
+static double t_sat(double u) { return 5e-3 + 1e-8 * u; }
+
+/* GPU-like table: a fixed cost until the device fills, then linear;
+ * piecewise linear through the points, as the emulator's tables are. */
+static double t_gpu(double u)
+{
+	static const double pu[] = {1e3, 1e4, 1e5, 1e6, 4e6};
+	static const double pt[] = {4e-3, 4.2e-3, 6e-3, 2.4e-2, 9e-2};
+	int i = 0;
+
+	while (i < 3 && u > pu[i + 1])
+		i++;
+	return pt[i] + (pt[i + 1] - pt[i]) * (u - pu[i]) / (pu[i + 1] - pu[i]);
+}
+
+/* 0.002 + 3e-6 x is recovered within 0.1% at sampled and interpolated sizes. */
+static void test_fit_affine(void **state)
+{
+	struct plb__curve c;
+
+	(void)state;
+	fit_truth(&c, t_affine, 1 << 20, 1024, 65536, 13, 0, 1);
+	assert_true(worst_err(&c, t_affine, 1024, 65536, 13) < 1e-3);
+	assert_curve_increasing(&c, 512, 1 << 20);
+	/* extrapolated to W the intercept is negligible: still close */
+	assert_true(relerr(plb__curve_eval(&c, 1 << 20), t_affine(1 << 20)) < 0.02);
+}
+
+/* a x + b x ln x is recovered almost exactly (it is in the basis). */
+static void test_fit_xlnx(void **state)
+{
+	struct plb__curve c;
+
+	(void)state;
+	fit_truth(&c, t_xlnx, 1e7, 1e3, 1e6, 12, 0, 1);
+	assert_true(worst_err(&c, t_xlnx, 1e3, 1e6, 12) < 1e-6);
+	assert_true(relerr(plb__curve_eval(&c, 1e7), t_xlnx(1e7)) < 1e-6);
+	assert_curve_increasing(&c, 500, 1e7);
+}
+
+/* A saturating GPU table is followed within 12% and the fit is increasing. */
+static void test_fit_gpu_table(void **state)
+{
+	struct plb__curve c;
+
+	(void)state;
+	fit_truth(&c, t_gpu, 1.6e7, 1e3, 4e6, 24, 0, 1);
+	assert_true(worst_err(&c, t_gpu, 1e3, 4e6, 24) < 0.12);
+	assert_curve_increasing(&c, 500, 1.6e7);
+}
+
+/* An x^2-dominated curve is recovered within 1%. */
+static void test_fit_square(void **state)
+{
+	struct plb__curve c;
+
+	(void)state;
+	fit_truth(&c, t_square, 1e6, 1e4, 1e6, 16, 0, 1);
+	assert_true(worst_err(&c, t_square, 1e4, 1e6, 16) < 0.01);
+	assert_curve_increasing(&c, 5e3, 1e6);
+}
+
+/* With 5% noise, 32 samples predict within 3% on average and 8% at worst. */
+static void test_fit_noise(void **state)
+{
+	static const truth_fn fs[] = {t_affine, t_xlnx, t_square};
+	static const double W[] = {1 << 20, 1e7, 1e6};
+	static const double lo[] = {1024, 1e3, 1e4};
+	static const double hi[] = {65536, 1e6, 1e6};
+
+	(void)state;
+	for (int k = 0; k < 3; k++) {
+		for (uint64_t seed = 1; seed <= 10; seed++) {
+			struct plb__curve c;
+			fit_truth(&c, fs[k], W[k], lo[k], hi[k], 32, 0.05, seed);
+			double e = mean_err(&c, fs[k], lo[k], hi[k], 32);
+			double worst = worst_err(&c, fs[k], lo[k], hi[k], 32);
+			if (e >= 0.03 || worst >= 0.08)
+				print_error("curve %d seed %d: %.3f %.3f\n", k,
+					    (int)seed, e, worst);
+			assert_true(e < 0.03);
+			assert_true(worst < 0.08);
+			assert_curve_increasing(&c, lo[k] / 2, W[k]);
+		}
+	}
+}
+
+/* Noisy linear data: at most 2 terms, within 10% and increasing at W = 8x. */
+static void test_no_overfit(void **state)
+{
+	(void)state;
+	for (uint64_t seed = 1; seed <= 50; seed++) {
+		struct plb__curve c;
+		double W = 1e6;
+		fit_truth(&c, t_linear, W, W / 1000, W / 8, 32, 0.05, seed);
+		int terms = 0;
+		for (unsigned v = c.mask; v; v &= v - 1)
+			terms++;
+		assert_true(terms <= 2);
+		assert_true(relerr(plb__curve_eval(&c, W), t_linear(W)) < 0.1);
+		assert_curve_increasing(&c, W / 2000, W);
+	}
+}
+
+/* At W = 8x..256x the largest sample the fit is within 25% and increasing. */
+static void test_extrapolation(void **state)
+{
+	static const truth_fn fs[] = {t_sat, t_affine, t_linear};
+	static const double W[] = {1e8, 1 << 24, 1e6};
+	static const double lo[] = {1e3, 1024, 1e3};
+	static const double hi[] = {1e6, 65536, 1.25e5};
+
+	(void)state;
+	for (int k = 0; k < 3; k++) {
+		for (int n = 8; n <= 32; n *= 2) {
+			for (uint64_t seed = 1; seed <= 20; seed++) {
+				struct plb__curve c;
+				fit_truth(&c, fs[k], W[k], lo[k], hi[k], n, 0.05,
+					  seed);
+				double e = relerr(plb__curve_eval(&c, W[k]),
+						  fs[k](W[k]));
+				if (e >= 0.25)
+					print_error("curve %d n %d seed %d: %.3f\n",
+						    k, n, (int)seed, e);
+				assert_true(e < 0.25);
+				assert_curve_increasing(&c, lo[k] / 2, W[k]);
+			}
+		}
+	}
+}
+
+/* Two block sizes (training) give a curve through both, even a flat one. */
+static void test_two_sizes(void **state)
+{
+	static const double ratio[] = {1.05, 1.2, 1.5, 2};
+	struct plb__curve c;
+
+	(void)state;
+	for (int i = 0; i < 4; i++) {
+		double u[] = {1024, 2048}, t[] = {0.01, 0.01 * ratio[i]};
+		double w[] = {1e4, 1e4 / (ratio[i] * ratio[i])};
+		assert_int_equal(plb__curve_fit(&c, 1 << 24, u, t, w, 2, 3), 0);
+		assert_true(relerr(plb__curve_eval(&c, 1024), t[0]) < 1e-6);
+		assert_true(relerr(plb__curve_eval(&c, 2048), t[1]) < 1e-6);
+		assert_curve_increasing(&c, 512, 1 << 24);
+	}
+}
+
+/* Fill a model with truth (exec) and a small transfer line. */
+static void feed(struct plb__model *m, truth_fn f, double lo, double hi,
+		 int n, double noise, uint64_t seed)
+{
+	double u[256];
+
+	assert_true(n <= 256);
+	rng_seed(seed);
+	logspace(u, n, lo, hi);
+	for (int i = 0; i < n; i++) {
+		double t = f(u[i]) * (1 + noise * rng_normal());
+		assert_int_equal(plb__model_add(m, u[i], t, 1e-5 + 1e-10 * u[i]), 0);
+	}
+}
+
+static void model_new(struct plb__model *m, double W, double window,
+		      double thr)
+{
+	struct plb_params p;
+
+	plb_params_init(&p);
+	p.model_window = window;
+	p.change_threshold = thr;
+	assert_int_equal(plb__model_init(m, W, &p), 0);
+}
+
+/* E is non-decreasing on [0, 2W] and held below u_lo, for 1..32 samples. */
+static void test_model_increasing(void **state)
+{
+	static const truth_fn fs[] = {t_affine, t_xlnx, t_square, t_gpu, t_linear};
+	static const double W[] = {1 << 20, 1e7, 1e6, 1.6e7, 1e6};
+	static const double lo[] = {1024, 1e3, 1e4, 1e3, 1e3};
+	static const double hi[] = {65536, 1e6, 1e6, 4e6, 1.25e5};
+
+	(void)state;
+	for (int k = 0; k < 5; k++) {
+		for (int n = 1; n <= 32; n += 5) {
+			struct plb__model m;
+			model_new(&m, W[k], 32, 0.3);
+			feed(&m, fs[k], lo[k], hi[k], n, 0.05, (uint64_t)n);
+			assert_true(m.u_lo == lo[k] / 2);
+			assert_model_increasing(&m);
+			/* E below u_lo is held at E(u_lo) */
+			assert_true(plb__model_eval(&m, 0) ==
+				    plb__model_eval(&m, m.u_lo));
+			plb__model_fini(&m);
+		}
+	}
+}
+
+/* One sample gives c x; repeated sizes work in the fit and in the model. */
+static void test_one_sample_and_duplicates(void **state)
+{
+	struct plb__model m;
+	struct plb__curve c;
+
+	(void)state;
+	model_new(&m, 1e6, 32, 0.3);
+	assert_false(plb__model_ready(&m));
+	assert_int_equal(plb__model_add(&m, 1000, 0.01, 0.001), 0);
+	assert_true(plb__model_ready(&m));
+	assert_true(relerr(plb__model_eval(&m, 1000), 0.011) < 1e-12);
+	assert_true(relerr(plb__model_eval(&m, 4000), 0.044) < 1e-12);
+	assert_true(relerr(plb__model_eval(&m, 0), 0.0055) < 1e-12);
+	/* the same size again: still proportional, through the mean */
+	assert_int_equal(plb__model_add(&m, 1000, 0.012, 0.001), 0);
+	assert_int_equal(plb__model_add(&m, 1000, 0.011, 0.001), 0);
+	assert_true(relerr(plb__model_compute(&m, 1000), 0.011) < 0.02);
+	/* a second size: the curve bends through both */
+	assert_int_equal(plb__model_add(&m, 8000, 0.02, 0.004), 0);
+	assert_int_equal(plb__model_add(&m, 8000, 0.02, 0.004), 0);
+	assert_true(relerr(plb__model_compute(&m, 8000), 0.02) < 0.05);
+	assert_true(relerr(plb__model_compute(&m, 1000), 0.011) < 0.05);
+	assert_model_increasing(&m);
+	plb__model_fini(&m);
+
+	double u1 = 500, t1 = 0.25;
+	assert_int_equal(plb__curve_fit(&c, 1000, &u1, &t1, NULL, 1, 3), 0);
+	assert_true(relerr(plb__curve_eval(&c, 1000), 0.5) < 1e-12);
+	double u[] = {100, 100, 100, 400, 400}, t[] = {1, 1.1, 0.9, 2, 2};
+	assert_int_equal(plb__curve_fit(&c, 1000, u, t, NULL, 5, 3), 0);
+	assert_true(relerr(plb__curve_eval(&c, 100), 1) < 0.05);
+	assert_true(relerr(plb__curve_eval(&c, 400), 2) < 0.05);
+}
+
+/* Tiny blocks of a huge domain (e^x ~ 1, collinear columns) still fit. */
+static void test_rank_deficient(void **state)
+{
+	struct plb__curve c;
+
+	(void)state;
+	fit_truth(&c, t_affine, 1e15, 1024, 65536, 16, 0, 1);
+	assert_true(worst_err(&c, t_affine, 1024, 65536, 16) < 0.01);
+	assert_curve_increasing(&c, 512, 1e15);
+	fit_truth(&c, t_xlnx, 1e15, 1e3, 1e12, 16, 0.02, 1);
+	assert_true(worst_err(&c, t_xlnx, 1e3, 1e12, 16) < 0.05);
+	assert_curve_increasing(&c, 500, 1e15);
+}
+
+/* G recovers a1 x + a2 and never goes negative, whatever the data. */
+static void test_xfer_line(void **state)
+{
+	struct plb__model m;
+	double W = 1e6;
+
+	(void)state;
+	model_new(&m, W, 32, 0.3);
+	for (int i = 1; i <= 10; i++)
+		assert_int_equal(plb__model_add(&m, 1e4 * i, 0.1 * i,
+						1e-4 + 2e-9 * 1e4 * i), 0);
+	assert_true(relerr(m.g1, 2e-9 * W) < 1e-9);
+	assert_true(relerr(m.g0, 1e-4) < 1e-9);
+	assert_true(relerr(plb__model_xfer(&m, 5e5), 1e-4 + 1e-3) < 1e-9);
+	plb__model_fini(&m);
+
+	/* decreasing with size: flat at the mean */
+	model_new(&m, W, 32, 100);
+	for (int i = 1; i <= 10; i++)
+		assert_int_equal(plb__model_add(&m, 1e4 * i, 0.1 * i,
+						1e-3 / i), 0);
+	assert_true(m.g1 == 0 && m.g0 > 0);
+	plb__model_fini(&m);
+
+	/* a negative intercept: through the origin */
+	model_new(&m, W, 32, 0.3);
+	for (int i = 1; i <= 10; i++)
+		assert_int_equal(plb__model_add(&m, 1e5 * i, 0.1 * i,
+						-1e-4 + 2e-9 * 1e5 * i), 0);
+	assert_true(m.g0 == 0 && m.g1 > 0);
+	for (int i = 0; i <= 100; i++)
+		assert_true(plb__model_xfer(&m, W * i / 100) >= 0);
+	plb__model_fini(&m);
+
+	/* no transfer at all */
+	model_new(&m, W, 32, 0.3);
+	for (int i = 1; i <= 5; i++)
+		assert_int_equal(plb__model_add(&m, 1e4 * i, 0.1 * i, 0), 0);
+	assert_true(m.g0 == 0 && m.g1 == 0);
+	assert_true(plb__model_xfer(&m, W) == 0);
+	plb__model_fini(&m);
+}
+
+/* inverse(E(x)) == x, and the ends: 0 below E(0), max_units above. */
+static void test_inverse(void **state)
+{
+	static const truth_fn fs[] = {t_affine, t_xlnx, t_square, t_gpu};
+	static const double W[] = {1 << 20, 1e7, 1e6, 1.6e7};
+	static const double lo[] = {1024, 1e3, 1e4, 1e3};
+	static const double hi[] = {65536, 1e6, 1e6, 4e6};
+
+	(void)state;
+	for (int k = 0; k < 4; k++) {
+		struct plb__model m;
+		model_new(&m, W[k], 32, 0.3);
+		feed(&m, fs[k], lo[k], hi[k], 20, 0.05, 7);
+		for (int i = 0; i <= 200; i++) {
+			double x = m.u_lo * pow(W[k] / m.u_lo, i / 200.0);
+			double y = plb__model_inverse(&m, plb__model_eval(&m, x),
+						      W[k]);
+			assert_true(relerr(y, x) < 1e-9);
+		}
+		double e0 = plb__model_eval(&m, 0);
+		assert_true(plb__model_inverse(&m, e0 * 0.99, W[k]) == 0);
+		assert_true(plb__model_inverse(&m, 1e9, W[k]) == W[k]);
+		assert_true(plb__model_inverse(&m, 1e9, W[k] / 3) == W[k] / 3);
+		plb__model_fini(&m);
+	}
+}
+
+/* A 4x slow-down/speed-up is caught from one sample (then within 10%). */
+static void test_speed_change(void **state)
+{
+	struct plb__model m;
+	double W = 1 << 20;
+
+	(void)state;
+	model_new(&m, W, 32, 0.3);
+	feed(&m, t_xlnx, 1e3, 1e5, 20, 0.03, 3);
+	assert_int_equal(m.changes, 0);
+	double u = 3e4;
+	assert_int_equal(plb__model_add(&m, u, 4 * t_xlnx(u),
+					4 * (1e-5 + 1e-10 * u)), 0);
+	assert_int_equal(m.changes, 1);
+	for (int i = 0; i <= 20; i++) {
+		double x = 1e3 * pow(100, i / 20.0);
+		double want = 4 * (t_xlnx(x) + 1e-5 + 1e-10 * x);
+		assert_true(relerr(plb__model_eval(&m, x), want) < 0.1);
+	}
+	plb__model_fini(&m);
+
+	/* and 4x faster, likewise */
+	model_new(&m, W, 32, 0.3);
+	feed(&m, t_affine, 1e3, 1e5, 20, 0.03, 4);
+	assert_int_equal(plb__model_add(&m, u, t_affine(u) / 4,
+					(1e-5 + 1e-10 * u) / 4), 0);
+	assert_int_equal(m.changes, 1);
+	for (int i = 0; i <= 20; i++) {
+		double x = 1e3 * pow(100, i / 20.0);
+		double want = (t_affine(x) + 1e-5 + 1e-10 * x) / 4;
+		assert_true(relerr(plb__model_eval(&m, x), want) < 0.1);
+	}
+	plb__model_fini(&m);
+}
+
+/* Steady PUs (sweeping sizes, GPU training steps) raise no false alarm. */
+static void test_no_false_change(void **state)
+{
+	struct plb__model m;
+
+	(void)state;
+	/* sizes sweep 4 decades up and down with 5% noise: the window at one
+	 * end of the sweep has not seen the other */
+	model_new(&m, 1e8, 32, 0.3);
+	rng_seed(5);
+	for (int i = 0; i < 400; i++) {
+		double x = 1e3 * pow(1e4, (i % 97) / 96.0);
+		double n = 1 + 0.05 * rng_normal();
+		assert_int_equal(plb__model_add(&m, x, t_xlnx(x) * n,
+						1e-5 + 1e-10 * x), 0);
+	}
+	assert_int_equal(m.changes, 0);
+	plb__model_fini(&m);
+
+	/* PLB-HAC training of a saturating GPU: x_init, 2 x_init, then
+	 * growing blocks; nearly flat times are not a speed-up */
+	model_new(&m, 1.6e7, 32, 0.3);
+	for (double x = 1024; x < 4e6; x *= 2)
+		assert_int_equal(plb__model_add(&m, x, t_gpu(x), 0), 0);
+	assert_int_equal(m.changes, 0);
+	plb__model_fini(&m);
+}
+
+/* The window keeps only the latest samples, and the fit follows them. */
+static void test_window(void **state)
+{
+	struct plb__model m;
+
+	(void)state;
+	model_new(&m, 1e6, 4, 100);
+	for (int i = 1; i <= 10; i++) {
+		double u = 1e3 * i;
+		double t = (i <= 6 ? 10 : 1) * t_affine(u);
+		assert_int_equal(plb__model_add(&m, u, t, 0), 0);
+	}
+	assert_int_equal(m.n, 4);
+	assert_int_equal(m.nfits, 10);
+	for (int i = 0; i < 4; i++)
+		assert_true(m.s[(m.head + i) % m.cap].units == 1e3 * (7 + i));
+	assert_true(m.u_lo == 3500);
+	for (int i = 7; i <= 10; i++)
+		assert_true(relerr(plb__model_eval(&m, 1e3 * i),
+				   t_affine(1e3 * i)) < 0.01);
+	plb__model_fini(&m);
+}
+
+/* Bad samples and arguments give PLB_EINVAL and change nothing. */
+static void test_bad_samples(void **state)
+{
+	static const double bad[][3] = {
+		{0, 1, 0}, {-5, 1, 0}, {NAN, 1, 0}, {INFINITY, 1, 0},
+		{100, -1, 0}, {100, NAN, 0}, {100, INFINITY, 0},
+		{100, 1, -1}, {100, 1, NAN}, {100, 1, INFINITY},
+	};
+	struct plb__model m, snap;
+	struct plb__sample ring[32];
+
+	(void)state;
+	model_new(&m, 1e6, 32, 0.3);
+	feed(&m, t_affine, 1e3, 1e5, 8, 0, 1);
+	memcpy(&snap, &m, sizeof m);
+	memcpy(ring, m.s, sizeof ring);
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		assert_int_equal(plb__model_add(&m, bad[i][0], bad[i][1],
+						bad[i][2]), PLB_EINVAL);
+		assert_memory_equal(&m, &snap, sizeof m);
+		assert_memory_equal(m.s, ring, sizeof ring);
+	}
+	plb__model_fini(&m);
+
+	struct plb__curve c;
+	double u[] = {1, 2}, t[] = {1, 2}, w[] = {1, -1}, z[] = {0, 0};
+	double ub[] = {1, 0}, tb[] = {1, -2};
+	assert_int_equal(plb__curve_fit(&c, 10, u, t, w, 2, 3), PLB_EINVAL);
+	assert_int_equal(plb__curve_fit(&c, 10, u, t, z, 2, 3), PLB_EINVAL);
+	assert_int_equal(plb__curve_fit(&c, 10, ub, t, NULL, 2, 3), PLB_EINVAL);
+	assert_int_equal(plb__curve_fit(&c, 10, u, tb, NULL, 2, 3), PLB_EINVAL);
+	assert_int_equal(plb__curve_fit(&c, 0, u, t, NULL, 2, 3), PLB_EINVAL);
+	assert_int_equal(plb__curve_fit(&c, 10, u, t, NULL, 0, 3), PLB_EINVAL);
+
+	struct plb_params p;
+	plb_params_init(&p);
+	assert_int_equal(plb__model_init(&m, 0, &p), PLB_EINVAL);
+	assert_int_equal(plb__model_init(&m, NAN, &p), PLB_EINVAL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_fit_affine),
+		cmocka_unit_test(test_fit_xlnx),
+		cmocka_unit_test(test_fit_gpu_table),
+		cmocka_unit_test(test_fit_square),
+		cmocka_unit_test(test_fit_noise),
+		cmocka_unit_test(test_no_overfit),
+		cmocka_unit_test(test_extrapolation),
+		cmocka_unit_test(test_two_sizes),
+		cmocka_unit_test(test_model_increasing),
+		cmocka_unit_test(test_one_sample_and_duplicates),
+		cmocka_unit_test(test_rank_deficient),
+		cmocka_unit_test(test_xfer_line),
+		cmocka_unit_test(test_inverse),
+		cmocka_unit_test(test_speed_change),
+		cmocka_unit_test(test_no_false_change),
+		cmocka_unit_test(test_window),
+		cmocka_unit_test(test_bad_samples),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
