@@ -1,0 +1,592 @@
+/* Unit tests of the equal-time solvers (balancer/solver.h) on synthetic
+ * curves: the fast path against brute force on small cases, SLSQP against
+ * the fast path on random ones, and the promises every split keeps (sums to
+ * S exactly, no negative share, one finish time, bad input refused). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "solver.h"
+
+#define NMAX 16
+
+/* E(x) = c0 + a x + b x ln(1 + x/W) + c (x/W)^3 + d e^(x/W), held at E(flat)
+ * below x = flat (as fitted models are held below their first sample). */
+struct curve {
+	double c0, a, b, c, d, W, flat;
+};
+
+static double c_eval(const void *ctx, double x)
+{
+	const struct curve *k = ctx;
+	double z;
+
+	x = fmax(x, k->flat);
+	z = x / k->W;
+	return k->c0 + k->a * x + k->b * x * log1p(z) + k->c * z * z * z +
+	       k->d * exp(z);
+}
+
+static double c_deriv(const void *ctx, double x)
+{
+	const struct curve *k = ctx;
+	double z = x / k->W;
+
+	if (x < k->flat)
+		return 0;
+	return k->a + k->b * (log1p(z) + z / (1 + z)) +
+	       3 * k->c * z * z / k->W + k->d * exp(z) / k->W;
+}
+
+static void bind(struct plb__efun *e, const struct curve *k, int n,
+		 const double *avail)
+{
+	for (int p = 0; p < n; p++) {
+		e[p].eval = c_eval;
+		e[p].deriv = c_deriv;
+		e[p].ctx = &k[p];
+		e[p].avail = avail ? avail[p] : 0;
+	}
+}
+
+/* The objective: latest finish over the PUs that get data. */
+static double makespan(const struct plb__efun *e, int n, const double *x)
+{
+	double t = -INFINITY;
+
+	for (int p = 0; p < n; p++)
+		if (x[p] > 0)
+			t = fmax(t, e[p].avail + e[p].eval(e[p].ctx, x[p]));
+	return t;
+}
+
+static double seq_sum(const double *x, int n)
+{
+	double s = 0;
+
+	for (int p = 0; p < n; p++)
+		s += x[p];
+	return s;
+}
+
+struct grid {
+	const struct plb__efun *e;
+	int n;
+	double S, best, b0, b1;
+};
+
+/* Score the split (x0, x1, rest) of 2 or 3 PUs; keep the best. */
+static void grid_try(struct grid *g, double x0, double x1)
+{
+	double x[3] = { x0, g->n == 3 ? x1 : g->S - x0, 0 }, t;
+
+	if (g->n == 3) {
+		x[2] = g->S - x0 - x1;
+		if (fabs(x[2]) <= 8 * DBL_EPSILON * g->S)
+			x[2] = 0;	/* on the face where PU 2 idles */
+	}
+	if (x[0] < 0 || x[0] > g->S || x[1] < 0 || x[2] < 0)
+		return;
+	t = makespan(g->e, g->n, x);
+	if (t < g->best) {
+		g->best = t;
+		g->b0 = x[0];
+		g->b1 = x[1];
+	}
+}
+
+/* Brute force for 2 or 3 PUs: a grid over splits, then finer grids around
+ * the best point. Shares of 0 and S are on the first grid, so fixed costs
+ * are handled. */
+static double brute(const struct plb__efun *e, int n, double S)
+{
+	struct grid g = { .e = e, .n = n, .S = S, .best = INFINITY };
+	int G = n == 2 ? 4000 : 300, m = n == 3 ? G : 0;
+	double h = S / G;
+
+	for (int i = 0; i <= G; i++)
+		for (int j = 0; j <= m; j++)
+			grid_try(&g, i * h, j * h);
+	for (int level = 0; level < 12; level++) {
+		double c0 = g.b0, c1 = g.b1;
+		int w = G / 20, wj = n == 3 ? w : 0;
+
+		h /= 8;
+		for (int i = -w; i <= w; i++)
+			for (int j = -wj; j <= wj; j++)
+				grid_try(&g, c0 + i * h, c1 + j * h);
+	}
+	return g.best;
+}
+
+/* Checks every split must pass; returns the makespan. */
+static double check_split(const struct plb__efun *e, int n, double S,
+			  const double *x, const struct plb__solve_out *o,
+			  double ttol)
+{
+	double T = makespan(e, n, x);
+
+	assert_true(seq_sum(x, n) == S);
+	for (int p = 0; p < n; p++)
+		assert_true(x[p] >= 0 && x[p] <= S);
+	assert_true(o->T == T);
+	/* every PU with data finishes at T */
+	for (int p = 0; p < n; p++) {
+		double t = e[p].avail + e[p].eval(e[p].ctx, x[p]);
+
+		if (x[p] > 0 && fabs(t - T) > ttol * T)
+			fail_msg("PU %d of %d finishes at %.17g, T %.17g", p,
+				 n, t, T);
+	}
+	return T;
+}
+
+static uint64_t rng = 88172645463325252ull;
+
+static double urand(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (double)(rng >> 11) / 9007199254740992.0;
+}
+
+/* Realistic curves: fixed cost, linear, x ln x and exp parts, speed over a
+ * 50x range; W is the domain, S a step of it. */
+static void random_curves(struct curve *k, int n, double W)
+{
+	for (int p = 0; p < n; p++) {
+		double s = pow(50, urand());
+
+		k[p] = (struct curve){
+			.c0 = 0.01 * urand() / s,
+			.a = (0.5 + urand()) / (W * s),
+			.b = 0.5 * urand() / (W * s),
+			.d = 0.05 * urand() / s,
+			.W = W,
+		};
+	}
+}
+
+/* The curve shapes of the brute-force test, by name. */
+static struct curve shape(int which, double speed, double S)
+{
+	double W = S;
+
+	switch (which) {
+	case 0:		/* linear */
+		return (struct curve){ .a = 1 / speed, .W = W };
+	case 1:		/* affine: a fixed cost */
+		return (struct curve){ .c0 = 0.3 * S / speed, .a = 1 / speed,
+				       .W = W };
+	case 2:		/* x ln x (as x ln(1 + x/W), increasing from 0) */
+		return (struct curve){ .b = 4 / speed, .W = W };
+	case 3:		/* cubic */
+		return (struct curve){ .c = 2 * S / speed, .W = W };
+	case 4:		/* flat below a quarter of S */
+		return (struct curve){ .a = 1 / speed, .W = W,
+				       .flat = 0.25 * S };
+	default:	/* mixed */
+		return (struct curve){ .c0 = 0.05 * S / speed, .a = 0.5 / speed,
+				       .b = 1 / speed, .c = 0.3 * S / speed,
+				       .d = 0.1 * S / speed, .W = W };
+	}
+}
+
+/* One brute-force case: curve shapes s[0..n-1] at speeds 1, 3.7, 0.4. */
+static void brute_case(int n, const int *s, int with_avail)
+{
+	const double speed[3] = { 1, 3.7, 0.4 }, avail[3] = { 0, 2, 0.5 };
+	const double S = 10;
+	struct curve k[3];
+	struct plb__efun e[3];
+	struct plb__solve_out o;
+	double x[3], Tf, Tb;
+
+	for (int p = 0; p < n; p++)
+		k[p] = shape(s[p], speed[p], S);
+	bind(e, k, n, with_avail ? avail : NULL);
+	assert_int_equal(plb__solve_fast(e, n, S, x, &o), 0);
+	Tf = check_split(e, n, S, x, &o, 1e-9);
+	Tb = brute(e, n, S);
+	/* brute force never beats the optimum, and comes close to it */
+	if (!(Tb >= Tf * (1 - 1e-12)) || !(Tb <= Tf * (1 + 1e-7)))
+		fail_msg("n %d shapes %d %d %d avail %d: fast %.15g, brute "
+			 "force %.15g", n, s[0], s[1], n > 2 ? s[2] : -1,
+			 with_avail, Tf, Tb);
+}
+
+/* The fast path's makespan equals brute force's for 2 and 3 PUs over
+ * linear, fixed-cost, x ln x, cubic, flat and mixed curves, with and
+ * without avail. */
+static void test_fast_matches_brute_force(void **state)
+{
+	(void)state;
+	for (int a = 0; a < 6; a++)
+		for (int b = 0; b < 6; b++)
+			for (int av = 0; av < 2; av++) {
+				int s2[2] = { a, b };
+				int s3[3] = { a, b, (a + 2) % 6 };
+
+				brute_case(2, s2, av);
+				if (b == (a + 3) % 6 || b == a)
+					brute_case(3, s3, av);
+			}
+}
+
+/* SLSQP and the fast path give the same split and T on random instances
+ * with 2..16 PUs, with and without avail. */
+static void test_slsqp_agrees_with_fast(void **state)
+{
+	double worst_x = 0, worst_T = 0;
+
+	(void)state;
+	for (int n = 2; n <= NMAX; n++)
+		for (int rep = 0; rep < 6; rep++) {
+			struct curve k[NMAX];
+			struct plb__efun e[NMAX];
+			struct plb__solve_out of, os;
+			double xf[NMAX], xs[NMAX], avail[NMAX];
+			double W = 1e6, S = W * (0.05 + urand());
+
+			random_curves(k, n, W);
+			bind(e, k, n, NULL);
+			if (rep & 1) {	/* avail in [0, 0.1 T] */
+				assert_int_equal(plb__solve_fast(e, n, S, xf,
+								 &of), 0);
+				for (int p = 0; p < n; p++)
+					avail[p] = 0.1 * of.T * urand();
+				bind(e, k, n, avail);
+			}
+			assert_int_equal(plb__solve_fast(e, n, S, xf, &of), 0);
+			assert_int_equal(plb__solve_slsqp(e, n, S, xs, &os), 0);
+			check_split(e, n, S, xf, &of, 1e-9);
+			check_split(e, n, S, xs, &os, 1e-6);
+			for (int p = 0; p < n; p++) {
+				double dx = fabs(xf[p] - xs[p]) /
+					    fmax(xf[p], S / n);
+				worst_x = fmax(worst_x, dx);
+				assert_true(dx <= 1e-3);
+			}
+			worst_T = fmax(worst_T, fabs(of.T - os.T) / of.T);
+			assert_true(fabs(of.T - os.T) <= 1e-7 * of.T);
+		}
+	print_message("worst split gap %.2g, worst T gap %.2g\n", worst_x,
+		      worst_T);
+}
+
+/* On many random instances (fixed costs, avail, 1..64 PUs, odd S) the fast
+ * split sums to S bit for bit, has no negative share, and every PU with
+ * data finishes at T. */
+static void test_fast_invariants(void **state)
+{
+	(void)state;
+	for (int rep = 0; rep < 400; rep++) {
+		int n = 1 + (int)(urand() * 64);
+		struct curve k[64];
+		struct plb__efun e[64];
+		struct plb__solve_out o;
+		double x[64], avail[64], W = 1000;
+		double S = W * pow(10, -3 + 4 * urand()) * (1 + 1e-7 * rep);
+
+		random_curves(k, n, W);
+		for (int p = 0; p < n; p++) {
+			avail[p] = urand() < 0.5 ? 0 : 2 * urand();
+			if (urand() < 0.2)	/* big fixed costs */
+				k[p].c0 = 3 * urand();
+			if (urand() < 0.2)
+				k[p].flat = S * urand();
+		}
+		bind(e, k, n, avail);
+		assert_int_equal(plb__solve_fast(e, n, S, x, &o), 0);
+		check_split(e, n, S, x, &o, 1e-9);
+		assert_true(o.iters >= 1);
+	}
+}
+
+/* A time table, piecewise linear through (px, py) and linear beyond the
+ * last point, as the emulated devices' models are. */
+struct table {
+	int np;
+	double px[6], py[6];
+};
+
+static double t_eval(const void *ctx, double x)
+{
+	const struct table *t = ctx;
+	int i = 1;
+
+	if (x <= t->px[0])
+		return t->py[0];
+	while (i < t->np - 1 && x > t->px[i])
+		i++;
+	return t->py[i - 1] + (t->py[i] - t->py[i - 1]) *
+	       (x - t->px[i - 1]) / (t->px[i] - t->px[i - 1]);
+}
+
+static double t_deriv(const void *ctx, double x)
+{
+	const struct table *t = ctx;
+	int i = 1;
+
+	if (x < t->px[0])
+		return 0;
+	while (i < t->np - 1 && x >= t->px[i])
+		i++;
+	return (t->py[i] - t->py[i - 1]) / (t->px[i] - t->px[i - 1]);
+}
+
+/* Largest x in [0, S] with E(x) <= t, by plain bisection. */
+static double bisect_inverse(const struct plb__efun *e, double t, double S)
+{
+	double a = 0, b = S;
+
+	if (e->eval(e->ctx, 0) > t)
+		return 0;
+	if (e->eval(e->ctx, S) <= t)
+		return S;
+	for (int i = 0; i < 200; i++) {
+		double m = 0.5 * (a + b);
+
+		if (e->eval(e->ctx, m) <= t)
+			a = m;
+		else
+			b = m;
+	}
+	return a;
+}
+
+/* The fast path is optimal on time tables mixed with smooth curves, up to
+ * 300 PUs: by plain bisection, no finish a relative 1e-9 earlier than its
+ * T lets the PUs take S. */
+static void test_fast_optimal_on_tables(void **state)
+{
+	(void)state;
+	for (int rep = 0; rep < 60; rep++) {
+		int n = 1 + (int)(urand() * 300);
+		struct table tb[300];
+		struct curve k[300];
+		struct plb__efun e[300];
+		struct plb__solve_out o;
+		double x[300], S = 1000 * (0.01 + urand()), W = 1000, T, sum;
+
+		random_curves(k, n, W);
+		bind(e, k, n, NULL);
+		for (int p = 0; p < n; p++) {
+			double px = 0, py = 0.05 * urand();
+
+			e[p].avail = urand() < 0.3 ? 0.5 * urand() : 0;
+			if (urand() < 0.5)
+				continue;
+			tb[p].np = 2 + (int)(urand() * 5);
+			for (int i = 0; i < tb[p].np; i++) {
+				px += W * (0.001 + 0.3 * urand());
+				py += 0.01 * urand() * px / W;
+				tb[p].px[i] = px;
+				tb[p].py[i] = py;
+			}
+			e[p].eval = t_eval;
+			e[p].deriv = t_deriv;
+			e[p].ctx = &tb[p];
+		}
+		assert_int_equal(plb__solve_fast(e, n, S, x, &o), 0);
+		T = check_split(e, n, S, x, &o, 1e-9);
+		sum = 0;
+		for (int p = 0; p < n; p++)
+			sum += bisect_inverse(&e[p],
+					      T * (1 - 1e-9) - e[p].avail, S);
+		assert_true(sum < S);
+	}
+}
+
+/* SLSQP still agrees with the fast path on curves that grow like
+ * e^(x/W) over 68 W, where NLopt's SLSQP stops short from the start and
+ * has to be run again from where it stopped. */
+static void test_slsqp_steep_curves(void **state)
+{
+	struct curve k[2] = {
+		{ .c0 = 0.0947, .a = 0.0553, .d = 0.0127, .W = 0.2694 },
+		{ .a = 0.0695, .b = 0.0531, .d = 0.00287, .W = 0.2694 },
+	};
+	struct plb__efun e[2];
+	struct plb__solve_out of, os;
+	double xf[2], xs[2], S = 18.284;
+
+	(void)state;
+	bind(e, k, 2, NULL);
+	assert_int_equal(plb__solve_fast(e, 2, S, xf, &of), 0);
+	assert_int_equal(plb__solve_slsqp(e, 2, S, xs, &os), 0);
+	check_split(e, 2, S, xf, &of, 1e-9);
+	check_split(e, 2, S, xs, &os, 1e-6);
+	assert_true(fabs(os.T - of.T) <= 1e-7 * of.T);
+	for (int p = 0; p < 2; p++)
+		assert_true(fabs(xs[p] - xf[p]) <= 1e-3 * xf[p]);
+}
+
+/* A PU that is free only long after the others could finish gets 0, in
+ * both solvers. */
+static void test_huge_avail_gets_zero(void **state)
+{
+	struct curve k[4];
+	struct plb__efun e[4];
+	struct plb__solve_out o;
+	double x[4], avail[4] = { 0, 0.1, 1e6, 0 }, S = 100;
+
+	(void)state;
+	for (int p = 0; p < 4; p++)
+		k[p] = (struct curve){ .c0 = 0.01, .a = 1.0 / (p + 1), .W = S };
+	k[2].a = 1e-6;	/* the fastest, but busy */
+	bind(e, k, 4, avail);
+	assert_int_equal(plb__solve_fast(e, 4, S, x, &o), 0);
+	check_split(e, 4, S, x, &o, 1e-9);
+	assert_true(x[2] == 0);
+	assert_true(o.T < 100);
+	assert_int_equal(plb__solve_slsqp(e, 4, S, x, &o), 0);
+	check_split(e, 4, S, x, &o, 1e-6);
+	assert_true(x[2] == 0);
+}
+
+/* A fixed cost larger than the others' finish keeps a PU out, in both
+ * solvers, and they agree on T. */
+static void test_fixed_cost_excluded(void **state)
+{
+	struct curve k[3] = {
+		{ .a = 1, .W = 10 }, { .a = 2, .W = 10 },
+		{ .c0 = 50, .a = 0.001, .W = 10 },
+	};
+	struct plb__efun e[3];
+	struct plb__solve_out of, os;
+	double xf[3], xs[3];
+
+	(void)state;
+	bind(e, k, 3, NULL);
+	assert_int_equal(plb__solve_fast(e, 3, 10, xf, &of), 0);
+	assert_int_equal(plb__solve_slsqp(e, 3, 10, xs, &os), 0);
+	check_split(e, 3, 10, xf, &of, 1e-9);
+	check_split(e, 3, 10, xs, &os, 1e-6);
+	assert_true(xf[2] == 0 && xs[2] == 0);
+	/* 1 x0 = 2 x1, x0 + x1 = 10 */
+	assert_true(fabs(of.T - 20.0 / 3) <= 1e-9);
+	assert_true(fabs(os.T - of.T) <= 1e-7 * of.T);
+}
+
+/* Flat curves: a constant-time PU takes the data a linear one cannot
+ * finish sooner, and an all-flat pair is split with T = the constant. */
+static void test_flat_curves(void **state)
+{
+	struct curve k[2] = { { .c0 = 1, .W = 1 }, { .a = 1, .W = 1 } };
+	struct curve z[2] = { { .W = 1 }, { .W = 1 } };
+	struct plb__efun e[2];
+	struct plb__solve_out o;
+	double x[2];
+
+	(void)state;
+	bind(e, k, 2, NULL);
+	assert_int_equal(plb__solve_fast(e, 2, 10, x, &o), 0);
+	check_split(e, 2, 10, x, &o, 1e-9);
+	assert_true(fabs(o.T - 1) <= 1e-12);
+	assert_int_equal(plb__solve_fast(e, 2, 0.5, x, &o), 0);
+	check_split(e, 2, 0.5, x, &o, 1e-9);
+	assert_true(fabs(o.T - 0.5) <= 1e-12 && x[0] == 0);
+
+	bind(e, z, 2, NULL);
+	assert_int_equal(plb__solve_fast(e, 2, 3, x, &o), 0);
+	assert_true(seq_sum(x, 2) == 3 && x[0] >= 0 && x[1] >= 0);
+	assert_true(o.T == 0);
+}
+
+/* One PU takes everything and finishes at avail + E(S). */
+static void test_one_pu(void **state)
+{
+	struct curve k = { .c0 = 0.5, .a = 2, .b = 1, .W = 7 };
+	struct plb__efun e;
+	struct plb__solve_out o;
+	double x, avail = 3;
+
+	(void)state;
+	bind(&e, &k, 1, &avail);
+	assert_int_equal(plb__solve_fast(&e, 1, 7, &x, &o), 0);
+	assert_true(x == 7);
+	assert_true(o.T == 3 + c_eval(&k, 7));
+	assert_int_equal(plb__solve_slsqp(&e, 1, 7, &x, &o), 0);
+	assert_true(x == 7);
+	assert_true(o.T == 3 + c_eval(&k, 7));
+}
+
+/* S = 0: every share is 0 and T is the earliest avail. */
+static void test_zero_S(void **state)
+{
+	struct curve k[3] = { { .a = 1, .W = 1 }, { .a = 2, .W = 1 },
+			      { .a = 3, .W = 1 } };
+	struct plb__efun e[3];
+	struct plb__solve_out o;
+	double x[3] = { 5, 5, 5 }, avail[3] = { 0.7, 0.2, 0.9 };
+
+	(void)state;
+	bind(e, k, 3, avail);
+	assert_int_equal(plb__solve_fast(e, 3, 0, x, &o), 0);
+	assert_true(x[0] == 0 && x[1] == 0 && x[2] == 0 && o.T == 0.2);
+	x[1] = 5;
+	assert_int_equal(plb__solve_slsqp(e, 3, 0, x, &o), 0);
+	assert_true(x[0] == 0 && x[1] == 0 && x[2] == 0 && o.T == 0.2);
+}
+
+/* Bad input (n < 1, S < 0 or not finite, avail NaN or negative, NULL
+ * arrays) is PLB_EINVAL; a decreasing curve is PLB_ESOLVE for the fast
+ * path. */
+static void test_bad_input(void **state)
+{
+	struct curve k[2] = { { .a = 1, .W = 1 }, { .a = 2, .W = 1 } };
+	struct plb__efun e[2];
+	struct plb__solve_out o;
+	double x[2];
+	int (*solve[2])(const struct plb__efun *, int, double, double *,
+			struct plb__solve_out *) = {
+		plb__solve_fast, plb__solve_slsqp
+	};
+
+	(void)state;
+	for (int s = 0; s < 2; s++) {
+		bind(e, k, 2, NULL);
+		assert_int_equal(solve[s](e, 0, 1, x, &o), PLB_EINVAL);
+		assert_int_equal(solve[s](e, -3, 1, x, &o), PLB_EINVAL);
+		assert_int_equal(solve[s](e, 2, -1, x, &o), PLB_EINVAL);
+		assert_int_equal(solve[s](e, 2, NAN, x, &o), PLB_EINVAL);
+		assert_int_equal(solve[s](e, 2, INFINITY, x, &o), PLB_EINVAL);
+		assert_int_equal(solve[s](NULL, 2, 1, x, &o), PLB_EINVAL);
+		assert_int_equal(solve[s](e, 2, 1, NULL, &o), PLB_EINVAL);
+		e[1].avail = NAN;
+		assert_int_equal(solve[s](e, 2, 1, x, &o), PLB_EINVAL);
+		e[1].avail = -1;
+		assert_int_equal(solve[s](e, 2, 1, x, &o), PLB_EINVAL);
+	}
+	k[1].a = -1;
+	bind(e, k, 2, NULL);
+	assert_int_equal(plb__solve_fast(e, 2, 1, x, &o), PLB_ESOLVE);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_fast_matches_brute_force),
+		cmocka_unit_test(test_slsqp_agrees_with_fast),
+		cmocka_unit_test(test_slsqp_steep_curves),
+		cmocka_unit_test(test_fast_invariants),
+		cmocka_unit_test(test_fast_optimal_on_tables),
+		cmocka_unit_test(test_huge_avail_gets_zero),
+		cmocka_unit_test(test_fixed_cost_excluded),
+		cmocka_unit_test(test_flat_curves),
+		cmocka_unit_test(test_one_pu),
+		cmocka_unit_test(test_zero_S),
+		cmocka_unit_test(test_bad_input),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
