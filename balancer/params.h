@@ -20,11 +20,13 @@
 	X(gap_threshold_ms, 400, 0, 1e9,                                       \
 	  "PLB-HAC: a PU finishing this much earlier than predicted gets a gap-filling block") \
 	X(end_fraction, 0.7, 0, 1,                                             \
-	  "PLB-HAC: once this fraction of W is assigned, steps shrink by end_decrease each") \
+	  "PLB-HAC: once this fraction of W is assigned, steps shrink by end_decrease") \
 	X(end_decrease, 0.1, 0, 0.99,                                          \
-	  "PLB-HAC: alpha, the relative decrease of the step per step past end_fraction") \
+	  "PLB-HAC: alpha: past end_fraction, each step is (1 - alpha) times what the solve gives") \
 	X(step_fraction, 0.25, 0.001, 1,                                       \
 	  "PLB-HAC: a virtual step covers this fraction of the unassigned data (see README)") \
+	X(block_overhead, 0.01, 0.0001, 1,                                     \
+	  "PLB-HAC: a block is large enough that the PU's fixed cost per block is at most this fraction of it, within its share of all remaining work") \
 	X(step_min_ms, 50, 0, 1e9,                                             \
 	  "PLB-HAC: a virtual step lasts at least this long, unless it is the last") \
 	X(max_growth, 4, 1.1, 1e9,                                             \

@@ -9,24 +9,31 @@
  *
  * What the paper leaves open, and what we chose:
  * - A step's size S: step_fraction of the unassigned units (so steps shrink
- *   geometrically towards the end), at least step_min_ms long, and the whole
- *   rest once what would be left is less than half a step. Past end_fraction
- *   of W assigned, S shrinks by a further (1 - end_decrease) per step (the
- *   paper's block decrease, alpha = 0.1).
+ *   geometrically towards the end), and the whole rest once what would be
+ *   left is less than half a step. Past end_fraction of W assigned, each
+ *   step is (1 - end_decrease) times that (Algorithm 1's X <- X k, applied
+ *   to every fresh solve, not compounded).
+ * - A step lasts at least step_min_ms and long enough for every PU to run
+ *   min_block; shorter steps would leave the slow PUs idle at the end.
  * - The solve knows when each busy PU becomes free (its outstanding blocks'
- *   predicted end), so a step's blocks all end at one time T_end, also for
- *   PUs that join the step late.
- * - A PU taking a block of a step solved earlier gets min(its share, what
- *   fits before T_end with its newest model): a PU that turned slow shrinks
- *   at once. A PU that cannot fit half its share before T_end starts a new
- *   step instead.
+ *   predicted end), so a step's blocks all end at one time, also for PUs
+ *   that join the step late.
+ * - Efficiency: a PU's block is at least the size at which its fixed cost
+ *   per block (the tangent's intercept, E - x E') is block_overhead of the
+ *   block's time, but to at most half the time the PU has left (from the
+ *   split of the whole rest), so the end is still approached geometrically. A coprocessor
+ *   with a 0.2 s offload cost thus runs a few long blocks while the CPUs
+ *   follow the steps; it is simply busy through several of them.
+ * - Each PU's share comes with its planned end. A PU taking a share solved
+ *   earlier gets min(share, what fits before its planned end with its
+ *   newest model): a PU that turned slow shrinks at once. A PU that cannot
+ *   fit half its share starts a new step instead.
  * - Trust region: a block is at most max_growth times the largest block the
- *   PU has done, since a fit extrapolated far beyond its samples is a guess
- *   (two samples of a PU with a large fixed cost look almost flat).
+ *   PU has done, since a fit extrapolated far beyond its samples is a guess.
  * - Gap filling: a PU finishing a regular block earlier than predicted by
  *   more than gap_threshold_ms gets a gap block of that length first.
  * - A PU whose share is below min_block waits for the next step, unless
- *   min_block fits before T_end or nobody else is busy. */
+ *   min_block fits before its planned end or nobody else is busy. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -44,9 +51,10 @@ struct hac_state {
 	double x1;              /* first training block */
 	double fast_rate;       /* units/s of the first PU to finish training */
 	int step;               /* current virtual step, 0 before the first solve */
-	double T_end;           /* when the current step's blocks should end */
-	int end_steps;          /* steps solved past end_fraction */
+	double T_end;           /* when the current step's equal-time blocks end */
 	double *x;              /* shares of the current step (units), -1: not in the solve */
+	double *end;            /* when each share is planned to end */
+	double *xr;             /* scratch: split of all remaining work */
 };
 
 static int hac_init(struct plb_balancer *b)
@@ -54,7 +62,9 @@ static int hac_init(struct plb_balancer *b)
 	struct hac_state *h = b->ps;
 	h->pu = calloc((size_t)b->n, sizeof *h->pu);
 	h->x = calloc((size_t)b->n, sizeof *h->x);
-	if (!h->pu || !h->x)
+	h->end = calloc((size_t)b->n, sizeof *h->end);
+	h->xr = calloc((size_t)b->n, sizeof *h->xr);
+	if (!h->pu || !h->x || !h->end || !h->xr)
 		return PLB_ENOMEM;
 	h->x1 = plb__first_block(b);
 	for (int i = 0; i < b->n; i++)
@@ -67,9 +77,30 @@ static void hac_fini(struct plb_balancer *b)
 	struct hac_state *h = b->ps;
 	free(h->pu);
 	free(h->x);
+	free(h->end);
+	free(h->xr);
 }
 
-/* Solve the next step: S units split so every PU ends at T_end. */
+/* Smallest block of PU i, up to `cap`, whose fixed cost (the tangent's
+ * intercept E - x E') is at most `frac` of its time. */
+static double efficient_block(const struct plb__model *m, double frac, double cap)
+{
+	double lo = 1, hi = cap;
+	if (hi <= lo)
+		return cap;
+	for (int k = 0; k < 40 && hi / lo > 1.01; k++) {
+		double mid = sqrt(lo * hi);
+		double e = plb__model_eval(m, mid);
+		double c = e - mid * plb__model_deriv(m, mid);
+		if (c <= frac * e)
+			hi = mid;
+		else
+			lo = mid;
+	}
+	return hi;
+}
+
+/* Solve the next step: each PU's share and when it should end. */
 static int new_step(struct plb_balancer *b, double now)
 {
 	struct hac_state *h = b->ps;
@@ -78,47 +109,65 @@ static int new_step(struct plb_balancer *b, double now)
 	double S = p->step_fraction * R;
 	double assigned = (double)(b->W - b->pool) / (double)b->W;
 	if (assigned >= p->end_fraction)
-		S *= pow(1 - p->end_decrease, ++h->end_steps);
+		S *= 1 - p->end_decrease;
 	if (S < p->min_block)
 		S = p->min_block;
-	double T;
-	int rc = plb__solve(b, S < R ? S : R, now, h->x, &T);
+	double T, TR;
+	/* the split of all that remains: the most any PU may take now */
+	int rc = plb__solve(b, R, now, h->xr, &TR);
 	if (rc)
 		return rc;
-	/* a step must last step_min_ms beyond the earliest free PU */
-	double amin = INFINITY;
+	if (S >= R || R - S < 0.5 * S) {
+		S = R;
+		T = TR;
+		for (int i = 0; i < b->n; i++)
+			h->x[i] = h->xr[i];
+	} else if ((rc = plb__solve(b, S, now, h->x, &T))) {
+		return rc;
+	}
+	double amin = INFINITY, tmin = p->step_min_ms * 1e-3;
 	for (int i = 0; i < b->n; i++)
 		if (!b->pu[i].lost && plb__model_ready(&b->model[i])) {
-			double a = plb__busy_for(b, i, now);
-			amin = a < amin ? a : amin;
+			amin = fmin(amin, plb__busy_for(b, i, now));
+			tmin = fmax(tmin, plb__model_eval(&b->model[i], p->min_block));
 		}
-	double tmin = amin + p->step_min_ms * 1e-3;
-	if (S < R && T < tmin && T > amin) {
-		S *= (tmin - amin) / (T - amin);
-		if (S > R)
-			S = R;
-		if ((rc = plb__solve(b, S, now, h->x, &T)))
-			return rc;
+	tmin += amin;
+	if (S < R && T < tmin) {
+		/* the equal-time split at T = tmin is x_p = E_p^-1(tmin - a_p),
+		 * capped by the split of the rest */
+		for (int i = 0; i < b->n; i++) {
+			double left = tmin - plb__busy_for(b, i, now);
+			if (h->x[i] > 0 || h->xr[i] > 0)
+				h->x[i] = left > 0 ? fmin(h->xr[i],
+					plb__model_inverse(&b->model[i], left, R)) : 0;
+		}
 	}
-	if (S < R && R - S < 0.5 * S) {
-		S = R;
-		if ((rc = plb__solve(b, S, now, h->x, &T)))
-			return rc;
-	}
-	for (int i = 0; i < b->n; i++)
-		if (b->pu[i].lost || !plb__model_ready(&b->model[i]))
+	for (int i = 0; i < b->n; i++) {
+		if (b->pu[i].lost || !plb__model_ready(&b->model[i])) {
 			h->x[i] = -1;
+			continue;
+		}
+		const struct plb__model *m = &b->model[i];
+		/* stretch towards an efficient block, but to at most half the time
+		 * this PU has left, so the end is approached geometrically */
+		double a = plb__busy_for(b, i, now);
+		double half = h->xr[i] > 0
+			? plb__model_inverse(m, 0.5 * (TR - a), h->xr[i]) : 0;
+		if (half > h->x[i])
+			h->x[i] = fmax(h->x[i], efficient_block(m, p->block_overhead, half));
+		h->end[i] = now + a + plb__model_eval(m, h->x[i]);
+	}
 	h->T_end = now + T;
 	h->step++;
 	b->st.step = h->step;
 	return 0;
 }
 
-/* Units PU pu can do before T_end, with its newest model. */
+/* Units PU pu can do before its planned end, with its newest model. */
 static double fits_before_end(struct plb_balancer *b, int pu, double now)
 {
 	struct hac_state *h = b->ps;
-	double left = h->T_end - now - plb__busy_for(b, pu, now);
+	double left = h->end[pu] - now - plb__busy_for(b, pu, now);
 	return left > 0 ? plb__model_inverse(&b->model[pu], left, (double)b->pool) : 0;
 }
 
@@ -169,25 +218,33 @@ static int hac_next(struct plb_balancer *b, int pu, double now, double *units,
 	int fresh = 0;
 	if (h->step > 0 && P->wait_step == h->step && plb__others_busy(b, pu))
 		return PLB_NEXT_WAIT;
-	if (h->step == 0 || P->step >= h->step ||
-	    (h->x[pu] > 0 && fits_before_end(b, pu, now) < 0.5 * h->x[pu])) {
+	if (h->step > 0 && h->x[pu] < 0) {
+		/* not in the current plan (it had no model then): join the step */
+		h->x[pu] = 0;
+		h->end[pu] = h->T_end;
+		double fit = fits_before_end(b, pu, now);
+		if (fit >= minb) {
+			h->x[pu] = fit;
+			h->end[pu] = now + plb__busy_for(b, pu, now) + plb__model_eval(m, fit);
+		}
+	}
+	if (h->step == 0 || P->step >= h->step || h->x[pu] < minb ||
+	    fits_before_end(b, pu, now) < 0.5 * h->x[pu]) {
 		int rc = new_step(b, now);
 		if (rc)
 			return rc;
 		fresh = 1;
 	}
 	double x = h->x[pu];
-	if (!fresh || x < 0) {
-		double fit = fits_before_end(b, pu, now);
-		x = x < 0 ? fit : fmin(x, fit);
-	}
+	if (!fresh)
+		x = fmin(x, fits_before_end(b, pu, now));
 	/* beyond its data a fit is a guess: grow by max_growth at most */
 	double cap = b->p.max_growth * (double)b->pu[pu].max_block;
 	if (x > cap)
 		x = cap;
 	if (x < minb) {
 		int fits = plb__busy_for(b, pu, now) + plb__model_eval(m, minb) <=
-			   1.1 * (h->T_end - now);
+			   1.1 * (h->end[pu] - now);
 		if (!fits && plb__others_busy(b, pu)) {
 			P->wait_step = h->step;
 			return PLB_NEXT_WAIT;
