@@ -10,8 +10,6 @@
 
 #include <float.h>
 #include <math.h>
-#include <stdio.h>
-#include <string.h>
 
 #include "solver.h"
 
@@ -223,9 +221,7 @@ static void brute_case(int n, const int *s, int with_avail)
 			 with_avail, Tf, Tb);
 }
 
-/* The fast path's makespan equals brute force's for 2 and 3 PUs over
- * linear, fixed-cost, x ln x, cubic, flat and mixed curves, with and
- * without avail. */
+/* Fast path = brute force, 2-3 PUs, linear/fixed-cost/xlnx/cubic/flat/mixed. */
 static void test_fast_matches_brute_force(void **state)
 {
 	(void)state;
@@ -241,8 +237,7 @@ static void test_fast_matches_brute_force(void **state)
 			}
 }
 
-/* SLSQP and the fast path give the same split and T on random instances
- * with 2..16 PUs, with and without avail. */
+/* SLSQP = fast path (split, T) on random 2..16 PUs, with and without avail. */
 static void test_slsqp_agrees_with_fast(void **state)
 {
 	double worst_x = 0, worst_T = 0;
@@ -266,6 +261,7 @@ static void test_slsqp_agrees_with_fast(void **state)
 				bind(e, k, n, avail);
 			}
 			assert_int_equal(plb__solve_fast(e, n, S, xf, &of), 0);
+			assert_true(of.iters <= 8);	/* Newton, not bisection */
 			assert_int_equal(plb__solve_slsqp(e, n, S, xs, &os), 0);
 			check_split(e, n, S, xf, &of, 1e-9);
 			check_split(e, n, S, xs, &os, 1e-6);
@@ -282,9 +278,7 @@ static void test_slsqp_agrees_with_fast(void **state)
 		      worst_T);
 }
 
-/* On many random instances (fixed costs, avail, 1..64 PUs, odd S) the fast
- * split sums to S bit for bit, has no negative share, and every PU with
- * data finishes at T. */
+/* Fast split: sum == S exactly, x >= 0, one finish T, on 400 odd instances. */
 static void test_fast_invariants(void **state)
 {
 	(void)state;
@@ -363,9 +357,7 @@ static double bisect_inverse(const struct plb__efun *e, double t, double S)
 	return a;
 }
 
-/* The fast path is optimal on time tables mixed with smooth curves, up to
- * 300 PUs: by plain bisection, no finish a relative 1e-9 earlier than its
- * T lets the PUs take S. */
+/* Fast path optimal (by bisection) on time tables mixed with smooth curves. */
 static void test_fast_optimal_on_tables(void **state)
 {
 	(void)state;
@@ -406,9 +398,7 @@ static void test_fast_optimal_on_tables(void **state)
 	}
 }
 
-/* SLSQP still agrees with the fast path on curves that grow like
- * e^(x/W) over 68 W, where NLopt's SLSQP stops short from the start and
- * has to be run again from where it stopped. */
+/* SLSQP = fast path on e^(x/W) curves over 68 W, where SLSQP must restart. */
 static void test_slsqp_steep_curves(void **state)
 {
 	struct curve k[2] = {
@@ -430,8 +420,7 @@ static void test_slsqp_steep_curves(void **state)
 		assert_true(fabs(xs[p] - xf[p]) <= 1e-3 * xf[p]);
 }
 
-/* A PU that is free only long after the others could finish gets 0, in
- * both solvers. */
+/* A PU with a huge avail gets 0, in both solvers. */
 static void test_huge_avail_gets_zero(void **state)
 {
 	struct curve k[4];
@@ -453,8 +442,7 @@ static void test_huge_avail_gets_zero(void **state)
 	assert_true(x[2] == 0);
 }
 
-/* A fixed cost larger than the others' finish keeps a PU out, in both
- * solvers, and they agree on T. */
+/* A fixed cost past the others' finish keeps a PU out, in both solvers. */
 static void test_fixed_cost_excluded(void **state)
 {
 	struct curve k[3] = {
@@ -477,8 +465,7 @@ static void test_fixed_cost_excluded(void **state)
 	assert_true(fabs(os.T - of.T) <= 1e-7 * of.T);
 }
 
-/* Flat curves: a constant-time PU takes the data a linear one cannot
- * finish sooner, and an all-flat pair is split with T = the constant. */
+/* Flat curves: a constant-time PU takes what it finishes first; all-flat. */
 static void test_flat_curves(void **state)
 {
 	struct curve k[2] = { { .c0 = 1, .W = 1 }, { .a = 1, .W = 1 } };
@@ -538,9 +525,7 @@ static void test_zero_S(void **state)
 	assert_true(x[0] == 0 && x[1] == 0 && x[2] == 0 && o.T == 0.2);
 }
 
-/* Bad input (n < 1, S < 0 or not finite, avail NaN or negative, NULL
- * arrays) is PLB_EINVAL; a decreasing curve is PLB_ESOLVE for the fast
- * path. */
+/* Bad input is PLB_EINVAL; a decreasing curve is PLB_ESOLVE (fast path). */
 static void test_bad_input(void **state)
 {
 	struct curve k[2] = { { .a = 1, .W = 1 }, { .a = 2, .W = 1 } };
