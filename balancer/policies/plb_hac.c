@@ -52,6 +52,7 @@ struct hac_state {
 	double fast_rate;       /* units/s of the first PU to finish training */
 	int step;               /* current virtual step, 0 before the first solve */
 	double T_end;           /* when the current step's equal-time blocks end */
+	double t_solve;         /* when it was solved */
 	double *x;              /* shares of the current step (units), -1: not in the solve */
 	double *end;            /* when each share is planned to end */
 	double *xr;             /* scratch: split of all remaining work */
@@ -158,6 +159,7 @@ static int new_step(struct plb_balancer *b, double now)
 		h->end[i] = now + a + plb__model_eval(m, h->x[i]);
 	}
 	h->T_end = now + T;
+	h->t_solve = now;
 	h->step++;
 	b->st.step = h->step;
 	return 0;
@@ -228,8 +230,12 @@ static int hac_next(struct plb_balancer *b, int pu, double now, double *units,
 			h->end[pu] = now + plb__busy_for(b, pu, now) + plb__model_eval(m, fit);
 		}
 	}
-	if (h->step == 0 || P->step >= h->step || h->x[pu] < minb ||
-	    fits_before_end(b, pu, now) < 0.5 * h->x[pu]) {
+	/* a new step when this PU is the first to finish the current one, or
+	 * cannot fit half its share before its planned end (it turned slow);
+	 * never twice at one instant (a storm of parked PUs) */
+	if ((h->step == 0 || P->step >= h->step ||
+	     (h->x[pu] >= minb && fits_before_end(b, pu, now) < 0.5 * h->x[pu])) &&
+	    !(h->step > 0 && h->t_solve == now)) {
 		int rc = new_step(b, now);
 		if (rc)
 			return rc;
