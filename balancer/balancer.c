@@ -318,6 +318,10 @@ void plb_balancer_stats(const plb_balancer_t *b, struct plb_balancer_stats *st)
 	st->units_done = b->done_units;
 	st->units_granted = b->granted;
 	st->units_pool = b->pool;
+	st->speed_changes = 0;
+	if (b->model)
+		for (int i = 0; i < b->n; i++)
+			st->speed_changes += b->model[i].changes;
 }
 
 double plb_balancer_predict(const plb_balancer_t *b, int pu, double units)

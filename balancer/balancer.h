@@ -58,6 +58,7 @@ struct plb_balancer_stats {
 	long solves;
 	double solve_s_total, solve_s_max;      /* CPU time of solves */
 	int pus_lost;
+	int speed_changes;      /* detected by the PUs' models */
 	int step;               /* policy's step or round counter */
 };
 

@@ -37,7 +37,7 @@
 /* A speed change is only believed where two or more samples lie within
  * this factor of the new block's size: elsewhere a miss is as likely the
  * curve's shape. */
-#define CHANGE_NEAR 1.5
+#define CHANGE_NEAR 3.0
 
 #define BIT(b) (1u << (b))
 #define EXP_BITS (BIT(PLB__B_EXP) | BIT(PLB__B_XEXP))
@@ -631,7 +631,15 @@ static double speed_change(const struct plb__model *m, double units,
 		}
 	}
 	double pred = model_e(m, units, NULL, NULL, NULL);
-	if (near < 2 || !(pred > 0))
+	if (!(pred > 0))
+		return 1;
+	if (m->after_change) {
+		/* the sample that revealed a change straddled it: this one, the
+		 * first wholly at the new speed, says how big it really is */
+		double r = total / pred;
+		return fabs(log(r)) > log1p(m->change_threshold) ? r : 1;
+	}
+	if (near < 2)
 		return 1;
 	double r = total / pred, lr = fabs(log(r));
 	if (lr > log1p(m->change_threshold) && lr > 3 * sqrt(ss / near))
@@ -693,6 +701,7 @@ int plb__model_add(struct plb__model *m, double units, double exec_s,
 		}
 		m->changes++;
 	}
+	m->after_change = r != 1;
 	struct plb__sample ns = {units, exec_s, xfer_s};
 	if (drop) {
 		m->s[m->head] = ns;

@@ -38,6 +38,7 @@ struct plb__model {
 	double u_lo;                    /* below u_lo, E is held at E(u_lo) */
 	long nfits;                     /* fits so far */
 	int changes;                    /* speed changes detected */
+	int after_change;               /* the last sample revealed a change */
 };
 
 /* Initialise for a domain of W units with the parameters' window, term limit

@@ -44,6 +44,7 @@ struct cJSON *plb__report_json(const struct plb__report *r)
 	cJSON_AddNumberToObject(o, "solver_ms_mean", r->solver_ms_mean);
 	cJSON_AddNumberToObject(o, "solver_ms_max", r->solver_ms_max);
 	cJSON_AddNumberToObject(o, "pus_lost", r->pus_lost);
+	cJSON_AddNumberToObject(o, "speed_changes", r->speed_changes);
 	cJSON_AddNumberToObject(o, "wall_s", r->wall_s);
 	return o;
 }
@@ -67,6 +68,8 @@ void plb__report_text(const struct plb__report *r, FILE *f)
 		r->solver_ms_mean, r->solver_ms_max);
 	if (r->pus_lost)
 		fprintf(f, "  PUs lost       %d\n", r->pus_lost);
+	if (r->speed_changes)
+		fprintf(f, "  speed changes  %d detected by the models\n", r->speed_changes);
 	fprintf(f, "  %-28s %10s %12s\n", "PU", "idle", "units");
 	for (int i = 0; i < r->npu; i++)
 		fprintf(f, "  %-28s %9.1f%% %12.0f\n", r->pu_names[i],

@@ -27,6 +27,7 @@ struct plb__report {
 	long solves;
 	double solver_ms_mean, solver_ms_max;
 	int pus_lost;
+	int speed_changes;      /* detected by the balancer's models */
 	double wall_s;          /* wall time of the run itself (simulator or runtime) */
 };
 

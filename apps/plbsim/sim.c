@@ -360,6 +360,7 @@ static void fill_report(struct sim *s, struct plb__sim_result *res)
 	r->solver_ms_mean = st.solves ? 1e3 * st.solve_s_total / (double)st.solves : 0;
 	r->solver_ms_max = 1e3 * st.solve_s_max;
 	r->pus_lost = st.pus_lost;
+	r->speed_changes = st.speed_changes;
 	res->stalled = !s->finished;
 }
 

@@ -28,6 +28,9 @@
  *   earlier gets min(share, what fits before its planned end with its
  *   newest model): a PU that turned slow shrinks at once. A PU that cannot
  *   fit half its share starts a new step instead.
+ * - After its model detects a speed change, a PU's next block is a probe of
+ *   a quarter of its planned time: the sample that revealed the change
+ *   straddled it and understates it.
  * - Trust region: a block is at most max_growth times the largest block the
  *   PU has done, since a fit extrapolated far beyond its samples is a guess.
  * - Gap filling: a PU finishing a regular block earlier than predicted by
@@ -43,6 +46,7 @@ struct hac_pu {
 	int phase;              /* 0 idle, 1 first training block out, 2 second out, 3 regular */
 	int step;               /* step of its last regular block */
 	int wait_step;          /* step it declined (share below min_block) */
+	int changes;            /* speed changes its model had at its last grant */
 	double gap_s;           /* pending gap to fill, seconds */
 };
 
@@ -244,6 +248,13 @@ static int hac_next(struct plb_balancer *b, int pu, double now, double *units,
 	double x = h->x[pu];
 	if (!fresh)
 		x = fmin(x, fits_before_end(b, pu, now));
+	/* just after a speed change the sample that revealed it straddled the
+	 * change and understates it: probe with a quarter of the planned time,
+	 * so the next sample is all at the new speed */
+	if (m->changes != P->changes) {
+		P->changes = m->changes;
+		x = fmin(x, plb__model_inverse(m, 0.25 * plb__model_eval(m, x), x));
+	}
 	/* beyond its data a fit is a guess: grow by max_growth at most */
 	double cap = b->p.max_growth * (double)b->pu[pu].max_block;
 	if (x > cap)
