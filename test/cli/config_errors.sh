@@ -1,0 +1,99 @@
+# A bad scenario file is refused with exit 1 and a message naming
+# file:line and the key, for each kind of mistake the format forbids.
+. test/cli/lib.bash
+
+good_model='[model g]
+class = gpu
+compute = table 64:0.01 1024:0.1'
+
+# expect NAME LINE PATTERN CONTENT: plbsim must fail, and its message must
+# contain "FILE:LINE:" and PATTERN
+expect() {
+	local name=$1 line=$2 pat=$3 f="$TMP/$1.ini"
+	printf '%s\n' "$4" > "$f"
+	local out rc
+	out=$("$PLBSIM" "$f" 2>&1); rc=$?
+	check "$name: exit 1 (got $rc)" [ "$rc" -eq 1 ]
+	check "$name: names $f:$line (got: $out)" grep -q "$f:$line:" <<<"$out"
+	check "$name: mentions '$pat' (got: $out)" grep -qi -- "$pat" <<<"$out"
+}
+
+expect unknown_key 3 "colour" "[run]
+units = 100
+colour = blue
+[node a]
+emu = g
+$good_model"
+
+expect unknown_section 3 "nodes" "[run]
+units = 100
+[nodes a]
+emu = g
+$good_model"
+
+expect empty_table 7 "compute" "[run]
+units = 100
+[node a]
+emu = g
+[model g]
+class = gpu
+compute = table"
+
+expect unsorted_table 7 "compute" "[run]
+units = 100
+[node a]
+emu = g
+[model g]
+class = gpu
+compute = table 1024:0.1 64:0.01"
+
+expect negative_table 7 "compute" "[run]
+units = 100
+[node a]
+emu = g
+[model g]
+class = gpu
+compute = table 64:-0.01 1024:0.1"
+
+expect undefined_model 4 "nope" "[run]
+units = 100
+[node a]
+emu = g nope
+$good_model"
+
+expect unused_model 8 "h" "[run]
+units = 100
+[node a]
+emu = g
+$good_model
+[model h]
+class = cpu
+compute = poly 0 1e-3"
+
+expect bad_number 2 "units" "[run]
+units = lots
+[node a]
+emu = g
+$good_model"
+
+expect bad_class 6 "class" "[run]
+units = 100
+[node a]
+emu = g
+[model g]
+class = fpga
+compute = poly 0 1"
+
+expect bad_param 4 "min_block" "[run]
+units = 100
+[balancer]
+min_block = -5
+[node a]
+emu = g
+$good_model"
+
+# a missing file is an I/O error naming the path
+out=$("$PLBSIM" "$TMP/absent.ini" 2>&1); rc=$?
+check "missing file: exit 1" [ "$rc" -eq 1 ]
+check "missing file: names it (got: $out)" grep -q "absent.ini" <<<"$out"
+finish

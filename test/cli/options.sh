@@ -1,0 +1,51 @@
+# plbsim's command line: bad options are refused with a message saying what
+# is accepted; --json has every key of the contract; --trace writes one
+# line per event; --params lists the balancer parameters.
+. test/cli/lib.bash
+S=test/data/small.ini
+
+refused() {     # refused DESCRIPTION PATTERN ARGS...
+	local what=$1 pat=$2; shift 2
+	local out rc
+	out=$("$PLBSIM" "$@" 2>&1); rc=$?
+	check "$what: exit 1 (got $rc)" [ "$rc" -eq 1 ]
+	check "$what: says '$pat' (got: $out)" grep -q -- "$pat" <<<"$out"
+}
+refused "unknown option" "unknown or incomplete option" $S --bogus
+refused "unknown policy" "accepted: plb-hac plb-hec hdss greedy static all" $S --policy best
+refused "negative seed" "--seed" $S --seed -3
+refused "bad solve-us" "--solve-us" $S --solve-us fast
+refused "bad --set" "unknown balancer parameter" $S --set nope=1
+refused "out of range --set" "out of range" $S --set end_fraction=2
+refused "no scenario" "exactly one scenario" --policy greedy
+refused "trace with all" "single --policy" $S --policy all --trace "$TMP/t.csv"
+
+json=$("$PLBSIM" $S --policy greedy --solve-us 100 --json); rc=$?
+check "json run exits 0" [ "$rc" -eq 0 ]
+for k in policy units units_done coverage_ok makespan_s lower_bound_s eq_optimum_s \
+	 ratio imbalance idle_frac blocks gap_blocks solves solver_ms_mean solver_ms_max; do
+	check "json has \"$k\"" grep -q "\"$k\":" <<<"$json"
+done
+check "json coverage_ok true" grep -q '"coverage_ok":[[:space:]]*true' <<<"$json"
+check "json policy greedy" grep -q '"policy":[[:space:]]*"greedy"' <<<"$json"
+# one idle fraction per PU (small.ini has five)
+n=$(tr -d ' \t\n' <<<"$json" | sed 's/.*"idle_frac":\[\([^]]*\)\].*/\1/' | tr ',' '\n' | grep -c .)
+check "idle_frac has 5 entries (got $n)" [ "$n" -eq 5 ]
+
+all=$("$PLBSIM" $S --policy all --solve-us 100 --json)
+check "--policy all --json is an array of 5" [ "$(grep -c '"policy":' <<<"$all")" -eq 5 ]
+check "--policy all --json starts with [" grep -q '^\[' <<<"$all"
+
+"$PLBSIM" $S --policy plb-hac --solve-us 100 --trace "$TMP/t.csv" > "$TMP/out.txt"
+check "trace header" grep -q '^t,pu,event,grant,offset,units,kind,exec_s,xfer_s$' "$TMP/t.csv"
+blocks=$(sed -n 's/^  blocks *\([0-9]*\).*/\1/p' "$TMP/out.txt")
+grants=$(grep -c '^[0-9].*,grant,' "$TMP/t.csv")
+dones=$(grep -c '^[0-9].*,done,' "$TMP/t.csv")
+check "one trace grant per block ($grants vs $blocks)" [ "$grants" -eq "$blocks" ]
+check "every grant done ($dones vs $grants)" [ "$dones" -eq "$grants" ]
+
+params=$("$PLBSIM" --params)
+for k in initial_block gap_threshold_ms end_fraction min_block; do
+	check "--params lists $k" grep -q "^$k " <<<"$params"
+done
+finish
