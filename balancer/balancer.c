@@ -359,6 +359,9 @@ int plb__solve(struct plb_balancer *b, double S, double now, double *x, double *
 	struct plb__solve_out so = {0};
 	int rc = b->p.solver == 2 ? plb__solve_slsqp(b->ef, m, S, b->x, &so)
 				  : plb__solve_fast(b->ef, m, S, b->x, &so);
+	/* auto: the reduction refuses curves that are not monotone */
+	if (rc == PLB_ESOLVE && b->p.solver == 0)
+		rc = plb__solve_slsqp(b->ef, m, S, b->x, &so);
 	if (rc == 0)
 		for (int k = 0; k < m; k++)
 			x[b->ef_pu[k]] = b->x[k];

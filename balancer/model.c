@@ -38,6 +38,8 @@
  * this factor of the new block's size: elsewhere a miss is as likely the
  * curve's shape. */
 #define CHANGE_NEAR 3.0
+/* ... and only for blocks within this factor of the sampled size range. */
+#define CHANGE_RANGE 1.5
 
 #define BIT(b) (1u << (b))
 #define EXP_BITS (BIT(PLB__B_EXP) | BIT(PLB__B_XEXP))
@@ -121,16 +123,25 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* Distinct values among v (n of them; sorted in place), equal within
- * 1e-9 relative: closer ones carry no information on the curve's shape. */
+/* Block sizes closer than this factor count as one: a slope taken over a
+ * few percent of size under a few percent of noise is noise (training
+ * gives a slow PU 2 x_init R ~ x_init when R ~ 1/2). */
+#define DISTINCT 1.2
+
+/* Distinct sizes among v (n of them; sorted in place): clusters whose
+ * neighbours lie within DISTINCT of each other count once. */
 static int count_distinct(double *v, int n)
 {
 	int nd = 1;
+	double base;
 
 	qsort(v, (size_t)n, sizeof *v, cmp_double);
+	base = v[0];
 	for (int i = 1; i < n; i++)
-		if (v[i] > v[i - 1] * (1 + 1e-9))
+		if (v[i] > base * DISTINCT) {
 			nd++;
+			base = v[i];
+		}
 	return nd;
 }
 
@@ -613,10 +624,17 @@ static const struct plb__sample *sample_at(const struct plb__model *m, int i)
 static double speed_change(const struct plb__model *m, double units,
 			   double total)
 {
-	double ss = 0, lnear = log(CHANGE_NEAR);
+	double ss = 0, lnear = log(CHANGE_NEAR), umin = INFINITY, umax = 0;
 	int near = 0;
 
 	if (m->n == 0 || !(total > 0))
+		return 1;
+	/* beyond the sampled sizes a miss is as likely the fit's extrapolation */
+	for (int i = 0; i < m->n; i++) {
+		umin = fmin(umin, sample_at(m, i)->units);
+		umax = fmax(umax, sample_at(m, i)->units);
+	}
+	if (units < umin / CHANGE_RANGE || units > umax * CHANGE_RANGE)
 		return 1;
 	for (int i = 0; i < m->n; i++) {
 		const struct plb__sample *s = sample_at(m, i);

@@ -26,10 +26,10 @@
 	X(step_fraction, 0.25, 0.001, 1,                                       \
 	  "PLB-HAC: a virtual step covers this fraction of the unassigned data (see README)") \
 	X(block_overhead, 0.01, 0.0001, 1,                                     \
-	  "PLB-HAC: a block is large enough that the PU's fixed cost per block is at most this fraction of it, within its share of all remaining work") \
+	  "PLB-HAC: blocks grow until the PU's fixed cost per block is at most this fraction of the block, to at most half the time the PU has left") \
 	X(step_min_ms, 50, 0, 1e9,                                             \
 	  "PLB-HAC: a virtual step lasts at least this long, unless it is the last") \
-	X(max_growth, 4, 1.1, 1e9,                                             \
+	X(max_growth, 16, 1.1, 1e9,                                             \
 	  "a PU's block is at most this times the largest block it has done: fits are not trusted far beyond their data") \
 	X(model_window, 32, 4, 4096,                                           \
 	  "samples per PU kept for the fit (the most recent)")                \
@@ -38,7 +38,7 @@
 	X(change_threshold, 0.3, 0.01, 100,                                    \
 	  "a sample off its prediction by more than this factor rescales the PU's older samples (speed change)") \
 	X(solver, 0, 0, 2,                                                     \
-	  "0 auto (one-variable reduction, SLSQP if a model is not monotone), 1 reduction only, 2 SLSQP only") \
+	  "0 auto (one-variable reduction; SLSQP when it refuses a curve), 1 reduction only, 2 SLSQP only") \
 	X(hec_threshold, 0.1, 0, 10,                                           \
 	  "PLB-HeC: re-solve when a round's finish times differ by more than this fraction of the round") \
 	X(hec_r2, 0.7, 0, 1,                                                   \
