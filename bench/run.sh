@@ -11,3 +11,19 @@ echo "== adaptation to a 4x slowdown (bench_adapt)"
 echo
 echo "== every policy on every scenario, and the simulator's wall time (bench_sim)"
 "$BUILD"/bench/bench_sim "$@"
+echo
+echo "== the 1024-PU cluster with W = 10^8 (a ~35 s run instead of ~3.5 s)"
+bash scripts/gen-large-scenario.sh 100000000 > "$BUILD"/large-1e8.ini
+"$BUILD"/bench/bench_sim "$BUILD"/large-1e8.ini
+echo
+echo "== step_fraction (the size of a virtual step) against ratio, plb-hac, seed 1"
+printf '%-14s' scenario; for f in 0.1 0.25 0.5 1; do printf ' %8s' "sf=$f"; done; echo
+for s in mm-5 grn-5 kmeans-5 adapt-4x interference; do
+	printf '%-14s' "$s"
+	for f in 0.1 0.25 0.5 1; do
+		r=$("$BUILD"/plbsim config/sim/$s.ini --policy plb-hac --set step_fraction=$f --json |
+		    sed -n 's/^[[:space:]]*"ratio":[[:space:]]*\([0-9.]*\).*/\1/p')
+		printf ' %8.4f' "$r"
+	done
+	echo
+done
