@@ -20,6 +20,7 @@
 
 #include <ini.h>
 
+#include "balancer.h"
 #include "config.h"
 
 enum sect { S_NONE, S_RUN, S_BALANCER, S_NETWORK, S_NODE, S_MODEL };
@@ -28,7 +29,7 @@ enum ktype {
 	K_NUM,          /* double */
 	K_INT,          /* int */
 	K_U64,          /* uint64_t */
-	K_POLICY,       /* char[32], one of `policies` */
+	K_POLICY,       /* char[32], a name plb_policy_name() knows */
 	K_CLASS,        /* enum plb_pu_class */
 	K_TEXT,         /* char *, copied as is */
 	K_CURVE,        /* struct plb__curve_spec */
@@ -93,7 +94,6 @@ static const struct key keys[] = {
 };
 #define NKEYS (int)(sizeof keys / sizeof keys[0])
 
-static const char *const policies[] = {"plb-hac", "plb-hec", "hdss", "greedy", "static"};
 static const char *const classes[] = {[PLB_PU_CPU] = "cpu", [PLB_PU_GPU] = "gpu", [PLB_PU_MIC] = "mic"};
 
 #define SECTIONS_ACCEPTED "[run], [balancer], [network], [node NAME], [model NAME]"
@@ -314,8 +314,8 @@ static int set_key(struct ctx *c, const struct key *k, const char *v)
 		return 0;
 	}
 	case K_POLICY:
-		for (size_t i = 0; i < sizeof policies / sizeof policies[0]; i++) {
-			if (!strcmp(v, policies[i])) {
+		for (int i = 0; plb_policy_name(i); i++) {
+			if (!strcmp(v, plb_policy_name(i))) {
 				snprintf(p, sizeof c->cfg->policy, "%s", v);
 				return 0;
 			}
