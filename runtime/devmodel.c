@@ -12,7 +12,8 @@
 #include "devmodel.h"
 
 #define TABLE_ACCEPTS "'table U:S U:S ...' (units:seconds for one block, " \
-	"units >= 0 strictly increasing, seconds >= 0, no spaces around ':')"
+	"units >= 0 strictly increasing, seconds >= 0 and non-decreasing, " \
+	"no spaces around ':')"
 #define POLY_ACCEPTS "'poly C0 C1 C2 ...' (seconds = C0 + C1 x + C2 x^2 ..., " \
 	"at least one coefficient)"
 
@@ -185,6 +186,13 @@ static int parse_table(struct plb__curve_spec *c, const char *s,
 			snprintf(err, errlen, "point %d '%.*s' is unsorted: units %g do not "
 				 "exceed the previous point's %g; accepted: " TABLE_ACCEPTS,
 				 i + 1, TOK(s, len), c->x[i], c->x[i - 1]);
+			return PLB_EINVAL;
+		}
+		/* the bounds invert the curves: more units never take less time */
+		if (i > 0 && c->y[i] < c->y[i - 1]) {
+			snprintf(err, errlen, "point %d '%.*s': %g s is less than the previous "
+				 "point's %g s; block times must not decrease with units; accepted: "
+				 TABLE_ACCEPTS, i + 1, TOK(s, len), c->y[i], c->y[i - 1]);
 			return PLB_EINVAL;
 		}
 	}

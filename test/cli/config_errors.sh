@@ -55,6 +55,14 @@ emu = g
 class = gpu
 compute = table 64:-0.01 1024:0.1"
 
+expect decreasing_table 7 "must not decrease" "[run]
+units = 100
+[node a]
+emu = g
+[model g]
+class = gpu
+compute = table 64:0.02 1024:0.01"
+
 expect undefined_model 4 "nope" "[run]
 units = 100
 [node a]

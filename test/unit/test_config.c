@@ -18,12 +18,7 @@
 
 #include "config.h"
 
-#define assert_near(a, b, eps) do {                                          \
-	double a_ = (a), b_ = (b);                                            \
-	if (!(fabs(a_ - b_) <= (eps)))                                        \
-		fail_msg("%s = %.17g, expected %.17g +- %g", #a, a_, b_,       \
-			 (double)(eps));                                      \
-} while (0)
+#include "test_util.h"
 
 /* Writes text to a new temp file; its name goes to path (32 bytes). */
 static void write_tmp(const char *text, char *path)

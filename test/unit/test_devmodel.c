@@ -16,13 +16,7 @@
 
 #define EPS 1e-12
 
-/* cmocka 1.1 compares floats only in single precision. */
-#define assert_near(a, b, eps) do {                                          \
-	double a_ = (a), b_ = (b);                                            \
-	if (!(fabs(a_ - b_) <= (eps)))                                        \
-		fail_msg("%s = %.17g, expected %.17g +- %g", #a, a_, b_,       \
-			 (double)(eps));                                      \
-} while (0)
+#include "test_util.h"
 
 static struct plb__curve_spec parse_ok(const char *text)
 {
@@ -105,12 +99,19 @@ static void test_table_below_first_point(void **state)
 static void test_table_never_negative(void **state)
 {
 	(void)state;
-	struct plb__curve_spec c = parse_ok("table 100:5 200:1");
+	/* the first segment's line crosses 0 at x = 75: below it, 0 */
+	struct plb__curve_spec c = parse_ok("table 100:1 200:5");
 
-	assert_near(plb__curve_spec_eval(&c, 300), 0, EPS);
-	assert_true(plb__curve_spec_eval(&c, 1e9) == 0);
+	assert_near(plb__curve_spec_eval(&c, 50), 0, EPS);
+	assert_true(plb__curve_spec_eval(&c, 0) == 0);
+	assert_near(plb__curve_spec_eval(&c, 90), 0.6, EPS);
 	assert_near(plb__curve_spec_eval(&c, 150), 3, EPS);
 	plb__curve_spec_fini(&c);
+	/* a table whose time decreases is refused */
+	char err[256];
+	assert_int_equal(plb__curve_spec_parse(&c, "table 100:5 200:1", err, sizeof err),
+			 PLB_EINVAL);
+	assert_non_null(strstr(err, "must not decrease"));
 }
 
 /* A one-point table is proportional to units (constant if at 0 units). */
