@@ -224,6 +224,10 @@ static int hac_next(struct plb_balancer *b, int pu, double now, double *units,
 	int fresh = 0;
 	if (h->step > 0 && P->wait_step == h->step && plb__others_busy(b, pu))
 		return PLB_NEXT_WAIT;
+	/* a prefetch (pipelining: the PU still runs a block) takes its share of
+	 * a step it does not hold yet; it never starts a step itself */
+	if (b->pu[pu].nout > 0 && (h->step == 0 || P->step >= h->step))
+		return PLB_NEXT_WAIT;
 	if (h->step > 0 && h->x[pu] < 0) {
 		/* not in the current plan (it had no model then): join the step */
 		h->x[pu] = 0;

@@ -45,6 +45,8 @@ static int static_next(struct plb_balancer *b, int pu, double now,
 	}
 	if (p->state == 1 || s->profiled < b->alive)
 		return PLB_NEXT_WAIT;   /* the profiling pass is a barrier */
+	if (p->state == 3 && b->pu[pu].nout > 0)
+		return PLB_NEXT_WAIT;   /* pipelining: its split is its work */
 	if (!s->split_done) {
 		s->split_done = 1;
 		s->split_R = b->pool;

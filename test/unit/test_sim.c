@@ -73,17 +73,43 @@ static void test_random_failures(void **state)
 			/* about half die, somewhere in the first ~1.5 s of a ~2 s run */
 			cfg.models[i].fail_t = (i != survivor && u < 0.5) ? 3 * u : INFINITY;
 		}
+		/* with one grant per PU, and with two (a lost PU loses both) */
+		cfg.pipeline = 1 + trial % 2;
 		for (int p = 0; plb_policy_name(p); p++) {
 			struct plb__sim_result r;
 			run(&cfg, plb_policy_name(p), (uint64_t)trial, 100, &r);
 			if (r.stalled || !r.rep.coverage_ok)
-				fail_msg("trial %d %s: stalled %d coverage %d done %llu",
-					 trial, plb_policy_name(p), r.stalled, r.rep.coverage_ok,
-					 (unsigned long long)r.rep.units_done);
+				fail_msg("trial %d pipeline %d %s: stalled %d coverage %d done %llu",
+					 trial, cfg.pipeline, plb_policy_name(p), r.stalled,
+					 r.rep.coverage_ok, (unsigned long long)r.rep.units_done);
 			assert_int_equal(r.rep.units_done, r.rep.units);
 			plb__sim_result_fini(&r);
 		}
 	}
+	plb__config_fini(&cfg);
+}
+
+/* With two grants per PU (the next block's transfer overlapping the
+ * current block's compute) every policy covers the domain, the bound uses
+ * max(F, G), and no makespan beats it. */
+static void test_pipelined(void **state)
+{
+	struct plb__config cfg;
+	load("test/data/small.ini", &cfg);
+	struct plb__sim_result one;
+	run(&cfg, "greedy", 1, 200, &one);
+	cfg.pipeline = 2;
+	for (int p = 0; plb_policy_name(p); p++) {
+		struct plb__sim_result r;
+		run(&cfg, plb_policy_name(p), 1, 200, &r);
+		assert_false(r.stalled);
+		assert_true(r.rep.coverage_ok);
+		assert_true(r.rep.lower_bound_s <= one.rep.lower_bound_s);
+		assert_true(r.rep.makespan_s >= 0.97 * r.rep.lower_bound_s);
+		assert_non_null(strstr(r.rep.bound_note, "max(F, G)"));
+		plb__sim_result_fini(&r);
+	}
+	plb__sim_result_fini(&one);
 	plb__config_fini(&cfg);
 }
 
@@ -140,6 +166,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_deterministic),
 		cmocka_unit_test(test_random_failures),
+		cmocka_unit_test(test_pipelined),
 		cmocka_unit_test(test_all_dead_stalls),
 		cmocka_unit_test(test_every_policy_every_scenario),
 	};
