@@ -26,7 +26,9 @@
 	X(step_fraction, 0.25, 0.001, 1,                                       \
 	  "PLB-HAC: a virtual step covers this fraction of the unassigned data (see README)") \
 	X(block_overhead, 0.01, 0.0001, 1,                                     \
-	  "PLB-HAC: blocks grow until the PU's fixed cost per block is at most this fraction of the block, to at most half the time the PU has left") \
+	  "PLB-HAC: blocks grow until the PU's fixed cost per block is at most this fraction of the block, within stretch_fraction of the time the PU has left") \
+	X(stretch_fraction, 0.8, 0.05, 1,                                      \
+	  "PLB-HAC: a block grown for efficiency takes at most this fraction of the time its PU has left") \
 	X(step_min_ms, 50, 0, 1e9,                                             \
 	  "PLB-HAC: a virtual step lasts at least this long, unless it is the last") \
 	X(max_growth, 16, 1.1, 1e9,                                             \

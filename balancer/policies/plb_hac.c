@@ -20,8 +20,9 @@
  *   that join the step late.
  * - Efficiency: a PU's block is at least the size at which its fixed cost
  *   per block (the tangent's intercept, E - x E') is block_overhead of the
- *   block's time, but to at most half the time the PU has left (from the
- *   split of the whole rest), so the end is still approached geometrically. A coprocessor
+ *   block's time, but within stretch_fraction of the time the PU has left
+ *   (from the split of the whole rest), so the end is still approached
+ *   geometrically. A coprocessor
  *   with a 0.2 s offload cost thus runs a few long blocks while the CPUs
  *   follow the steps; it is simply busy through several of them.
  * - Each PU's share comes with its planned end. A PU taking a share solved
@@ -153,13 +154,14 @@ static int new_step(struct plb_balancer *b, double now)
 			continue;
 		}
 		const struct plb__model *m = &b->model[i];
-		/* stretch towards an efficient block, but to at most half the time
-		 * this PU has left, so the end is approached geometrically */
+		/* stretch towards an efficient block, but within stretch_fraction
+		 * of the time this PU has left, so the end is still approached
+		 * geometrically */
 		double a = plb__busy_for(b, i, now);
-		double half = h->xr[i] > 0
-			? plb__model_inverse(m, 0.5 * (TR - a), h->xr[i]) : 0;
-		if (half > h->x[i])
-			h->x[i] = fmax(h->x[i], efficient_block(m, p->block_overhead, half));
+		double most = h->xr[i] > 0 ? plb__model_inverse(m, p->stretch_fraction * (TR - a),
+								  h->xr[i]) : 0;
+		if (most > h->x[i])
+			h->x[i] = fmax(h->x[i], efficient_block(m, p->block_overhead, most));
 		h->end[i] = now + a + plb__model_eval(m, h->x[i]);
 	}
 	h->T_end = now + T;
