@@ -2,7 +2,8 @@
  * slower mid-run. For every virtual step of plb-hac after the change, print
  * the block the slowed GPU got and its new equal-time size: its share when
  * the step's regular units are split with the true curves (speed factors in
- * force). Target: within 10% by the third step after the change. */
+ * force). Target: within 10% by the third step after the change.
+ *   bench_adapt [SCENARIO [KEY=VALUE ...]]   (balancer parameter overrides) */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,6 +52,19 @@ int main(int argc, char **argv)
 	if (plb__config_load(path, &cfg, err, sizeof err) != 0) {
 		fprintf(stderr, "%s\n", err);
 		return 1;
+	}
+	for (int i = 2; i < argc; i++) {
+		char key[128];
+		const char *eq = strchr(argv[i], '=');
+		if (!eq || eq - argv[i] >= (int)sizeof key) {
+			fprintf(stderr, "bench_adapt: expected KEY=VALUE, got '%s'\n", argv[i]);
+			return 1;
+		}
+		snprintf(key, sizeof key, "%.*s", (int)(eq - argv[i]), argv[i]);
+		if (plb_params_set(&cfg.params, key, eq + 1, err, sizeof err) != 0) {
+			fprintf(stderr, "bench_adapt: %s\n", err);
+			return 1;
+		}
 	}
 	int gpu = -1;
 	for (int i = 0; i < cfg.npu; i++)

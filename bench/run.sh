@@ -8,6 +8,8 @@ echo "== solver time against PU count (bench_solver)"
 echo
 echo "== adaptation to a 4x slowdown (bench_adapt)"
 "$BUILD"/bench/bench_adapt
+echo "-- the same without growing blocks for efficiency (block_overhead=1)"
+"$BUILD"/bench/bench_adapt config/sim/adapt-4x.ini block_overhead=1
 echo
 echo "== every policy on every scenario, and the simulator's wall time (bench_sim)"
 "$BUILD"/bench/bench_sim "$@"
