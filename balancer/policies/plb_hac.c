@@ -199,10 +199,13 @@ static int hac_next(struct plb_balancer *b, int pu, double now, double *units,
 		return PLB_NEXT_WAIT;           /* needs the sample first */
 	if (P->phase == 1) {
 		P->phase = 2;
-		double rate = h->x1 / b->pu[pu].last_exec_s;
+		/* a block that took no measurable time counts as the fastest */
+		double t = b->pu[pu].last_exec_s;
+		double rate = t > 0 ? h->x1 / t : INFINITY;
 		if (h->fast_rate == 0)
 			h->fast_rate = rate;    /* the first to finish */
-		double x = 2 * h->x1 * fmin(1.0, rate / h->fast_rate);
+		double R = rate >= h->fast_rate ? 1.0 : rate / h->fast_rate;
+		double x = 2 * h->x1 * R;
 		*units = x > minb ? x : minb;
 		*kind = PLB_GRANT_TRAINING;
 		*step = 0;

@@ -168,6 +168,39 @@ static void test_bad_calls(void **state)
 	plb_balancer_destroy(b);
 }
 
+/* Blocks that take no measurable time (a zero-cost device) do not break
+ * any policy: everything is still done exactly once. */
+static void test_zero_time_blocks(void **state)
+{
+	for (int p = 0; plb_policy_name(p); p++) {
+		plb_balancer_t *b;
+		assert_int_equal(plb_balancer_create(NULL, plb_policy_name(p), 3, 50000, &b), 0);
+		uint64_t done = 0;
+		double now = 0;
+		for (int guard = 0; guard < 100000 && !plb_balancer_finished(b); guard++) {
+			int progress = 0;
+			for (int i = 0; i < 3; i++) {
+				struct plb_grant g;
+				int rc = plb_balancer_next(b, i, now, &g);
+				assert_true(rc > 0);
+				if (rc != PLB_NEXT_GRANT)
+					continue;
+				/* PUs 0 and 1 are free; PU 2 costs 1 ms per 1000 units */
+				double t = i < 2 ? 0 : 1e-6 * (double)g.units;
+				now += t;
+				struct plb_sample s = {g.id, t, 0, now};
+				assert_int_equal(plb_balancer_done(b, i, &s), 0);
+				done += g.units;
+				progress = 1;
+			}
+			assert_true(progress || plb_balancer_finished(b));
+		}
+		assert_true(plb_balancer_finished(b));
+		assert_int_equal(done, 50000);
+		plb_balancer_destroy(b);
+	}
+}
+
 /* A lost PU's range is granted again, to someone else, in full. */
 static void test_lost_range_regranted(void **state)
 {
@@ -201,6 +234,7 @@ int main(void)
 		cmocka_unit_test(test_coverage_with_failures),
 		cmocka_unit_test(test_tiny_domains),
 		cmocka_unit_test(test_bad_calls),
+		cmocka_unit_test(test_zero_time_blocks),
 		cmocka_unit_test(test_lost_range_regranted),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
