@@ -6,14 +6,15 @@
 #   SANITIZE=address,undefined | SANITIZE=thread
 #   WERROR=1             warnings are errors (CI sets it)
 #   CUDA=0               do not build CUDA code even when nvcc is found
-# CUDA code is built when nvcc is found (PATH or /usr/local/cuda/bin).
+# CUDA code (kernels/*.cu) is built when nvcc is found (PATH or
+# /usr/local/cuda/bin), and C files then see PLB_HAVE_CUDA.
 
 BUILD   ?= build
 CC      ?= cc
 OPT     ?= -O2
 CFLAGS  := -std=c11 $(OPT) -g -Wall -Wextra -Wshadow -Wstrict-prototypes \
            -Wno-unused-parameter -fvisibility=hidden -D_POSIX_C_SOURCE=200809L \
-           -Iinclude -Ibalancer -Iruntime -Iapps/plbsim -MMD -MP $(EXTRA_CFLAGS)
+           -Iinclude -Ibalancer -Iruntime -Ikernels -Iapps/plbsim -MMD -MP $(EXTRA_CFLAGS)
 LDFLAGS := $(EXTRA_LDFLAGS)
 ifeq ($(WERROR),1)
 CFLAGS  += -Werror
@@ -28,6 +29,12 @@ ifeq ($(CUDA),0)
 NVCC    :=
 endif
 HAVE_CUDA := $(if $(NVCC),1,0)
+ifeq ($(HAVE_CUDA),1)
+CUDA_HOME := $(abspath $(dir $(NVCC))/..)
+NVCCFLAGS := -std=c++17 -O2 -Iinclude -Ikernels $(EXTRA_NVCCFLAGS)
+CFLAGS    += -DPLB_HAVE_CUDA
+CUDA_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcudart -lstdc++
+endif
 
 ifeq ($(V),1)
 Q :=
@@ -37,9 +44,12 @@ endif
 
 BAL_LIBS := -lnlopt -llapacke -llapack -lblas -lm
 RT_LIBS  := -linih -lcjson
+KERN_LIBS := -lblas $(CUDA_LIBS)
 
 BAL_SRC   := $(wildcard balancer/*.c balancer/policies/*.c)
 RT_SRC    := $(wildcard runtime/*.c)
+KERN_SRC  := $(wildcard kernels/*.c)
+CU_SRC    := $(if $(NVCC),$(wildcard kernels/*.cu))
 SIM_SRC   := apps/plbsim/main.c
 SIMLIB_SRC := apps/plbsim/sim.c
 TEST_SRC  := $(wildcard test/unit/test_*.c)
@@ -47,6 +57,7 @@ BENCH_SRC := $(wildcard bench/*.c)
 
 BAL_OBJ   := $(BAL_SRC:%.c=$(BUILD)/%.o)
 RT_OBJ    := $(RT_SRC:%.c=$(BUILD)/%.o)
+KERN_OBJ  := $(KERN_SRC:%.c=$(BUILD)/%.o) $(CU_SRC:%.cu=$(BUILD)/%.cu.o)
 SIM_OBJ   := $(SIM_SRC:%.c=$(BUILD)/%.o)
 SIMLIB_OBJ := $(SIMLIB_SRC:%.c=$(BUILD)/%.o)
 TESTS     := $(TEST_SRC:test/unit/%.c=$(BUILD)/test/%)
@@ -55,6 +66,7 @@ BENCHES   := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 LIBBAL    := $(BUILD)/libplbbal.a
 LIBRT     := $(BUILD)/libplbrt.a
 LIBSIM    := $(BUILD)/libplbsim.a
+LIBKERN   := $(BUILD)/libplbkern.a
 PLBSIM    := $(BUILD)/plbsim
 DEPS_OK   := $(BUILD)/.deps-ok
 
@@ -78,15 +90,22 @@ $(LIBRT): $(RT_OBJ)
 	$(Q)$(AR) rcs $@ $^
 $(LIBSIM): $(SIMLIB_OBJ)
 	$(Q)$(AR) rcs $@ $^
+$(LIBKERN): $(KERN_OBJ)
+	$(Q)$(AR) rcs $@ $^
+
+$(BUILD)/%.cu.o: %.cu | $(DEPS_OK)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  NVCC    $<")
+	$(Q)$(NVCC) $(NVCCFLAGS) -c $< -o $@
 
 $(PLBSIM): $(SIM_OBJ) $(LIBSIM) $(LIBRT) $(LIBBAL)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(RT_LIBS) $(BAL_LIBS)
 
-$(BUILD)/test/%: $(BUILD)/test/unit/%.o $(LIBSIM) $(LIBRT) $(LIBBAL)
+$(BUILD)/test/%: $(BUILD)/test/unit/%.o $(LIBSIM) $(LIBRT) $(LIBKERN) $(LIBBAL)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(RT_LIBS) $(BAL_LIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(RT_LIBS) $(KERN_LIBS) $(BAL_LIBS)
 
 $(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIBSIM) $(LIBRT) $(LIBBAL)
 	@mkdir -p $(@D)

@@ -7,20 +7,23 @@ BUILD=${BUILD:-build}
 PLBSIM=${PLBSIM:-$BUILD/plbsim}
 export PLBSIM BUILD
 TIMEOUT=${TEST_TIMEOUT:-300}
-pass=0 fail=0 failed=()
+pass=0 fail=0 skip=0 failed=()
 for t in "$BUILD"/test/test_*; do
 	[ -x "$t" ] || continue
 	name=$(basename "$t")
 	out=$(timeout "$TIMEOUT" "$t" 2>&1); rc=$?
 	p=$(printf '%s\n' "$out" | sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' | awk '{s+=$1} END {print s+0}')
 	f=$(printf '%s\n' "$out" | sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' | awk '{s+=$1} END {print s+0}')
+	k=$(printf '%s\n' "$out" | sed -n 's/^\[  SKIPPED \] \([0-9]*\) test.*/\1/p' | awk '{s+=$1} END {print s+0}')
+	skip=$((skip + k))
+	printf '%s\n' "$out" | grep 'skipped:' || true
 	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi   # crash or timeout
 	pass=$((pass + p)); fail=$((fail + f))
 	if [ "$f" -ne 0 ]; then
 		failed+=("$name"); printf '%s\n' "$out" | tail -n 40
 		[ "$rc" -eq 124 ] && echo "$name: timed out after ${TIMEOUT}s"
 	fi
-	echo "$name: $p passed, $f failed"
+	if [ "$k" -gt 0 ]; then echo "$name: $p passed, $f failed, $k skipped"; else echo "$name: $p passed, $f failed"; fi
 done
 for t in test/cli/*.sh; do
 	[ -f "$t" ] || continue
@@ -34,5 +37,5 @@ for t in test/cli/*.sh; do
 	fi
 done
 [ ${#failed[@]} -gt 0 ] && echo "failed: ${failed[*]}"
-echo "$pass passed, $fail failed"
+echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]

@@ -1,0 +1,53 @@
+/* Matrix-multiply kernels of the bundled plb-mm app: C = A x B, n x n,
+ * column-major, B's columns the domain, so a block of columns
+ * [off, off + cols) of B and C is contiguous (B + off * n). A is shared by
+ * every block. The CPU kernel calls BLAS (OpenBLAS); the CUDA kernel
+ * (mm_cuda.cu, built only when nvcc is found) calls cuBLAS on its own stream
+ * with pinned staging buffers. Verification: an exact reference for small n
+ * and Freivalds' randomised check for large n. */
+#ifndef PLB_KERNELS_MM_H
+#define PLB_KERNELS_MM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "plb_errors.h"
+
+enum plb__mm_prec { PLB__MM_F32, PLB__MM_F64 };
+
+/* Bytes of one element. */
+size_t plb__mm_elem(enum plb__mm_prec prec);
+
+/* C_blk = A x B_blk on the CPU: A n x n, B_blk and C_blk n x cols
+ * (column-major, leading dimension n). Returns 0 or PLB_EINVAL. */
+PLB_WUR int plb__mm_cpu(enum plb__mm_prec prec, int n, int64_t cols,
+			const void *A, const void *B_blk, void *C_blk);
+
+/* Checks C = A x B. exact: every element against a double-precision
+ * reference (O(n^3), for small n); otherwise Freivalds' test with `trials`
+ * random vectors (O(trials n^2)). Returns 0 if C passes, PLB_ESOLVE with the
+ * worst relative error in *err_out if not, PLB_ENOMEM. */
+PLB_WUR int plb__mm_verify(enum plb__mm_prec prec, int n, const void *A,
+			   const void *B, const void *C, int exact, int trials,
+			   uint64_t seed, double *err_out);
+
+/* CUDA (mm_cuda.cu). Without nvcc these are absent: callers test
+ * PLB_HAVE_CUDA. */
+struct plb__mm_cuda;
+/* CUDA devices usable here (0 when there is no driver or no device). */
+int plb__cuda_device_count(void);
+/* Set up device `dev` for n x n products of blocks of at most max_cols
+ * columns: a stream, a cuBLAS handle, A on the device, pinned staging
+ * buffers. On error returns PLB_EIO and writes the CUDA/cuBLAS reason. */
+PLB_WUR int plb__mm_cuda_create(int dev, enum plb__mm_prec prec, int n,
+				int64_t max_cols, struct plb__mm_cuda **out,
+				char *err, size_t errlen);
+/* Upload A (n x n) to the device. */
+PLB_WUR int plb__mm_cuda_set_a(struct plb__mm_cuda *m, const void *A);
+/* C_blk = A x B_blk, copies in and out overlapped with the product on the
+ * context's stream; returns when C_blk is in host memory. */
+PLB_WUR int plb__mm_cuda_run(struct plb__mm_cuda *m, int64_t cols,
+			     const void *B_blk, void *C_blk);
+void plb__mm_cuda_destroy(struct plb__mm_cuda *m);
+
+#endif
