@@ -36,6 +36,20 @@ const char *plb_policy_name(int i)
 	return i >= 0 && i < NPOLICIES ? policies[i]->name : NULL;
 }
 
+const char *plb_policy_names(char *buf, size_t len, const char *sep)
+{
+	size_t used = 0;
+	if (len)
+		buf[0] = '\0';
+	for (int i = 0; i < NPOLICIES && used < len; i++) {
+		int w = snprintf(buf + used, len - used, "%s%s", i ? sep : "", policies[i]->name);
+		if (w < 0)
+			break;
+		used += (size_t)w;
+	}
+	return buf;
+}
+
 static const struct plb__policy *find_policy(const char *name)
 {
 	for (int i = 0; i < NPOLICIES; i++)
@@ -322,13 +336,6 @@ void plb_balancer_stats(const plb_balancer_t *b, struct plb_balancer_stats *st)
 	if (b->model)
 		for (int i = 0; i < b->n; i++)
 			st->speed_changes += b->model[i].changes;
-}
-
-double plb_balancer_predict(const plb_balancer_t *b, int pu, double units)
-{
-	if (!b->model || pu < 0 || pu >= b->n || !plb__model_ready(&b->model[pu]))
-		return -1;
-	return plb__model_eval(&b->model[pu], units);
 }
 
 static double ef_eval(const void *ctx, double x)

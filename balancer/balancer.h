@@ -94,12 +94,10 @@ int plb_balancer_finished(const plb_balancer_t *b);
 
 void plb_balancer_stats(const plb_balancer_t *b, struct plb_balancer_stats *st);
 
-/* The PU's current model prediction of a block of `units` (E = F + G), or
- * -1 when it has none yet. For reports and tests. */
-double plb_balancer_predict(const plb_balancer_t *b, int pu, double units);
-
 /* Policy names, NULL past the end; and a one-line description. */
 const char *plb_policy_name(int i);
 const char *plb_policy_doc(const char *name);
+/* The policy names joined by sep into buf (for messages); returns buf. */
+const char *plb_policy_names(char *buf, size_t len, const char *sep);
 
 #endif

@@ -55,6 +55,19 @@ int plb_params_set(struct plb_params *p, const char *key, const char *value,
 	return PLB_ENOENT;
 }
 
+int plb_params_assign(struct plb_params *p, const char *assignment,
+		      char *err, size_t errlen)
+{
+	char key[128];
+	const char *eq = strchr(assignment, '=');
+	if (!eq || eq == assignment || (size_t)(eq - assignment) >= sizeof key) {
+		snprintf(err, errlen, "expected KEY=VALUE, got '%s'", assignment);
+		return PLB_EINVAL;
+	}
+	snprintf(key, sizeof key, "%.*s", (int)(eq - assignment), assignment);
+	return plb_params_set(p, key, eq + 1, err, errlen);
+}
+
 int plb_params_describe(int i, const char **name, double *def, double *lo,
 			double *hi, const char **doc)
 {

@@ -71,6 +71,11 @@ void plb_params_init(struct plb_params *p);
 PLB_WUR int plb_params_set(struct plb_params *p, const char *key,
 			   const char *value, char *err, size_t errlen);
 
+/* Set a parameter from "KEY=VALUE" (as given to --set); PLB_EINVAL with a
+ * message when there is no '=', else as plb_params_set. */
+PLB_WUR int plb_params_assign(struct plb_params *p, const char *assignment,
+			      char *err, size_t errlen);
+
 /* Iterate the table: returns 0 and fills the out pointers for i in range,
  * PLB_ENOENT past the end. */
 int plb_params_describe(int i, const char **name, double *def, double *lo,

@@ -54,14 +54,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	for (int i = 2; i < argc; i++) {
-		char key[128];
-		const char *eq = strchr(argv[i], '=');
-		if (!eq || eq - argv[i] >= (int)sizeof key) {
-			fprintf(stderr, "bench_adapt: expected KEY=VALUE, got '%s'\n", argv[i]);
-			return 1;
-		}
-		snprintf(key, sizeof key, "%.*s", (int)(eq - argv[i]), argv[i]);
-		if (plb_params_set(&cfg.params, key, eq + 1, err, sizeof err) != 0) {
+		if (plb_params_assign(&cfg.params, argv[i], err, sizeof err) != 0) {
 			fprintf(stderr, "bench_adapt: %s\n", err);
 			return 1;
 		}

@@ -6,6 +6,9 @@ BUILD=${BUILD:-build}
 echo "== solver time against PU count (bench_solver)"
 "$BUILD"/bench/bench_solver
 echo
+echo "== model refit and inversion cost (bench_model)"
+"$BUILD"/bench/bench_model
+echo
 echo "== adaptation to a 4x slowdown (bench_adapt)"
 "$BUILD"/bench/bench_adapt
 echo "-- the same without growing blocks for efficiency (block_overhead=1)"

@@ -60,7 +60,7 @@ static const struct key keys[] = {
 	{S_RUN, "units", K_NUM, F_REQ | F_INTEGER, 1, W_MAX, 0, NULL, CFG(units),
 	 "an integer >= 1, W, the size of the domain (required)"},
 	{S_RUN, "policy", K_POLICY, 0, 0, 0, 0, "plb-hac", CFG(policy),
-	 "plb-hac | plb-hec | hdss | greedy | static"},
+	 "a policy name (see plbsim --help)"},
 	{S_RUN, "seed", K_U64, 0, 0, 0, 1, NULL, CFG(seed),
 	 "an integer in [0, 18446744073709551615]"},
 	{S_RUN, "pipeline", K_INT, 0, 1, 2, 1, NULL, CFG(pipeline),
@@ -320,8 +320,12 @@ static int set_key(struct ctx *c, const struct key *k, const char *v)
 				return 0;
 			}
 		}
+	{
+		char names[256];
 		return fail(c, c->lineno, "%s %s: '%.*s' is not a policy; accepted: %s",
-			    c->label, k->name, SHOW, v, k->accepts);
+			    c->label, k->name, SHOW, v,
+			    plb_policy_names(names, sizeof names, " | "));
+	}
 	case K_CLASS:
 		for (size_t i = 0; i < sizeof classes / sizeof classes[0]; i++) {
 			if (!strcmp(v, classes[i])) {

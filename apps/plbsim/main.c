@@ -17,8 +17,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: plbsim SCENARIO.ini [options]\n"
-		"  --policy NAME   plb-hac | plb-hec | hdss | greedy | static | all\n"
-		"                  (default: the scenario's [run] policy)\n"
+		"  --policy NAME   a policy below, or all (default: the scenario's [run] policy)\n"
 		"  --seed N        random seed for the devices' noise (default: [run] seed)\n"
 		"  --json          print the report as JSON (an array with --policy all)\n"
 		"  --trace FILE    write every grant/done/fail/lost event as CSV (one policy)\n"
@@ -26,7 +25,10 @@ static void usage(FILE *f)
 		"                  CPU time: runs become repeatable to the bit\n"
 		"  --set KEY=VAL   override a [balancer] parameter (repeatable)\n"
 		"  --params        list the balancer parameters with defaults and exit\n"
-		"  --help          this text\n");
+		"  --help          this text\n"
+		"policies:\n");
+	for (int i = 0; plb_policy_name(i); i++)
+		fprintf(f, "  %-9s %s\n", plb_policy_name(i), plb_policy_doc(plb_policy_name(i)));
 }
 
 static void list_params(void)
@@ -98,8 +100,8 @@ int main(int argc, char **argv)
 			}
 			break;
 		case 'S':
-			if (nsets == 64 || !strchr(optarg, '=')) {
-				fprintf(stderr, "plbsim: --set takes KEY=VALUE (at most 64), got '%s'\n", optarg);
+			if (nsets == 64) {
+				fprintf(stderr, "plbsim: --set: at most 64 of them\n");
 				return 1;
 			}
 			sets[nsets++] = optarg;
@@ -130,10 +132,7 @@ int main(int argc, char **argv)
 	}
 	int rc = 1;
 	for (int i = 0; i < nsets; i++) {
-		char key[128];
-		const char *eq = strchr(sets[i], '=');
-		snprintf(key, sizeof key, "%.*s", (int)(eq - sets[i]), sets[i]);
-		if (plb_params_set(&cfg.params, key, eq + 1, err, sizeof err) != 0) {
+		if (plb_params_assign(&cfg.params, sets[i], err, sizeof err) != 0) {
 			fprintf(stderr, "plbsim: --set %s\n", err);
 			goto out;
 		}
@@ -142,10 +141,9 @@ int main(int argc, char **argv)
 		policy = cfg.policy;
 	int all = strcmp(policy, "all") == 0;
 	if (!all && !valid_policy(policy)) {
-		fprintf(stderr, "plbsim: --policy: unknown policy '%s'; accepted:", policy);
-		for (int i = 0; plb_policy_name(i); i++)
-			fprintf(stderr, " %s", plb_policy_name(i));
-		fprintf(stderr, " all\n");
+		char names[256];
+		fprintf(stderr, "plbsim: --policy: unknown policy '%s'; accepted: %s all\n",
+			policy, plb_policy_names(names, sizeof names, " "));
 		goto out;
 	}
 	if (all && trace_path) {

@@ -19,7 +19,7 @@ struct plb__sim_opts {
 	uint64_t seed;
 	double solve_us;        /* < 0: measured */
 	FILE *trace;            /* CSV of every event, or NULL */
-	/* called after every solve-carrying grant, for adaptation studies */
+	/* called after every grant (units, kind, policy step), for studies */
 	void (*on_grant)(void *ctx, int pu, double now, double units, int kind, int step);
 	void *ctx;
 };

@@ -61,6 +61,7 @@ struct hac_state {
 	double *x;              /* shares of the current step (units), -1: not in the solve */
 	double *end;            /* when each share is planned to end */
 	double *xr;             /* scratch: split of all remaining work */
+	double *a;              /* scratch: when each PU becomes free, from now */
 };
 
 static int hac_init(struct plb_balancer *b)
@@ -70,7 +71,8 @@ static int hac_init(struct plb_balancer *b)
 	h->x = calloc((size_t)b->n, sizeof *h->x);
 	h->end = calloc((size_t)b->n, sizeof *h->end);
 	h->xr = calloc((size_t)b->n, sizeof *h->xr);
-	if (!h->pu || !h->x || !h->end || !h->xr)
+	h->a = calloc((size_t)b->n, sizeof *h->a);
+	if (!h->pu || !h->x || !h->end || !h->xr || !h->a)
 		return PLB_ENOMEM;
 	h->x1 = plb__first_block(b);
 	for (int i = 0; i < b->n; i++)
@@ -85,6 +87,7 @@ static void hac_fini(struct plb_balancer *b)
 	free(h->x);
 	free(h->end);
 	free(h->xr);
+	free(h->a);
 }
 
 /* Smallest block of PU i, up to `cap`, whose fixed cost (the tangent's
@@ -133,8 +136,10 @@ static int new_step(struct plb_balancer *b, double now)
 	}
 	double amin = INFINITY, tmin = p->step_min_ms * 1e-3;
 	for (int i = 0; i < b->n; i++)
+		h->a[i] = plb__busy_for(b, i, now);
+	for (int i = 0; i < b->n; i++)
 		if (!b->pu[i].lost && plb__model_ready(&b->model[i])) {
-			amin = fmin(amin, plb__busy_for(b, i, now));
+			amin = fmin(amin, h->a[i]);
 			tmin = fmax(tmin, plb__model_eval(&b->model[i], p->min_block));
 		}
 	tmin += amin;
@@ -142,7 +147,7 @@ static int new_step(struct plb_balancer *b, double now)
 		/* the equal-time split at T = tmin is x_p = E_p^-1(tmin - a_p),
 		 * capped by the split of the rest */
 		for (int i = 0; i < b->n; i++) {
-			double left = tmin - plb__busy_for(b, i, now);
+			double left = tmin - h->a[i];
 			if (h->x[i] > 0 || h->xr[i] > 0)
 				h->x[i] = left > 0 ? fmin(h->xr[i],
 					plb__model_inverse(&b->model[i], left, R)) : 0;
@@ -157,7 +162,7 @@ static int new_step(struct plb_balancer *b, double now)
 		/* stretch towards an efficient block, but within stretch_fraction
 		 * of the time this PU has left, so the end is still approached
 		 * geometrically */
-		double a = plb__busy_for(b, i, now);
+		double a = h->a[i];
 		double most = h->xr[i] > 0 ? plb__model_inverse(m, p->stretch_fraction * (TR - a),
 								  h->xr[i]) : 0;
 		if (most > h->x[i])

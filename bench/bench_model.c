@@ -1,0 +1,55 @@
+/* make bench: the cost of the performance model on the master: one refit
+ * (plb__model_add with a full window of model_window samples, every subset
+ * of up to model_max_terms basis functions tried) and one inversion
+ * (plb__model_inverse, called per PU per solve iteration). Printed. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "model.h"
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int main(void)
+{
+	struct plb_params p;
+	plb_params_init(&p);
+	const double W = 1 << 20;
+	struct plb__model m;
+	if (plb__model_init(&m, W, &p) != 0)
+		return 1;
+	/* a GPU-like curve: fixed cost, a saturating penalty, linear; 3% noise */
+	uint64_t s = 1;
+	int adds = 0;
+	double t_fill = 0;
+	for (int k = 0; k < 2000; k++) {
+		double u = 256 * pow(2, (k % 12) * 0.7);
+		s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+		double noise = 1 + 0.03 * ((double)(s >> 11) / 9007199254740992.0 - 0.5) * 2;
+		double t = (2e-4 + (u + 160 * (1 - exp(-u / 160))) / 5000) * noise;
+		if (plb__model_add(&m, u, t, 1e-5 + u * 1e-8) != 0)
+			return 1;
+		if (k + 1 == (int)p.model_window)
+			t_fill = now_s();
+		adds++;
+	}
+	double t1 = now_s();
+	int full = adds - (int)p.model_window;
+	volatile double sink = 0;
+	int ninv = 200000;
+	double t2 = now_s();
+	for (int k = 0; k < ninv; k++)
+		sink += plb__model_inverse(&m, 0.01 + 1e-5 * (k % 1000), W);
+	double t3 = now_s();
+	printf("model refit (window %d, up to %d terms): %.1f us per sample (%d samples, full window)\n",
+	       (int)p.model_window, (int)p.model_max_terms, 1e6 * (t1 - t_fill) / full, full);
+	printf("model inverse: %.3f us per call (%d calls)\n", 1e6 * (t3 - t2) / ninv, ninv);
+	plb__model_fini(&m);
+	return sink < 0;
+}
