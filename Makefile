@@ -28,12 +28,26 @@ NVCC    := $(or $(shell command -v nvcc 2>/dev/null),$(wildcard /usr/local/cuda/
 ifeq ($(CUDA),0)
 NVCC    :=
 endif
+# cuBLAS and the CUDA runtime must be there too: nvcc alone (a toolkit
+# without its libraries) builds without CUDA rather than failing to link.
+ifneq ($(NVCC),)
+CUDA_HOME := $(abspath $(dir $(NVCC))/..)
+CUDA_LIBDIR := $(firstword $(patsubst %/libcublas.so,%,$(wildcard \
+    $(CUDA_HOME)/lib64/libcublas.so $(CUDA_HOME)/lib/libcublas.so \
+    $(CUDA_HOME)/targets/*/lib/libcublas.so /usr/local/cuda/lib64/libcublas.so \
+    /usr/lib/x86_64-linux-gnu/libcublas.so)))
+CUDA_LINKS := $(if $(CUDA_LIBDIR),$(shell printf 'int main(void){return 0;}\n' | \
+    $(CC) -x c - -o /dev/null -L$(CUDA_LIBDIR) -lcublas -lcudart 2>/dev/null && echo yes))
+ifneq ($(CUDA_LINKS),yes)
+$(info plb: $(NVCC) found but cuBLAS and the CUDA runtime do not link; building without CUDA)
+NVCC    :=
+endif
+endif
 HAVE_CUDA := $(if $(NVCC),1,0)
 ifeq ($(HAVE_CUDA),1)
-CUDA_HOME := $(abspath $(dir $(NVCC))/..)
 NVCCFLAGS := -std=c++17 -O2 -Iinclude -Ikernels $(EXTRA_NVCCFLAGS)
 CFLAGS    += -DPLB_HAVE_CUDA
-CUDA_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcudart -lstdc++
+CUDA_LIBS := -L$(CUDA_LIBDIR) -Wl,-rpath,$(CUDA_LIBDIR) -lcublas -lcudart -lstdc++
 endif
 
 ifeq ($(V),1)
