@@ -35,6 +35,8 @@ enum ktype {
 	K_CURVE,        /* struct plb__curve_spec */
 	K_CHANGE,       /* the model's nchange, change_t, change_f */
 	K_EMU,          /* a node's emu list: names now, model indices later */
+	K_CPU,          /* a node's cpu: int, -1 all, N cores */
+	K_GPU,          /* a node's gpu: device index list */
 };
 
 enum { F_REQ = 1, F_INTEGER = 2, F_HI_OPEN = 4 };
@@ -75,10 +77,10 @@ static const struct key keys[] = {
 	 "model names separated by spaces, each a [model NAME] of this file; a name may repeat"},
 	{S_NODE, "host", K_TEXT, 0, 0, 0, 0, NULL, NODE(host),
 	 "a host name, or * for any"},
-	{S_NODE, "cpu", K_TEXT, 0, 0, 0, 0, NULL, NODE(cpu),
-	 "the node's CPU cores for the runtime, e.g. all"},
-	{S_NODE, "gpu", K_TEXT, 0, 0, 0, 0, NULL, NODE(gpu),
-	 "the node's GPU indices for the runtime, e.g. 0 1"},
+	{S_NODE, "cpu", K_CPU, 0, 1, 65536, 0, NULL, NODE(cpu),
+	 "all, or a core count in [1, 65536]: one CPU PU over those cores"},
+	{S_NODE, "gpu", K_GPU, 0, 0, 1023, 0, NULL, NODE(gpu),
+	 "CUDA device indices in [0, 1023] separated by spaces, each once, e.g. 0 1"},
 	{S_MODEL, "class", K_CLASS, F_REQ, 0, 0, 0, NULL, MODEL(cls),
 	 "cpu | gpu | mic (required)"},
 	{S_MODEL, "compute", K_CURVE, F_REQ, 0, 0, 0, NULL, MODEL(compute),
@@ -279,6 +281,38 @@ err:
 	return c->rc;
 }
 
+static int set_gpu(struct ctx *c, const struct key *k, const char *v)
+{
+	struct plb__node *n = &c->cfg->nodes[c->idx];
+	int max = count_words(v);
+	char *save = NULL, *copy = strdup(v);
+
+	n->gpu_line = c->lineno;
+	if (!copy || !(n->gpu = malloc((size_t)max * sizeof *n->gpu))) {
+		free(copy);
+		return oom(c);
+	}
+	for (char *tok = strtok_r(copy, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save)) {
+		double d;
+		if (parse_num(tok, &d) || d != floor(d) || d < k->lo || d > k->hi) {
+			fail(c, c->lineno, "%s %s: '%.*s' is not a device index; accepted: %s",
+			     c->label, k->name, SHOW, tok, k->accepts);
+			break;
+		}
+		for (int i = 0; i < n->ngpu; i++)
+			if (n->gpu[i] == (int)d) {
+				fail(c, c->lineno, "%s %s: device %d is listed twice; accepted: %s",
+				     c->label, k->name, (int)d, k->accepts);
+				break;
+			}
+		if (c->rc)
+			break;
+		n->gpu[n->ngpu++] = (int)d;
+	}
+	free(copy);
+	return c->rc;
+}
+
 static int set_key(struct ctx *c, const struct key *k, const char *v)
 {
 	void *p = field(c, k);
@@ -338,7 +372,22 @@ static int set_key(struct ctx *c, const struct key *k, const char *v)
 	case K_TEXT:
 		if (!(*(char **)p = strdup(v)))
 			return oom(c);
+		if (k->off == NODE(host))
+			c->cfg->nodes[c->idx].host_line = c->lineno;
 		return 0;
+	case K_CPU:
+		c->cfg->nodes[c->idx].cpu_line = c->lineno;
+		if (!strcmp(v, "all")) {
+			*(int *)p = -1;
+			return 0;
+		}
+		if (parse_num(v, &d) || d != floor(d) || d < k->lo || d > k->hi)
+			return fail(c, c->lineno, "%s %s = %.*s: not a core count; accepted: %s",
+				    c->label, k->name, SHOW, v, k->accepts);
+		*(int *)p = (int)d;
+		return 0;
+	case K_GPU:
+		return set_gpu(c, k, v);
 	case K_CURVE: {
 		char msg[320];
 		struct plb__curve_spec cs;
@@ -715,11 +764,15 @@ static int finish(struct ctx *c)
 		if (!cfg->models[i].used)
 			return fail(c, cfg->models[i].line, "[model %s]: defined but never used; accepted: models named in some node's emu list (use it or remove the section)",
 				    cfg->models[i].name);
-	int npu = 0;
-	for (int i = 0; i < cfg->nnodes; i++)
+	int npu = 0, nreal = 0;
+	for (int i = 0; i < cfg->nnodes; i++) {
 		npu += cfg->nodes[i].nemu;
+		nreal += (cfg->nodes[i].cpu != 0) + cfg->nodes[i].ngpu;
+	}
+	if (!npu && !nreal)
+		return fail(c, 0, "no PU at all; accepted: at least one [node NAME] section with emu = MODEL ..., cpu = or gpu =");
 	if (!npu)
-		return fail(c, 0, "no PU at all; accepted: at least one [node NAME] section with emu = MODEL ...");
+		return 0;       /* real devices only: the runtime lists them */
 	int *count = calloc(cfg->nmodels, sizeof *count);
 	if (!count || !(cfg->pus = malloc(npu * sizeof *cfg->pus))) {
 		free(count);
@@ -747,17 +800,13 @@ static int finish(struct ctx *c)
 	return 0;
 }
 
-int plb__config_load(const char *path, struct plb__config *cfg, char *err,
-		     size_t errlen)
+/* Parses c->f (closed here) into c->cfg. */
+static int load(struct ctx *c0)
 {
-	struct ctx c = {.cfg = cfg, .path = path, .err = err, .errlen = errlen};
+	struct ctx c = *c0;
+	struct plb__config *cfg = c.cfg;
+	const char *path = c.path;
 
-	memset(cfg, 0, sizeof *cfg);
-	if (err && errlen)
-		err[0] = '\0';
-	if (!(c.f = fopen(path, "r")))
-		return report(&c, PLB_EIO, 0, "cannot open: %s; accepted: a readable file",
-			      strerror(errno));
 	if (!(cfg->path = strdup(path))) {
 		oom(&c);
 		goto out;
@@ -799,6 +848,35 @@ out:
 	return c.rc;
 }
 
+int plb__config_load(const char *path, struct plb__config *cfg, char *err,
+		     size_t errlen)
+{
+	struct ctx c = {.cfg = cfg, .path = path, .err = err, .errlen = errlen};
+
+	memset(cfg, 0, sizeof *cfg);
+	if (err && errlen)
+		err[0] = '\0';
+	if (!(c.f = fopen(path, "r")))
+		return report(&c, PLB_EIO, 0, "cannot open: %s; accepted: a readable file",
+			      strerror(errno));
+	return load(&c);
+}
+
+int plb__config_load_text(const char *path, const char *text, size_t len,
+			  struct plb__config *cfg, char *err, size_t errlen)
+{
+	struct ctx c = {.cfg = cfg, .path = path, .err = err, .errlen = errlen};
+
+	memset(cfg, 0, sizeof *cfg);
+	if (err && errlen)
+		err[0] = '\0';
+	if (len == 0)
+		text = "\n", len = 1;  /* fmemopen refuses an empty buffer */
+	if (!(c.f = fmemopen((void *)text, len, "r")))
+		return report(&c, PLB_ENOMEM, 0, "cannot read the text: %s", strerror(errno));
+	return load(&c);
+}
+
 static void model_fini(struct plb__devmodel *m)
 {
 	free(m->name);
@@ -814,7 +892,6 @@ void plb__config_fini(struct plb__config *cfg)
 		struct plb__node *n = &cfg->nodes[i];
 		free(n->name);
 		free(n->host);
-		free(n->cpu);
 		free(n->gpu);
 		free(n->emu);
 	}

@@ -16,14 +16,19 @@ struct plb__node {
 	char *name;
 	int line;               /* line of the [node NAME] header */
 	char *host;             /* "host =", NULL if absent ("*" = any) */
-	char *cpu;              /* "cpu =" (runtime only), NULL if absent */
-	char *gpu;              /* "gpu =" (runtime only), NULL if absent */
+	int host_line;
+	int cpu;                /* "cpu =" (runtime): 0 absent, -1 all, N cores */
+	int cpu_line;
+	int ngpu;               /* "gpu =" (runtime): CUDA device indices */
+	int *gpu;
+	int gpu_line;
 	int nemu;
 	int *emu;               /* indices into plb__config.models, in file order */
 	int emu_line;
 };
 
-/* One emulated PU, in scenario order (nodes in file order, emu list order). */
+/* One emulated PU, in scenario order (nodes in file order, emu list order).
+ * Real devices (cpu, gpu) are not in this list: the runtime adds them. */
 struct plb__pu {
 	int node, model;
 	char name[64];          /* "A.k5200#1": node, model, index within node */
@@ -55,6 +60,10 @@ struct plb__config {
  * accepted" in err. On error cfg holds nothing to free. */
 PLB_WUR int plb__config_load(const char *path, struct plb__config *cfg,
 			     char *err, size_t errlen);
+/* The same from the file's text (already read, e.g. received from the
+ * master); path only names it in messages. */
+PLB_WUR int plb__config_load_text(const char *path, const char *text, size_t len,
+				  struct plb__config *cfg, char *err, size_t errlen);
 void plb__config_fini(struct plb__config *cfg);
 
 #endif

@@ -151,7 +151,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	for (int i = 0; i < cfg.nnodes; i++)
-		if (cfg.nodes[i].cpu || cfg.nodes[i].gpu)
+		if (cfg.nodes[i].cpu || cfg.nodes[i].ngpu)
 			fprintf(stderr, "plbsim: %s:%d: node %s: real devices (cpu, gpu) are not "
 				"simulated; only its emu PUs are\n", cfg.path, cfg.nodes[i].line,
 				cfg.nodes[i].name);

@@ -145,15 +145,20 @@ static void test_full_file(void **state)
 	assert_string_equal(a->name, "A");
 	assert_int_equal(a->line, 16);
 	assert_string_equal(a->host, "a.cluster");
-	assert_string_equal(a->cpu, "all");
-	assert_string_equal(a->gpu, "0 1");
+	assert_int_equal(a->host_line, 17);
+	assert_int_equal(a->cpu, -1);
+	assert_int_equal(a->cpu_line, 19);
+	assert_int_equal(a->ngpu, 2);
+	assert_int_equal(a->gpu[0], 0);
+	assert_int_equal(a->gpu[1], 1);
+	assert_int_equal(a->gpu_line, 20);
 	assert_int_equal(a->nemu, 3);
 	assert_int_equal(a->emu_line, 18);
 	assert_string_equal(b->name, "B");
 	assert_int_equal(b->line, 21);
 	assert_null(b->host);
-	assert_null(b->cpu);
-	assert_null(b->gpu);
+	assert_int_equal(b->cpu, 0);
+	assert_int_equal(b->ngpu, 0);
 	assert_int_equal(b->nemu, 2);
 
 	assert_int_equal(c.nmodels, 2);
@@ -335,6 +340,14 @@ static void test_error_bad_values(void **state)
 				 model[i].line);
 		expect_error(text, 8 - !strncmp(model[i].line, "class", 5), model[i].key);
 	}
+	static const char *const node[] = {
+		"cpu = some", "cpu = 0", "cpu = 2.5", "cpu = -1", "gpu = 0 x",
+		"gpu = -1", "gpu = 1 0 1", "gpu = 0.5",
+	};
+	for (size_t i = 0; i < sizeof node / sizeof node[0]; i++) {
+		snprintf(text, sizeof text, "[run]\nunits = 100\n[node A]\n%s\n", node[i]);
+		expect_error(text, 4, node[i][0] == 'c' ? "cpu" : "gpu");
+	}
 	expect_error(MINI "[network]\nlatency_us = -1\n", 9, "latency_us");
 	expect_error(MINI "[network]\nfail_detect_ms = x\n", 9, "fail_detect_ms");
 	expect_error(MINI "[balancer]\ninitial_block = 0\n", 9, "initial_block");
@@ -390,6 +403,30 @@ static void test_error_no_pu(void **state)
 	(void)state;
 	expect_error("[run]\nunits = 100\n", 0, "no PU");
 	expect_error("[run]\nunits = 100\n[node A]\nhost = x\n", 0, "no PU");
+}
+
+/* Real devices alone make a valid runtime config (no emulated PU list);
+ * the text loader gives the same result as the file loader. */
+static void test_real_devices_from_text(void **state)
+{
+	(void)state;
+	static const char text[] = "[run]\nunits = 64\n[node a]\nhost = *\ncpu = 3\ngpu = 1 0\n";
+	struct plb__config c;
+	char err[512] = "";
+
+	assert_int_equal(plb__config_load_text("mem.ini", text, strlen(text), &c, err, sizeof err), 0);
+	assert_string_equal(c.path, "mem.ini");
+	assert_int_equal(c.nnodes, 1);
+	assert_int_equal(c.npu, 0);
+	assert_int_equal(c.nodes[0].cpu, 3);
+	assert_int_equal(c.nodes[0].ngpu, 2);
+	assert_int_equal(c.nodes[0].gpu[0], 1);
+	assert_string_equal(c.nodes[0].host, "*");
+	plb__config_fini(&c);
+	assert_int_equal(plb__config_load_text("mem.ini", "[run]\nunits = x\n", 17, &c, err, sizeof err),
+			 PLB_ECONFIG);
+	assert_non_null(strstr(err, "mem.ini:2:"));
+	assert_int_equal(plb__config_load_text("empty.ini", "", 0, &c, err, sizeof err), PLB_ECONFIG);
 }
 
 /* A missing file is PLB_EIO with the path and strerror's text. */
@@ -479,6 +516,7 @@ int main(void)
 		cmocka_unit_test(test_error_missing_required),
 		cmocka_unit_test(test_error_no_pu),
 		cmocka_unit_test(test_missing_file),
+		cmocka_unit_test(test_real_devices_from_text),
 		cmocka_unit_test(test_long_lines),
 		cmocka_unit_test(test_small_err_buffer),
 	};
