@@ -59,9 +59,18 @@ endif
 BAL_LIBS := -lnlopt -llapacke -llapack -lblas -lm
 RT_LIBS  := -linih -lcjson
 KERN_LIBS := -lblas $(CUDA_LIBS)
+# Evaluated when used, so that a fresh machine gets mpicc installed first.
+MPI_CFLAGS = $(shell mpicc --showme:compile 2>/dev/null)
+MPI_LIBS   = $(shell mpicc --showme:link 2>/dev/null)
+RUN_LIBS   = $(MPI_LIBS) -lhwloc -lpthread -ldl
 
+# runtime/: the pure part (config, models, bounds, report: also plbsim's)
+# and the part that runs jobs (master, worker, devices, transport).
+RUN_NAMES := plb options master worker dev_cpu dev_emu transport_mpi $(if $(NVCC),dev_cuda)
+RUN_SRC   := $(RUN_NAMES:%=runtime/%.c)
 BAL_SRC   := $(wildcard balancer/*.c balancer/policies/*.c)
-RT_SRC    := $(wildcard runtime/*.c)
+RT_SRC    := $(filter-out $(RUN_SRC) runtime/dev_cuda.c,$(wildcard runtime/*.c))
+APPS      := mm null
 KERN_SRC  := $(wildcard kernels/*.c)
 CU_SRC    := $(if $(NVCC),$(wildcard kernels/*.cu))
 SIM_SRC   := apps/plbsim/main.c
@@ -71,6 +80,8 @@ BENCH_SRC := $(wildcard bench/*.c)
 
 BAL_OBJ   := $(BAL_SRC:%.c=$(BUILD)/%.o)
 RT_OBJ    := $(RT_SRC:%.c=$(BUILD)/%.o)
+RUN_OBJ   := $(RUN_SRC:%.c=$(BUILD)/%.o)
+APP_BINS  := $(APPS:%=$(BUILD)/plb-%)
 KERN_OBJ  := $(KERN_SRC:%.c=$(BUILD)/%.o) $(CU_SRC:%.cu=$(BUILD)/%.cu.o)
 SIM_OBJ   := $(SIM_SRC:%.c=$(BUILD)/%.o)
 SIMLIB_OBJ := $(SIMLIB_SRC:%.c=$(BUILD)/%.o)
@@ -79,13 +90,14 @@ BENCHES   := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
 LIBBAL    := $(BUILD)/libplbbal.a
 LIBRT     := $(BUILD)/libplbrt.a
+LIBRUN    := $(BUILD)/libplbrun.a
 LIBSIM    := $(BUILD)/libplbsim.a
 LIBKERN   := $(BUILD)/libplbkern.a
 PLBSIM    := $(BUILD)/plbsim
 DEPS_OK   := $(BUILD)/.deps-ok
 
 .PHONY: all test demo bench clean deps
-all: $(PLBSIM) $(TESTS) $(BENCHES)
+all: $(PLBSIM) $(APP_BINS) $(TESTS) $(BENCHES)
 
 # Installs what is missing; re-checked when the script changes.
 $(DEPS_OK): scripts/install-deps.sh
@@ -102,6 +114,16 @@ $(LIBBAL): $(BAL_OBJ)
 	$(Q)$(AR) rcs $@ $^
 $(LIBRT): $(RT_OBJ)
 	$(Q)$(AR) rcs $@ $^
+$(LIBRUN): $(RUN_OBJ)
+	$(Q)$(AR) rcs $@ $^
+
+# The one file with mpi.h, and the one runtime file with CUDA headers.
+$(BUILD)/runtime/transport_mpi.o: CFLAGS += $(MPI_CFLAGS)
+$(BUILD)/runtime/dev_cuda.o: CFLAGS += -I$(CUDA_HOME)/include
+
+$(BUILD)/plb-%: $(BUILD)/apps/%/main.o $(LIBRUN) $(LIBKERN) $(LIBRT) $(LIBBAL)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(RUN_LIBS) $(RT_LIBS) $(KERN_LIBS) $(BAL_LIBS)
 $(LIBSIM): $(SIMLIB_OBJ)
 	$(Q)$(AR) rcs $@ $^
 $(LIBKERN): $(KERN_OBJ)
@@ -119,7 +141,7 @@ $(PLBSIM): $(SIM_OBJ) $(LIBSIM) $(LIBRT) $(LIBBAL)
 $(BUILD)/test/%: $(BUILD)/test/unit/%.o $(LIBSIM) $(LIBRT) $(LIBKERN) $(LIBBAL)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(RT_LIBS) $(KERN_LIBS) $(BAL_LIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(RT_LIBS) $(KERN_LIBS) $(BAL_LIBS) -lpthread
 
 $(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIBSIM) $(LIBRT) $(LIBBAL)
 	@mkdir -p $(@D)
@@ -138,7 +160,7 @@ bench: all
 clean:
 	rm -rf $(BUILD)
 
--include $(BAL_OBJ:.o=.d) $(RT_OBJ:.o=.d) $(SIM_OBJ:.o=.d) $(SIMLIB_OBJ:.o=.d) \
+-include $(BAL_OBJ:.o=.d) $(RT_OBJ:.o=.d) $(RUN_OBJ:.o=.d) $(APPS:%=$(BUILD)/apps/%/main.d) $(SIM_OBJ:.o=.d) $(SIMLIB_OBJ:.o=.d) \
          $(TEST_SRC:test/unit/%.c=$(BUILD)/test/unit/%.d) \
          $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%.d)
 .SECONDARY:

@@ -12,7 +12,8 @@
 	X(ESOLVE,  -5, "equal-time solve failed")                       \
 	X(ECONFIG, -6, "bad configuration")                             \
 	X(EIO,     -7, "input/output error")                            \
-	X(ENOENT,  -8, "no such item")
+	X(ENOENT,  -8, "no such item")                                 \
+	X(EDEVICE, -9, "device error")
 
 enum plb_err {
 #define X(name, val, msg) PLB_##name = (val),

@@ -130,10 +130,15 @@ extern "C" int plb__mm_cuda_run(struct plb__mm_cuda *m, int64_t cols,
 	size_t colb = (size_t)m->n * m->elem;
 	void *pending_dst[NSTREAMS] = {NULL, NULL};
 	size_t pending_bytes[NSTREAMS] = {0, 0};
+	/* CHUNKS chunks per block (so copies overlap gemms even for small
+	 * blocks), but never under 64 columns nor over the staging buffers */
+	int64_t cc = (cols + CHUNKS - 1) / CHUNKS;
+	cc = cc < 64 ? 64 : cc;
+	cc = cc > m->chunk_cols ? m->chunk_cols : cc;
 	int k = 0;
-	for (int64_t c0 = 0; c0 < cols; c0 += m->chunk_cols, k++) {
+	for (int64_t c0 = 0; c0 < cols; c0 += cc, k++) {
 		int s = k % NSTREAMS;
-		int64_t nc = cols - c0 < m->chunk_cols ? cols - c0 : m->chunk_cols;
+		int64_t nc = cols - c0 < cc ? cols - c0 : cc;
 		size_t bytes = colb * (size_t)nc;
 		/* the stream's previous chunk must be out of its buffers */
 		if (pending_dst[s]) {

@@ -9,6 +9,7 @@
 
 #include "balancer.h"
 #include "bounds.h"
+#include "coverage.h"
 #include "sim.h"
 
 static double cpu_now(void)
@@ -45,8 +46,6 @@ struct spu {
 	long nblocks;
 };
 
-struct range { uint64_t off, len; };
-
 struct sim {
 	const struct plb__config *cfg;
 	const struct plb__sim_opts *o;
@@ -63,8 +62,7 @@ struct sim {
 	long solves0;
 	struct { int pu, slot; } *outq; /* grants decided in this event */
 	int noutq;
-	struct range *done;
-	size_t ndone, capdone;
+	struct plb__coverage done;
 	int finished;
 	double makespan;
 	int err;
@@ -262,17 +260,10 @@ static void on_done_arrive(struct sim *s, const struct ev *e)
 	p->used[e->slot] = 0;
 	p->nout--;
 	if (rc == 0) {
-		if (s->ndone == s->capdone) {
-			size_t cap = s->capdone ? 2 * s->capdone : 4096;
-			struct range *r = realloc(s->done, cap * sizeof *r);
-			if (!r) {
-				fail(s, PLB_ENOMEM, "coverage record");
-				return;
-			}
-			s->done = r;
-			s->capdone = cap;
+		if (plb__coverage_add(&s->done, j->g.offset, j->g.units)) {
+			fail(s, PLB_ENOMEM, "coverage record");
+			return;
 		}
-		s->done[s->ndone++] = (struct range){j->g.offset, j->g.units};
 		p->units += (double)j->g.units;
 		p->last_finish = j->ce;
 		p->nblocks++;
@@ -304,25 +295,6 @@ static void on_lost_noticed(struct sim *s, const struct ev *e)
 	master_end(s);
 }
 
-static int cmp_range(const void *a, const void *b)
-{
-	const struct range *x = a, *y = b;
-	return x->off < y->off ? -1 : x->off > y->off;
-}
-
-/* Every unit of [0, W) completed exactly once? */
-static int coverage_ok(struct sim *s, uint64_t W)
-{
-	qsort(s->done, s->ndone, sizeof *s->done, cmp_range);
-	uint64_t next = 0;
-	for (size_t i = 0; i < s->ndone; i++) {
-		if (s->done[i].off != next)
-			return 0;       /* a hole or an overlap */
-		next += s->done[i].len;
-	}
-	return next == W;
-}
-
 static void fill_report(struct sim *s, struct plb__sim_result *res)
 {
 	const struct plb__config *cfg = s->cfg;
@@ -334,7 +306,7 @@ static void fill_report(struct sim *s, struct plb__sim_result *res)
 	r->seed = s->o->seed;
 	r->units = (uint64_t)cfg->units;
 	r->units_done = st.units_done;
-	r->coverage_ok = s->finished && coverage_ok(s, (uint64_t)cfg->units);
+	r->coverage_ok = s->finished && plb__coverage_ok(&s->done, (uint64_t)cfg->units);
 	r->makespan_s = s->finished ? s->makespan : INFINITY;
 	double first = INFINITY, last = -INFINITY;
 	for (int i = 0; i < s->n; i++) {
@@ -448,7 +420,7 @@ out:
 	free(s.pu);
 	free(s.outq);
 	free(s.heap);
-	free(s.done);
+	plb__coverage_fini(&s.done);
 	plb_balancer_destroy(s.b);
 	return rc;
 }

@@ -1,0 +1,246 @@
+/* plb-mm: C = A x B over the cluster. A is shared by every block (sent once
+ * to each node), B's columns are the domain, a block of columns of C comes
+ * back from each block of columns of B. Column-major, so a block is one
+ * contiguous piece of B and of C.
+ *
+ *   mpirun -np K plb-mm --config FILE --n N [--prec single|double]
+ *          [--policy P] [--set KEY=VALUE] [--verify] [--json] [--seed S]
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mm.h"
+#include "plb.h"
+
+/* What every block shares: the sizes, then A. */
+struct mm_shared {
+	int32_t n, prec;
+	int64_t pad;
+};
+
+struct mm_state {
+	const struct mm_shared *sh;
+	const void *A;
+	struct plb__mm_cuda *cuda;
+};
+
+static int mm_init(const struct plb_pu_info *pu, const void *shared, size_t bytes, void **state)
+{
+	const struct mm_shared *sh = shared;
+	if (bytes < sizeof *sh || sh->n < 1 ||
+	    bytes != sizeof *sh + (size_t)sh->n * (size_t)sh->n * plb__mm_elem(sh->prec))
+		return PLB_EINVAL;
+	struct mm_state *s = calloc(1, sizeof *s);
+	if (!s)
+		return PLB_ENOMEM;
+	s->sh = sh;
+	s->A = sh + 1;
+	(void)pu;
+	*state = s;
+	return 0;
+}
+
+static int mm_cpu_run(void *state, const struct plb_block *b)
+{
+	const struct mm_state *s = state;
+	return plb__mm_cpu(s->sh->prec, s->sh->n, (int64_t)b->units, s->A, b->in, b->out);
+}
+
+static void mm_fini(void *state)
+{
+	struct mm_state *s = state;
+#ifdef PLB_HAVE_CUDA
+	if (s)
+		plb__mm_cuda_destroy(s->cuda);
+#endif
+	free(s);
+}
+
+#ifdef PLB_HAVE_CUDA
+static int mm_cuda_init(const struct plb_pu_info *pu, const void *shared, size_t bytes,
+			void **state)
+{
+	char err[256];
+	int rc = mm_init(pu, shared, bytes, state);
+	if (rc)
+		return rc;
+	struct mm_state *s = *state;
+	rc = plb__mm_cuda_create(pu->device, s->sh->prec, s->sh->n, s->sh->n, &s->cuda, err, sizeof err);
+	if (!rc)
+		rc = plb__mm_cuda_set_a(s->cuda, s->A);
+	if (rc) {
+		fprintf(stderr, "plb-mm: %s: %s\n", pu->name, err);
+		mm_fini(s);
+	}
+	return rc;
+}
+
+static int mm_cuda_run(void *state, const struct plb_block *b)
+{
+	struct mm_state *s = state;
+	return plb__mm_cuda_run(s->cuda, (int64_t)b->units, b->in, b->out);
+}
+#endif
+
+static const struct plb_kernel mm_kernel = {
+	.name = "mm",
+	.cpu = {.init = mm_init, .run = mm_cpu_run, .fini = mm_fini},
+#ifdef PLB_HAVE_CUDA
+	.cuda = {.init = mm_cuda_init, .run = mm_cuda_run, .fini = mm_fini},
+#endif
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: mpirun -np K plb-mm --config FILE --n N [options]\n"
+		"  --config FILE      nodes and devices (INI; see README.md)\n"
+		"  --n N              matrix order: C = A x B, all N x N (required)\n"
+		"  --prec P           single or double (default double)\n"
+		"  --policy NAME      balancing policy (default: the file's [run] policy)\n"
+		"  --set KEY=VALUE    override a [balancer] parameter (repeatable)\n"
+		"  --verify           check C: exactly for N <= 512, else Freivalds' test\n"
+		"  --json             the report as one JSON object\n"
+		"  --seed S           seed of A and B (default 1)\n"
+		"  --quiet            no progress lines\n");
+}
+
+static int parse_long(const char *s, long lo, long hi, long *v)
+{
+	char *end;
+	errno = 0;
+	long x = strtol(s, &end, 10);
+	if (errno || end == s || *end || x < lo || x > hi)
+		return -1;
+	*v = x;
+	return 0;
+}
+
+/* Uniform in [-1, 1), from a 64-bit LCG: the same on every machine. */
+static void fill(void *M, size_t count, enum plb__mm_prec prec, uint64_t seed)
+{
+	uint64_t x = seed * 0x9E3779B97F4A7C15ULL + 1;
+	for (size_t i = 0; i < count; i++) {
+		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+		double v = (double)(x >> 11) * 0x1.0p-52 - 1.0;
+		if (prec == PLB__MM_F64)
+			((double *)M)[i] = v;
+		else
+			((float *)M)[i] = (float)v;
+	}
+}
+
+int main(int argc, char **argv)
+{
+	static const struct plb_kernel *const kernels[] = {&mm_kernel};
+	struct plb_options o = {.kernels = kernels, .nkernels = 1};
+	long n = 0, seed = 1;
+	int verify = 0, json = 0, say = plb_launch_rank() == 0;
+	enum plb__mm_prec prec = PLB__MM_F64;
+
+	if (plb_options_parse(&argc, argv, &o))
+		return 2;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			if (say)
+				usage(stdout);
+			return 0;
+		} else if (!strcmp(a, "--verify")) {
+			verify = 1;
+		} else if (!strcmp(a, "--json")) {
+			json = 1;
+		} else if (!strcmp(a, "--n") && v) {
+			i++;
+			if (parse_long(v, 1, 1 << 20, &n)) {
+				if (say)
+					fprintf(stderr, "plb-mm: --n %s: accepted: an integer in [1, 1048576]\n", v);
+				return 2;
+			}
+		} else if (!strcmp(a, "--seed") && v) {
+			i++;
+			if (parse_long(v, 0, 1L << 62, &seed)) {
+				if (say)
+					fprintf(stderr, "plb-mm: --seed %s: accepted: an integer >= 0\n", v);
+				return 2;
+			}
+		} else if (!strcmp(a, "--prec") && v) {
+			i++;
+			if (!strcmp(v, "double"))
+				prec = PLB__MM_F64;
+			else if (!strcmp(v, "single"))
+				prec = PLB__MM_F32;
+			else {
+				if (say)
+					fprintf(stderr, "plb-mm: --prec %s: accepted: single or double\n", v);
+				return 2;
+			}
+		} else {
+			if (say) {
+				fprintf(stderr, "plb-mm: %s: unknown option or missing value\n", a);
+				usage(stderr);
+			}
+			return 2;
+		}
+	}
+	if (!n || !o.config) {
+		if (say) {
+			fprintf(stderr, "plb-mm: %s is required\n", !o.config ? "--config FILE" : "--n N");
+			usage(stderr);
+		}
+		return 2;
+	}
+
+	plb_t *p;
+	int rc = plb_init(&argc, &argv, &o, &p);
+	if (rc || !plb_is_master(p)) {
+		if (!rc)
+			rc = plb_serve(p);
+		int frc = plb_finalize(p);
+		return rc || frc ? 1 : 0;
+	}
+
+	size_t elem = plb__mm_elem(prec), nn = (size_t)n * (size_t)n;
+	struct mm_shared *sh = malloc(sizeof *sh + nn * elem);
+	void *B = malloc(nn * elem), *C = calloc(nn, elem);
+	if (!sh || !B || !C) {
+		fprintf(stderr, "plb-mm: out of memory for three %ld x %ld matrices\n", n, n);
+		rc = PLB_ENOMEM;
+		goto out;
+	}
+	*sh = (struct mm_shared){.n = (int32_t)n, .prec = prec};
+	fill(sh + 1, nn, prec, (uint64_t)seed * 2);
+	fill(B, nn, prec, (uint64_t)seed * 2 + 1);
+	struct plb_job job = {
+		.kernel = "mm", .units = (uint64_t)n,
+		.shared = sh, .shared_bytes = sizeof *sh + nn * elem,
+		.in = B, .in_unit = (size_t)n * elem,
+		.out = C, .out_unit = (size_t)n * elem,
+	};
+	if ((rc = plb_run(p, &job))) {
+		fprintf(stderr, "plb-mm: %s\n", plb_errmsg(p));
+		goto out;
+	}
+	if ((rc = plb_report(p, stdout, json)))
+		goto out;
+	if (verify) {
+		double err = 0;
+		int exact = n <= 512;
+		rc = plb__mm_verify(prec, (int)n, sh + 1, B, C, exact, 8, (uint64_t)seed, &err);
+		fprintf(stderr, "plb-mm: verify (%s): %s, worst relative error %.3g\n",
+			exact ? "exact reference" : "Freivalds, 8 vectors", rc ? "FAILED" : "ok", err);
+		if (rc)
+			rc = 3;
+	}
+out:
+	free(sh);
+	free(B);
+	free(C);
+	int frc = plb_finalize(p);
+	if (frc && !rc)
+		fprintf(stderr, "plb-mm: %s\n", plb_errmsg(p));
+	return rc == 3 ? 3 : rc || frc ? 1 : 0;
+}

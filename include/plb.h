@@ -1,0 +1,142 @@
+/* plb.h: the task API, the one header apps and kernels see.
+ *
+ * A job is a domain of W units (matrix columns, points, options, genes)
+ * that plb cuts into blocks [offset, offset + units) and spreads over every
+ * processing unit (PU) of the cluster so that all of them finish together.
+ * A kernel is a name plus one set of functions per device class; the job
+ * says where a block's input comes from and where its output goes (a fixed
+ * number of bytes per unit, contiguous by unit) and which data every block
+ * shares (sent to every node once per run).
+ *
+ *   int main(int argc, char **argv)
+ *   {
+ *       plb_t *p;
+ *       struct plb_options o = {.config = "cluster.ini", .kernels = ks, .nkernels = 1};
+ *       if (plb_init(&argc, &argv, &o, &p))
+ *           return 1;
+ *       int rc = plb_is_master(p) ? my_master(p) : plb_serve(p);
+ *       return plb_finalize(p) || rc ? 1 : 0;
+ *   }
+ *
+ * Rank 0 is the master: it runs the app (plb_run, plb_report). Every other
+ * rank is a worker daemon inside plb_serve, which runs blocks on its node's
+ * PUs until the master calls plb_finalize. README.md has a complete kernel.
+ * Functions return 0 or a negative PLB_E... code (plb_errors.h). */
+#ifndef PLB_H
+#define PLB_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "plb_errors.h"
+
+#if defined(__GNUC__)
+#define PLB_API __attribute__((visibility("default")))
+#else
+#define PLB_API
+#endif
+
+typedef struct plb plb_t;
+
+enum plb_device_class {
+	PLB_DEV_CPU,            /* host cores (also what an emulated PU runs) */
+	PLB_DEV_CUDA,           /* one CUDA GPU */
+	PLB_DEV_NCLASS
+};
+
+/* The PU a kernel instance runs on. */
+struct plb_pu_info {
+	enum plb_device_class cls;
+	int device;             /* CUDA device ordinal (cuda), -1 otherwise */
+	int cores;              /* cores in the PU's team (cpu), 1 otherwise */
+	const char *name;       /* "a.cpu", "a.gpu0", "a.k620#1" */
+};
+
+/* One block, or (cpu) one team member's share of it. */
+struct plb_block {
+	uint64_t offset, units; /* [offset, offset + units) of the domain */
+	const void *in;         /* units * in_unit bytes of input */
+	void *out;              /* units * out_unit bytes to fill */
+};
+
+/* One device class's functions. init runs once per PU and run (on the PU's
+ * thread) before its first block, with the run's shared data, and sets
+ * *state; run processes one block; fini frees the state. init and fini may
+ * be NULL. For cpu, run is called from every core of the PU's team at once,
+ * each on its own part of the block: it must not write to state. Return 0,
+ * or a negative PLB_E code: the block goes back to the pool and the PU is
+ * taken out of the run, with the reason in the log. */
+struct plb_kernel_class {
+	int (*init)(const struct plb_pu_info *pu, const void *shared,
+		    size_t shared_bytes, void **state);
+	int (*run)(void *state, const struct plb_block *blk);
+	void (*fini)(void *state);
+};
+
+/* A kernel: its name (what the master tells workers to run) and a class
+ * per device type; a class without run is not offered on that device. */
+struct plb_kernel {
+	const char *name;
+	struct plb_kernel_class cpu, cuda;
+};
+
+/* One run over a domain. in/out are read and written on the master only:
+ * unit i's input is in + i * in_unit, its output out + i * out_unit. */
+struct plb_job {
+	const char *kernel;     /* a name in plb_options.kernels */
+	uint64_t units;         /* W; 0: the config file's [run] units */
+	const void *shared;     /* sent once to every node, may be NULL */
+	size_t shared_bytes;
+	const void *in;
+	size_t in_unit;
+	void *out;
+	size_t out_unit;
+};
+
+#define PLB_MAX_SET 32
+
+struct plb_options {
+	const char *config;     /* the node/device INI file (required) */
+	const char *policy;     /* NULL: the file's [run] policy */
+	const char *set[PLB_MAX_SET + 1];       /* "key=value" balancer overrides, NULL-ended */
+	const struct plb_kernel *const *kernels;
+	int nkernels;
+	int quiet;              /* no progress lines on stderr */
+};
+
+/* Takes plb's own options out of argv into o, leaving the app's in place:
+ *   --config FILE  --policy NAME  --set KEY=VALUE (repeatable)  --quiet
+ * (also as --opt=value). Returns 0, or PLB_EINVAL after printing what is
+ * wrong and what is accepted (from the first rank only). */
+PLB_API PLB_WUR int plb_options_parse(int *argc, char **argv, struct plb_options *o);
+/* The rank the launcher gives this process, before plb_init (0 without a
+ * launcher): for printing usage errors once. */
+PLB_API int plb_launch_rank(void);
+
+/* Starts the transport (MPI_Init under mpirun), reads the config on the
+ * master, gives each worker its node section and starts its PU threads.
+ * On every rank *out is then a handle to pass to plb_finalize, also when an
+ * error is returned (then after the message has been printed once, by the
+ * master). Call once, from the main thread. */
+PLB_API PLB_WUR int plb_init(int *argc, char ***argv, const struct plb_options *o,
+			     plb_t **out);
+/* True on rank 0. */
+PLB_API int plb_is_master(const plb_t *p);
+/* Worker ranks: run blocks until the master finalizes. */
+PLB_API PLB_WUR int plb_serve(plb_t *p);
+/* Master: run job over the cluster; returns when every unit's output is in
+ * job->out. May be called several times (one per phase). */
+PLB_API PLB_WUR int plb_run(plb_t *p, const struct plb_job *job);
+/* Master: the figures of the last run: the text table, or (json) one JSON
+ * object with the same keys as plbsim --json. */
+PLB_API PLB_WUR int plb_report(plb_t *p, FILE *f, int json);
+/* Master: ratio = makespan / lower bound of the last run (NAN before one). */
+PLB_API double plb_ratio(const plb_t *p);
+/* Stops the workers (from the master), ends the transport, frees p. Returns
+ * 0 or the first error any rank met. p may be NULL. */
+PLB_API int plb_finalize(plb_t *p);
+/* The last error's message ("" if none). */
+PLB_API const char *plb_errmsg(const plb_t *p);
+
+#endif

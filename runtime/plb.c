@@ -1,0 +1,461 @@
+/* plb_init and plb_finalize: the start-up handshake and the shutdown.
+ *
+ *   worker -> master  HELLO0  its host name
+ *   master -> worker  CONFIG  the config file's text and its node section
+ *                             (or the error that stops every rank)
+ *   worker -> master  HELLO   its PUs, checked against the node (or why not)
+ *   master -> worker  CONFIG  go (status 0) or stop (the first error)
+ *
+ * so every rank returns the same result from plb_init and the master prints
+ * the one message. plb_finalize sends SHUTDOWN and waits for every BYE
+ * before the transport ends. */
+#include <errno.h>
+#include <math.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "balancer.h"
+#include "log.h"
+#include "rt.h"
+
+#define HANDSHAKE_S 120.0       /* a rank that says nothing for this long is gone */
+
+double plb__now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+double plb__proc_cpu_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+void plb__sleep_until(double t)
+{
+	struct timespec ts;
+	ts.tv_sec = (time_t)t;
+	ts.tv_nsec = (long)((t - (double)ts.tv_sec) * 1e9);
+	if (ts.tv_nsec >= 1000000000L)
+		ts.tv_sec++, ts.tv_nsec -= 1000000000L;
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+}
+
+/* Spin (yielding) for 20 us after traffic, then sleep 10 us doubling up to
+ * 500 us: answers within microseconds while busy, about 2% of a core idle. */
+void plb__backoff_reset(struct plb__backoff *b)
+{
+	b->last_traffic = plb__now();
+	b->sleep_us = 0;
+}
+
+long plb__backoff_next(struct plb__backoff *b)
+{
+	if (b->sleep_us == 0) {
+		if (plb__now() - b->last_traffic < 20e-6) {
+			sched_yield();
+			return 0;
+		}
+		b->sleep_us = 10;
+		return b->sleep_us;
+	}
+	b->sleep_us = b->sleep_us * 2 > 500 ? 500 : b->sleep_us * 2;
+	return b->sleep_us;
+}
+
+void *plb__msg_alloc(uint32_t type, size_t len)
+{
+	void *buf = malloc(PLB__HDR_SIZE + len);
+	if (!buf)
+		return NULL;
+	memset(buf, 0, PLB__HDR_SIZE);
+	plb__msg_hdr(buf)->type = type;
+	plb__msg_hdr(buf)->len = len;
+	return buf;
+}
+
+int plb__fail(struct plb *p, int rc, const char *fmt, ...)
+{
+	if (!p->err[0]) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(p->err, sizeof p->err, fmt, ap);
+		va_end(ap);
+	}
+	return rc;
+}
+
+const struct plb_kernel *plb__kernel_find(const struct plb *p, const char *name)
+{
+	for (int i = 0; i < p->nkernels; i++)
+		if (p->kernels[i] && p->kernels[i]->name && !strcmp(p->kernels[i]->name, name))
+			return p->kernels[i];
+	return NULL;
+}
+
+int plb_is_master(const plb_t *p)
+{
+	return p && p->master;
+}
+
+const char *plb_errmsg(const plb_t *p)
+{
+	return p ? p->err : "no plb handle";
+}
+
+/* Wait for the next message (any type) from anyone, for at most HANDSHAKE_S. */
+static int wait_msg(struct plb *p, void **msg, int *src, const char *what)
+{
+	struct plb__backoff bo;
+	double end = plb__now() + HANDSHAKE_S;
+	plb__backoff_reset(&bo);
+	for (;;) {
+		int got = p->tp->ops->recv(p->tp, msg, src);
+		if (got < 0)
+			return plb__fail(p, got, "waiting for %s: %s", what, p->tp->err);
+		if (got)
+			return 0;
+		if (plb__now() > end)
+			return plb__fail(p, PLB_EIO, "no %s within %.0f s", what, HANDSHAKE_S);
+		long us = plb__backoff_next(&bo);
+		if (us > 0)
+			nanosleep(&(struct timespec){0, us * 1000}, NULL);
+	}
+}
+
+static int send_simple(struct plb *p, int dst, uint32_t type, int status, int arg,
+		       const void *data, size_t len)
+{
+	void *msg = plb__msg_alloc(type, len);
+	if (!msg)
+		return plb__fail(p, PLB_ENOMEM, "out of memory");
+	plb__msg_hdr(msg)->status = status;
+	plb__msg_hdr(msg)->arg = arg;
+	if (len)
+		memcpy(plb__msg_data(msg), data, len);
+	int rc = p->tp->ops->send(p->tp, dst, msg);
+	return rc ? plb__fail(p, rc, "sending to rank %d: %s", dst, p->tp->err) : 0;
+}
+
+static int read_file(const char *path, char **text, size_t *len, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "rb");
+	size_t cap = 4096, n = 0;
+	char *buf = NULL;
+
+	if (!f) {
+		snprintf(err, errlen, "%s: cannot open: %s; accepted: a readable file", path,
+			 strerror(errno));
+		return PLB_EIO;
+	}
+	for (;;) {
+		char *nb = realloc(buf, cap + 1);
+		if (!nb) {
+			free(buf);
+			fclose(f);
+			snprintf(err, errlen, "out of memory");
+			return PLB_ENOMEM;
+		}
+		buf = nb;
+		n += fread(buf + n, 1, cap - n, f);
+		if (n < cap)
+			break;
+		cap *= 2;
+	}
+	int bad = ferror(f);
+	fclose(f);
+	if (bad) {
+		free(buf);
+		snprintf(err, errlen, "%s: cannot read", path);
+		return PLB_EIO;
+	}
+	buf[n] = '\0';
+	*text = buf;
+	*len = n;
+	return 0;
+}
+
+/* The master's side of the handshake. */
+static int master_init(struct plb *p, const struct plb_options *o)
+{
+	char *text = NULL;
+	size_t len = 0;
+	int nw = p->tp->size - 1, rc = 0;
+	char **hosts = calloc((size_t)nw + 1, sizeof *hosts);
+	int *assign = calloc((size_t)nw + 1, sizeof *assign);
+
+	p->npeer = nw;
+	if (!hosts || !assign || !(p->peer = calloc((size_t)nw + 1, sizeof *p->peer))) {
+		rc = plb__fail(p, PLB_ENOMEM, "out of memory");
+		goto hello0;
+	}
+	if (nw < 1) {
+		rc = plb__fail(p, PLB_ESTATE, "plb needs a master and at least one worker: run it with mpirun -np N (N >= 2: one master, one worker per [node] section)");
+		goto out;
+	}
+	rc = read_file(o->config, &text, &len, p->err, sizeof p->err);
+	if (!rc && (rc = plb__config_load_text(o->config, text, len, &p->cfg, p->err, sizeof p->err)) == 0)
+		p->have_cfg = 1;
+	if (!rc) {
+		snprintf(p->policy, sizeof p->policy, "%s", o->policy ? o->policy : p->cfg.policy);
+		int i;
+		for (i = 0; plb_policy_name(i) && strcmp(plb_policy_name(i), p->policy); i++)
+			;
+		if (!plb_policy_name(i)) {
+			char names[256];
+			rc = plb__fail(p, PLB_ECONFIG, "--policy %s: unknown policy; accepted: %s", p->policy,
+				       plb_policy_names(names, sizeof names, " | "));
+		}
+	}
+	for (int i = 0; !rc && o->set[i]; i++) {
+		char msg[300];
+		if ((rc = plb_params_assign(&p->cfg.params, o->set[i], msg, sizeof msg)))
+			rc = plb__fail(p, PLB_ECONFIG, "--set %s: %s", o->set[i], msg);
+	}
+hello0:
+	/* Always collect every HELLO0, so that each worker hears the outcome. */
+	for (int k = 0; k < nw; k++) {
+		void *msg;
+		int src, r = wait_msg(p, &msg, &src, "HELLO from every worker");
+		if (r) {
+			rc = r;
+			goto out;       /* a rank is missing: nothing more to say to it */
+		}
+		struct plb__hdr *h = plb__msg_hdr(msg);
+		if (h->type == PLB__MSG_HELLO0 && src >= 1 && src <= nw && hosts && !hosts[src - 1])
+			hosts[src - 1] = strndup(plb__msg_data(msg), h->len);
+		else
+			k--;
+		free(msg);
+	}
+	for (int k = 0; k < nw && !rc; k++) {
+		if (!hosts[k])
+			rc = plb__fail(p, PLB_ENOMEM, "out of memory");
+		else
+			snprintf(p->peer[k].host, sizeof p->peer[k].host, "%s", hosts[k]);
+		p->peer[k].rank = k + 1;
+	}
+	if (!rc)
+		rc = plb__nodes_assign(&p->cfg, (const char *const *)hosts, nw, assign, p->err, sizeof p->err);
+	for (int k = 0; k < nw; k++) {
+		int r = rc ? send_simple(p, k + 1, PLB__MSG_CONFIG, rc, -1, NULL, 0)
+			   : send_simple(p, k + 1, PLB__MSG_CONFIG, 0, assign[k], text, len);
+		if (r && !rc)
+			rc = r;
+	}
+	if (rc)
+		goto out;
+	/* HELLO: every worker's PUs, or why it has none; kept per rank, then
+	 * listed in rank order (a worker's PUs get consecutive indices). */
+	int first_err = 0;
+	void **hello = calloc((size_t)nw, sizeof *hello);
+	if (!hello) {
+		rc = plb__fail(p, PLB_ENOMEM, "out of memory");
+		goto out;
+	}
+	for (int k = 0; k < nw; k++) {
+		void *msg;
+		int src, r = wait_msg(p, &msg, &src, "the workers' PU lists");
+		if (r) {
+			rc = r;
+			for (int j = 0; j < nw; j++)
+				free(hello[j]);
+			free(hello);
+			goto out;
+		}
+		struct plb__hdr *h = plb__msg_hdr(msg);
+		if (h->type != PLB__MSG_HELLO || src < 1 || src > nw || hello[src - 1]) {
+			free(msg);
+			k--;
+			continue;
+		}
+		hello[src - 1] = msg;
+		if (h->status && !first_err)
+			first_err = plb__fail(p, h->status, "rank %d (%s): %.*s", src, p->peer[src - 1].host,
+					      (int)h->len, (char *)plb__msg_data(msg));
+	}
+	size_t total = 0;
+	for (int k = 0; k < nw; k++)
+		total += plb__msg_hdr(hello[k])->len / sizeof(struct plb__pu_desc);
+	if (!first_err && !(p->pu = calloc(total + 1, sizeof *p->pu)))
+		first_err = plb__fail(p, PLB_ENOMEM, "out of memory");
+	for (int k = 0; k < nw; k++) {
+		struct plb__hdr *h = plb__msg_hdr(hello[k]);
+		struct plb__peer *pe = &p->peer[k];
+		pe->node = assign[k];
+		pe->pu0 = p->npu;
+		if (!first_err) {
+			pe->npu = (int)(h->len / sizeof(struct plb__pu_desc));
+			memcpy(p->pu + p->npu, plb__msg_data(hello[k]), (size_t)pe->npu * sizeof *p->pu);
+			for (int i = 0; i < pe->npu; i++)
+				p->pu[p->npu + i].name[sizeof p->pu->name - 1] = '\0';
+			p->npu += pe->npu;
+		}
+		free(hello[k]);
+	}
+	free(hello);
+	rc = first_err;
+	for (int k = 0; k < nw; k++) {
+		int r = send_simple(p, k + 1, PLB__MSG_CONFIG, rc, 0, NULL, 0);
+		if (r && !rc)
+			rc = r;
+	}
+out:
+	if (hosts)
+		for (int k = 0; k < nw; k++)
+			free(hosts[k]);
+	free(hosts);
+	free(assign);
+	free(text);
+	return rc;
+}
+
+/* A worker's side of the handshake. */
+static int worker_init(struct plb *p, const struct plb_options *o)
+{
+	void *msg = NULL;
+	int src, rc;
+	(void)o;
+
+	if ((rc = send_simple(p, 0, PLB__MSG_HELLO0, 0, 0, p->tp->host, strlen(p->tp->host))))
+		return rc;
+	if ((rc = wait_msg(p, &msg, &src, "the config from the master")))
+		return rc;
+	struct plb__hdr *h = plb__msg_hdr(msg);
+	if (h->type != PLB__MSG_CONFIG || h->status) {
+		rc = h->status ? h->status : PLB_EIO;
+		free(msg);
+		p->failed = 1;
+		return plb__fail(p, rc, "stopped by the master");
+	}
+	p->node = h->arg;
+	rc = plb__config_load_text(o->config, plb__msg_data(msg), h->len, &p->cfg, p->err,
+				   sizeof p->err);
+	free(msg);
+	struct plb__pu_desc *desc = NULL;
+	int npu = 0;
+	if (!rc) {
+		p->have_cfg = 1;
+		if (p->node < 0 || p->node >= p->cfg.nnodes)
+			rc = plb__fail(p, PLB_EIO, "the master gave node %d of %d", p->node, p->cfg.nnodes);
+		else
+			rc = plb__worker_open(p, &desc, &npu);
+	}
+	if (rc)
+		(void)send_simple(p, 0, PLB__MSG_HELLO, rc, 0, p->err, strlen(p->err));
+	else
+		rc = send_simple(p, 0, PLB__MSG_HELLO, 0, 0, desc, (size_t)npu * sizeof *desc);
+	free(desc);
+	int mine = rc;
+	if ((rc = wait_msg(p, &msg, &src, "the master's go")))
+		return rc;
+	h = plb__msg_hdr(msg);
+	rc = h->type == PLB__MSG_CONFIG ? h->status : PLB_EIO;
+	free(msg);
+	if (rc && !mine)
+		plb__fail(p, rc, "stopped by the master");
+	return mine ? mine : rc;
+}
+
+int plb_init(int *argc, char ***argv, const struct plb_options *o, plb_t **out)
+{
+	struct plb *p = calloc(1, sizeof *p);
+	char host[256] = "?";
+	int rc;
+
+	*out = p;
+	if (!p)
+		return PLB_ENOMEM;
+	gethostname(host, sizeof host);
+	host[sizeof host - 1] = '\0';
+	plb__log_init(-1, host);
+	if (!o || !o->config) {
+		p->failed = 1;
+		rc = plb__fail(p, PLB_EINVAL, "no config file; accepted: --config FILE (an INI file: see README.md)");
+		plb__log(PLB__LOG_ERROR, "plb", "%s", p->err);
+		return rc;
+	}
+	p->kernels = o->kernels;
+	p->nkernels = o->nkernels;
+	p->quiet = o->quiet;
+	char err[512];
+	if ((rc = plb__transport_mpi_create(argc, argv, &p->tp, err, sizeof err))) {
+		p->failed = 1;
+		plb__fail(p, rc, "%s", err);
+		plb__log(PLB__LOG_ERROR, "plb", "%s", p->err);
+		return rc;
+	}
+	p->master = p->tp->rank == 0;
+	plb__log_init(p->tp->rank, p->tp->host);
+	rc = p->master ? master_init(p, o) : worker_init(p, o);
+	if (rc) {
+		p->failed = 1;
+		if (p->master)
+			plb__log(PLB__LOG_ERROR, "plb", "%s", p->err);
+	}
+	return rc;
+}
+
+int plb_serve(plb_t *p)
+{
+	if (!p || p->master || p->failed)
+		return p ? plb__fail(p, PLB_ESTATE, "plb_serve: not a started worker rank") : PLB_EINVAL;
+	int rc = plb__worker_serve(p);
+	if (rc)
+		plb__log(PLB__LOG_ERROR, "worker", "%s", p->err);
+	return rc;
+}
+
+int plb_finalize(plb_t *p)
+{
+	int rc = 0;
+	if (!p)
+		return 0;
+	if (p->tp && p->master && !p->failed) {
+		/* Stop every worker, then wait for its goodbye. */
+		int live = 0;
+		for (int k = 0; k < p->npeer; k++) {
+			if (p->peer[k].rank < 0)
+				continue;
+			live++;
+			int r = send_simple(p, p->peer[k].rank, PLB__MSG_SHUTDOWN, 0, 0, NULL, 0);
+			rc = rc ? rc : r;
+		}
+		while (live > 0 && !rc) {
+			void *msg;
+			int src;
+			if ((rc = wait_msg(p, &msg, &src, "the workers' goodbye")))
+				break;
+			struct plb__hdr *h = plb__msg_hdr(msg);
+			if (h->type == PLB__MSG_BYE) {
+				live--;
+				if (h->status && !rc)
+					rc = plb__fail(p, h->status, "rank %d stopped with an error (see its log)", src);
+			}
+			free(msg);
+		}
+	}
+	if (p->tp) {
+		int r = p->tp->ops->flush(p->tp, 30);
+		if (r && !rc)
+			rc = plb__fail(p, r, "%s", p->tp->err);
+		p->tp->ops->destroy(p->tp);
+	}
+	plb__worker_close(p);
+	plb__run_result_free(p->last, p->npu);
+	if (p->have_cfg)
+		plb__config_fini(&p->cfg);
+	free(p->peer);
+	free(p->pu);
+	free(p);
+	return rc;
+}

@@ -1,0 +1,99 @@
+/* The runtime's internals shared by plb.c (init, finalize), master.c (rank
+ * 0: the balancer loop) and worker.c (every other rank: the daemon). */
+#ifndef PLB_RT_H
+#define PLB_RT_H
+
+#include <stdint.h>
+
+#include "config.h"
+#include "plb.h"
+#include "report.h"
+#include "transport.h"
+
+/* What a PU is, as a worker announces it in HELLO (fixed size, no pointers). */
+enum plb__pu_kind { PLB__PU_CPU, PLB__PU_CUDA, PLB__PU_EMU };
+
+struct plb__pu_desc {
+	int32_t kind;           /* enum plb__pu_kind */
+	int32_t model;          /* emu: index of its [model] in the config */
+	int32_t device;         /* cuda: device ordinal */
+	int32_t cores;          /* cpu: team size */
+	char name[64];
+};
+
+struct plb__worker;             /* worker.c */
+
+/* A worker rank as the master sees it. */
+struct plb__peer {
+	int rank, node, npu, pu0;       /* pu0: its first PU's global index */
+	char host[256];
+	double idle_wall_s, idle_cpu_s; /* from BYE */
+};
+
+struct plb {
+	struct plb__transport *tp;
+	int master;
+	const struct plb_kernel *const *kernels;
+	int nkernels;
+	int quiet;
+	char policy[32];
+	struct plb__config cfg;
+	int have_cfg;
+	int node;               /* worker: its config node index */
+	char err[1024];
+	int failed;             /* an error every rank knows of */
+	/* master */
+	int npeer;
+	struct plb__peer *peer;
+	int npu;
+	struct plb__pu_desc *pu;        /* global PU list: workers in rank order */
+	struct plb__run_result *last;   /* the last run's report, NULL before one */
+	/* worker */
+	struct plb__worker *wk;
+};
+
+/* The master's record of one run (master.c). */
+struct plb__run_result {
+	struct plb__report rep;
+	char **names;
+	double *idle, *units;
+	char note[256];
+	double worker_idle_cpu; /* CPU share of a core used by an idle worker, NAN if unknown */
+};
+void plb__run_result_free(struct plb__run_result *r, int npu);
+
+/* Record an error message in p->err (first one wins) and return rc. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+int plb__fail(struct plb *p, int rc, const char *fmt, ...);
+
+const struct plb_kernel *plb__kernel_find(const struct plb *p, const char *name);
+
+/* Seconds on CLOCK_MONOTONIC. */
+double plb__now(void);
+/* CPU seconds of the whole process. */
+double plb__proc_cpu_now(void);
+
+/* An idle loop that answers fast after traffic and then sleeps longer
+ * (MPI's own waits spin at 100% of a core: notes/MPI.md). */
+struct plb__backoff { double last_traffic; long sleep_us; };
+void plb__backoff_reset(struct plb__backoff *b);
+/* Microseconds to sleep now (0: spin once more). */
+long plb__backoff_next(struct plb__backoff *b);
+
+/* worker.c: the daemon's set-up (node's PUs, checked against the node) and
+ * its loop. */
+PLB_WUR int plb__worker_open(struct plb *p, struct plb__pu_desc **desc, int *npu);
+PLB_WUR int plb__worker_serve(struct plb *p);
+void plb__worker_close(struct plb *p);
+
+/* nodes.c: which config node section each worker rank gets: sections whose
+ * host matches the rank's host name first, then the remaining ranks take
+ * host = * sections (and sections without host) in file order. assign[i]
+ * is worker i's node index. Every rank gets one section and every section
+ * one rank, or PLB_ECONFIG with a message naming the section or rank. */
+PLB_WUR int plb__nodes_assign(const struct plb__config *cfg, const char *const *hosts,
+			      int nworkers, int *assign, char *err, size_t errlen);
+
+#endif
