@@ -3,10 +3,14 @@
  * stage; a block's transfer starts when its message arrives, so with two
  * grants held the next transfer overlaps the current compute; speed changes
  * and noise; a failure ends the PU). It runs the real CPU kernel on its own
- * thread first, so results stay correct, then sleeps until the model's
- * finish time. */
+ * thread first (at low priority), so results stay correct, then sleeps
+ * until the model's finish time. */
+#define _GNU_SOURCE
 #include <math.h>
 #include <stdio.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "device.h"
 #include "log.h"
@@ -19,11 +23,15 @@ static int emu_open(struct plb__dev *d, char *err, size_t errlen)
 	return 0;
 }
 
+/* Emulated PUs run their real kernels at low priority (nice 10, this
+ * thread only), so that on a machine that also has real PUs the emulation's
+ * own work does not slow the real PUs or skew their models. */
 static int emu_thread_start(struct plb__dev *d, char *err, size_t errlen)
 {
-	(void)d;
 	(void)err;
 	(void)errlen;
+	if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10))
+		plb__log(PLB__LOG_INFO, "emu", "%s: cannot lower this thread's priority", d->desc.name);
 	return 0;
 }
 

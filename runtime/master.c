@@ -72,6 +72,11 @@ static int dispatch(struct run *r, int i, const struct plb_grant *g)
 		free(msg);
 		return plb__fail(p, PLB_ESTATE, "more than %d grants outstanding on one PU", SLOTS);
 	}
+	plb__log(PLB__LOG_DEBUG, "master", "t=%.4f grant %llu to %s: %llu units at %llu (%s, predicted %.4f s)",
+		 r->now - r->t0, (unsigned long long)g->id, p->pu[i].name,
+		 (unsigned long long)g->units, (unsigned long long)g->offset,
+		 g->kind == PLB_GRANT_TRAINING ? "training" : g->kind == PLB_GRANT_GAP ? "gap" : "regular",
+		 g->predicted_s);
 	u->s[k] = (struct slot){g->id, g->offset, g->units, 1};
 	u->nout++;
 	int rc = p->tp->ops->send(p->tp, p->peer[u->peer].rank, msg);
@@ -163,6 +168,8 @@ static int on_done(struct run *r, int peer, void *msg)
 				 (unsigned long long)sl.id, p->pu[i].name, (unsigned long long)h->len, want);
 	struct plb_sample smp = {.grant_id = sl.id, .exec_s = h->exec_s, .xfer_s = h->xfer_s,
 				 .finish = r->now - r->t0};
+	plb__log(PLB__LOG_DEBUG, "master", "t=%.4f done %llu on %s: exec %.4f s, xfer %.4f s",
+		 smp.finish, (unsigned long long)sl.id, p->pu[i].name, h->exec_s, h->xfer_s);
 	rc = plb_balancer_done(r->b, i, &smp);
 	if (rc == PLB_ESTALE)
 		return 0;
@@ -446,7 +453,7 @@ int plb_run(plb_t *p, const struct plb_job *job)
 			plb__backoff_reset(&bo);
 			continue;
 		}
-		long us = plb__backoff_next(&bo);
+		long us = plb__backoff_next(&bo, p->tp->ops->pending(p->tp));
 		if (us > 0) {
 			struct timespec ts = {0, us * 1000};
 			nanosleep(&ts, NULL);

@@ -37,16 +37,11 @@ int plb__nodes_assign(const struct plb__config *cfg, const char *const *hosts,
 			if (!taken[j] && !is_any(&cfg->nodes[j]) && host_match(cfg->nodes[j].host, hosts[i]))
 				assign[i] = j, taken[j] = 1;
 	}
-	for (int i = 0; i < nworkers; i++) {
+	for (int i = 0; i < nworkers; i++)
 		for (int j = 0; j < cfg->nnodes && assign[i] < 0; j++)
 			if (!taken[j] && is_any(&cfg->nodes[j]))
 				assign[i] = j, taken[j] = 1;
-		if (assign[i] < 0) {
-			snprintf(err, errlen, "%s: worker rank %d (host %s) gets no [node] section: the file has %d for %d worker ranks; accepted: a [node] with host = %s or host = *, one per worker rank",
-				 cfg->path, i + 1, hosts[i], cfg->nnodes, nworkers, hosts[i]);
-			return PLB_ECONFIG;
-		}
-	}
+	/* A section nobody took is the likelier mistake: name it first. */
 	for (int j = 0; j < cfg->nnodes; j++) {
 		const struct plb__node *n = &cfg->nodes[j];
 		if (taken[j])
@@ -55,9 +50,17 @@ int plb__nodes_assign(const struct plb__config *cfg, const char *const *hosts,
 			snprintf(err, errlen, "%s:%d: [node %s] gets no worker rank: the file has %d [node] sections for %d worker ranks; accepted: mpirun -np %d (a master and one worker per section)",
 				 cfg->path, n->line, n->name, cfg->nnodes, nworkers, cfg->nnodes + 1);
 		else
-			snprintf(err, errlen, "%s:%d: [node %s] host = %s: no worker rank runs on that host (or all there have a section already); accepted: a host that runs a worker rank, or host = *",
-				 cfg->path, n->host_line ? n->host_line : n->line, n->name, n->host);
+			snprintf(err, errlen, "%s:%d: [node %s] host = %s: no worker rank runs on that host (or all there have a section already); accepted: a host that runs a worker rank (rank 1 runs on %s), or host = *",
+				 cfg->path, n->host_line ? n->host_line : n->line, n->name, n->host,
+				 nworkers ? hosts[0] : "no host");
 		return PLB_ECONFIG;
+	}
+	for (int i = 0; i < nworkers; i++) {
+		if (assign[i] < 0) {
+			snprintf(err, errlen, "%s: worker rank %d (host %s) gets no [node] section: the file has %d for %d worker ranks; accepted: a [node] with host = %s or host = *, one per worker rank",
+				 cfg->path, i + 1, hosts[i], cfg->nnodes, nworkers, hosts[i]);
+			return PLB_ECONFIG;
+		}
 	}
 	return 0;
 }

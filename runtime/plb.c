@@ -58,8 +58,10 @@ void plb__backoff_reset(struct plb__backoff *b)
 	b->sleep_us = 0;
 }
 
-long plb__backoff_next(struct plb__backoff *b)
+long plb__backoff_next(struct plb__backoff *b, int busy)
 {
+	if (busy)
+		return b->sleep_us = 20;
 	if (b->sleep_us == 0) {
 		if (plb__now() - b->last_traffic < 20e-6) {
 			sched_yield();
@@ -126,7 +128,7 @@ static int wait_msg(struct plb *p, void **msg, int *src, const char *what)
 			return 0;
 		if (plb__now() > end)
 			return plb__fail(p, PLB_EIO, "no %s within %.0f s", what, HANDSHAKE_S);
-		long us = plb__backoff_next(&bo);
+		long us = plb__backoff_next(&bo, p->tp->ops->pending(p->tp));
 		if (us > 0)
 			nanosleep(&(struct timespec){0, us * 1000}, NULL);
 	}

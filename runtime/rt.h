@@ -79,8 +79,9 @@ double plb__proc_cpu_now(void);
  * (MPI's own waits spin at 100% of a core: notes/MPI.md). */
 struct plb__backoff { double last_traffic; long sleep_us; };
 void plb__backoff_reset(struct plb__backoff *b);
-/* Microseconds to sleep now (0: spin once more). */
-long plb__backoff_next(struct plb__backoff *b);
+/* Microseconds to sleep now (0: spin once more). With sends under way
+ * (busy), at most 20 us: large messages move only while polled. */
+long plb__backoff_next(struct plb__backoff *b, int busy);
 
 /* worker.c: the daemon's set-up (node's PUs, checked against the node) and
  * its loop. */

@@ -61,6 +61,9 @@ struct plb__transport_ops {
 	/* The next message that has arrived, if any: 1 with *buf (caller frees)
 	 * and *src, 0 if none. Moves pending sends on. Never blocks. */
 	PLB_WUR int (*recv)(struct plb__transport *t, void **buf, int *src);
+	/* Sends still under way (they move only while recv or flush is called,
+	 * so callers poll more often while there are some). */
+	int (*pending)(const struct plb__transport *t);
 	/* Waits until every queued send has left (at most timeout_s). */
 	PLB_WUR int (*flush)(struct plb__transport *t, double timeout_s);
 	/* Ends the transport (MPI_Finalize) and frees t. */

@@ -199,10 +199,16 @@ static void mpi_destroy(struct plb__transport *t)
 	free(m);
 }
 
+static int mpi_pending(const struct plb__transport *t)
+{
+	return ((const struct mpi_transport *)t)->npend;
+}
+
 static const struct plb__transport_ops mpi_ops = {
 	.name = "mpi",
 	.send = mpi_send,
 	.recv = mpi_recv,
+	.pending = mpi_pending,
 	.flush = mpi_flush,
 	.destroy = mpi_destroy,
 };

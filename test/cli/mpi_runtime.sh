@@ -1,0 +1,123 @@
+# The MPI runtime end to end, under mpirun (oversubscribed, as root):
+# plb-mm is right under every policy and both precisions; emulated PUs
+# finish with complete coverage, also when some of them die; config and
+# command-line mistakes end every rank cleanly with a message naming the
+# file:line and key (or the option); the report's JSON has plbsim's keys.
+. "$(dirname "$0")/lib.bash"
+BUILD=${BUILD:-build}
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+run() {         # run NP PROGRAM ARGS...: mpirun under a timeout, output in $TMP/out
+	local np=$1; shift
+	timeout 120 mpirun --oversubscribe --bind-to none -np "$np" "$@" >"$TMP/out" 2>&1
+}
+json_get() {    # json_get KEY: from the JSON line of $TMP/out
+	grep '^{' "$TMP/out" | python3 -c "import json,sys; print(json.loads(sys.stdin.read())['$1'])"
+}
+json_has() { json_get "$1" >/dev/null 2>&1; }
+
+cat >"$TMP/mm.ini" <<'INI'
+[run]
+units = 1
+pipeline = 2
+[node a]
+cpu = 1
+emu = fast
+[node b]
+emu = slow fast
+[model fast]
+class = gpu
+compute = poly 0.002 2e-5
+transfer = poly 1e-4 1e-6
+[model slow]
+class = cpu
+compute = poly 0.001 1e-4
+noise = 0.05
+INI
+
+for policy in plb-hac plb-hec hdss greedy static; do
+	for prec in double single; do
+		check "plb-mm $policy $prec verifies" run 3 "$BUILD/plb-mm" --config "$TMP/mm.ini" \
+			--n 200 --prec $prec --policy $policy --verify --json --quiet
+		grep -q 'verify (exact reference): ok' "$TMP/out" || { cat "$TMP/out"; check "plb-mm $policy $prec: verify ok" false; }
+		check "plb-mm $policy $prec: coverage" test "$(json_get coverage_ok)" = True
+		check "plb-mm $policy $prec: policy in report" test "$(json_get policy)" = $policy
+	done
+done
+for k in policy units units_done coverage_ok makespan_s lower_bound_s eq_optimum_s ratio \
+	 imbalance idle_frac blocks gap_blocks solves solver_ms_mean solver_ms_max worker_idle_cpu; do
+	check "JSON key $k" json_has $k
+done
+check "four PUs in the report" test "$(json_get idle_frac | tr ',' '\n' | wc -l)" -eq 4
+
+# Emulated PUs only: every unit back exactly once.
+check "plb-null small.ini" run 4 "$BUILD/plb-null" --config test/data/small.ini --json
+check "plb-null: coverage" test "$(json_get coverage_ok)" = True
+check "plb-null: units" test "$(json_get units_done)" = 200000
+
+# Two emulated PUs die mid-run: their blocks go to the others, nothing lost.
+python3 - "$TMP/fail.ini" <<'PY'
+import sys
+open(sys.argv[1], "w").write("""[run]
+units = 20000
+[network]
+fail_detect_ms = 100
+[node a]
+emu = g c
+[node b]
+emu = g dies
+[node c]
+emu = dies2
+[model g]
+class = gpu
+compute = poly 0.002 5e-5
+[model c]
+class = cpu
+compute = poly 0.001 2e-4
+[model dies]
+class = gpu
+compute = poly 0.002 5e-5
+fail = 0.2
+[model dies2]
+class = cpu
+compute = poly 0.001 1e-4
+fail = 0.35
+""")
+PY
+check "plb-null with failures" run 4 "$BUILD/plb-null" --config "$TMP/fail.ini" --json
+check "failures: coverage" test "$(json_get coverage_ok)" = True
+check "failures: two PUs lost" test "$(json_get pus_lost)" = 2
+
+# Mistakes: every rank ends, non-zero, one clear message.
+printf '[run]\nunits = 10\n[node a]\ncpu = 1\nbogus = 3\n' >"$TMP/bad.ini"
+run 2 "$BUILD/plb-mm" --config "$TMP/bad.ini" --n 64; rc=$?
+check "bad key: fails" test $rc -ne 0 -a $rc -ne 124
+check "bad key: names file:line and key" grep -q "bad.ini:5: \[node a\] bogus: unknown key" "$TMP/out"
+
+printf '[run]\nunits = 10\n[node a]\ncpu = 1\ngpu = 7\n' >"$TMP/gpu.ini"
+run 2 "$BUILD/plb-mm" --config "$TMP/gpu.ini" --n 64; rc=$?
+check "missing GPU: fails" test $rc -ne 0 -a $rc -ne 124
+check "missing GPU: names file:line" grep -q "gpu.ini:5: \[node a\] gpu = 7" "$TMP/out"
+
+printf '[run]\nunits = 10\n[node a]\ncpu = 4096\n' >"$TMP/cores.ini"
+run 2 "$BUILD/plb-mm" --config "$TMP/cores.ini" --n 64; rc=$?
+check "too many cores: fails" test $rc -ne 0 -a $rc -ne 124
+check "too many cores: says how many there are" grep -q "cores.ini:4: \[node a\] cpu = 4096: this node has" "$TMP/out"
+
+run 2 "$BUILD/plb-null" --config test/data/small.ini; rc=$?
+check "too few ranks: fails" test $rc -ne 0 -a $rc -ne 124
+check "too few ranks: says what to run" grep -q "gets no worker rank.*mpirun -np 4" "$TMP/out"
+
+printf '[run]\nunits = 10\n[node a]\nhost = no-such-host\ncpu = 1\n' >"$TMP/host.ini"
+run 2 "$BUILD/plb-mm" --config "$TMP/host.ini" --n 64; rc=$?
+check "unknown host: fails" test $rc -ne 0 -a $rc -ne 124
+check "unknown host: names the host line" grep -q "host.ini:4: \[node a\] host = no-such-host" "$TMP/out"
+
+run 3 "$BUILD/plb-mm" --config "$TMP/mm.ini" --n 64 --policy fastest; rc=$?
+check "bad policy: fails" test $rc -ne 0 -a $rc -ne 124
+check "bad policy: lists the accepted" grep -q "policy fastest: unknown policy; accepted: plb-hac" "$TMP/out"
+check "bad policy: said once" test "$(grep -c 'unknown policy' "$TMP/out")" -eq 1
+
+run 3 "$BUILD/plb-mm" --config "$TMP/mm.ini" --n 0; rc=$?
+check "bad --n: usage error" test $rc -eq 2 -o $rc -eq 1
+check "bad --n: says what is accepted" grep -q -- "--n 0: accepted" "$TMP/out"
+finish
