@@ -1,5 +1,6 @@
 # plb: one entry point. `make` builds, `make test` runs every test, `make demo`
-# runs the simulator on the paper's five-machine cluster with every policy,
+# runs plb-mm under mpirun on config/demo.ini, then the simulator on the
+# paper's five-machine cluster with every policy,
 # `make bench` prints the benchmark figures. Missing Debian packages are
 # installed first (scripts/install-deps.sh). Options:
 #   V=1                  show commands
@@ -151,8 +152,8 @@ $(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIBSIM) $(LIBRT) $(LIBBAL)
 test: all
 	$(Q)PLBSIM=$(PLBSIM) BUILD=$(BUILD) bash test/run.sh
 
-demo: $(PLBSIM)
-	$(Q)bash scripts/demo.sh $(PLBSIM)
+demo: $(PLBSIM) $(APP_BINS)
+	$(Q)BUILD=$(BUILD) bash scripts/demo.sh
 
 bench: all
 	$(Q)PLBSIM=$(PLBSIM) BUILD=$(BUILD) bash bench/run.sh

@@ -32,3 +32,5 @@ for s in mm-5 grn-5 kmeans-5 adapt-4x interference; do
 	done
 	echo
 done
+echo
+bash bench/runtime.sh

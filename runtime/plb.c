@@ -42,6 +42,8 @@ double plb__proc_cpu_now(void)
 void plb__sleep_until(double t)
 {
 	struct timespec ts;
+	if (plb__now() >= t)
+		return;         /* no system call for a time already past */
 	ts.tv_sec = (time_t)t;
 	ts.tv_nsec = (long)((t - (double)ts.tv_sec) * 1e9);
 	if (ts.tv_nsec >= 1000000000L)

@@ -72,6 +72,7 @@ struct plb__worker {
 	long outstanding;
 	int idle;
 	double idle_since_wall, idle_since_cpu, idle_wall, idle_cpu;
+	double it_wall, it_cpu;         /* start of the loop turn, while idle */
 };
 
 static void post(struct plb__worker *w, enum out_kind kind, void *msg)
@@ -403,21 +404,24 @@ void plb__worker_close(struct plb *p)
 
 /* What an idle worker costs: CPU time of the whole process over the
  * stretches (of at least IDLE_MIN_S: the short gaps between blocks are
- * spent answering fast, on purpose) when none of its PUs had a block. */
+ * spent answering fast, on purpose) when none of its PUs had a block and
+ * no message was moving. */
 #define IDLE_MIN_S 0.1
 
-static void idle_update(struct plb__worker *w)
+static void idle_update(struct plb__worker *w, int busy)
 {
-	int idle = w->outstanding == 0;
+	int idle = w->outstanding == 0 && !busy;
 	if (idle == w->idle)
 		return;
 	double now = plb__now(), cpu = plb__proc_cpu_now();
 	if (idle) {
 		w->idle_since_wall = now;
 		w->idle_since_cpu = cpu;
-	} else if (now - w->idle_since_wall >= IDLE_MIN_S) {
-		w->idle_wall += now - w->idle_since_wall;
-		w->idle_cpu += cpu - w->idle_since_cpu;
+	} else if (w->it_wall - w->idle_since_wall >= IDLE_MIN_S) {
+		/* up to the start of the loop turn that found work: receiving a
+		 * large message is work, not idling */
+		w->idle_wall += w->it_wall - w->idle_since_wall;
+		w->idle_cpu += w->it_cpu - w->idle_since_cpu;
 	}
 	w->idle = idle;
 }
@@ -541,9 +545,13 @@ int plb__worker_serve(struct plb *p)
 		return plb__fail(p, PLB_ESTATE, "plb_serve: not a worker rank");
 	plb__backoff_reset(&bo);
 	w->idle = 0;
-	idle_update(w);
+	idle_update(w, 0);
 	while (!stop && !rc) {
 		int moved = 0;
+		if (w->idle) {
+			w->it_wall = plb__now();
+			w->it_cpu = plb__proc_cpu_now();
+		}
 		void *msg;
 		int src;
 		for (int i = 0; i < 256; i++) {
@@ -567,7 +575,7 @@ int plb__worker_serve(struct plb *p)
 		if (d < 0)
 			rc = d;
 		moved += d > 0 ? d : 0;
-		idle_update(w);
+		idle_update(w, moved || p->tp->ops->pending(p->tp));
 		if (moved) {
 			plb__backoff_reset(&bo);
 			continue;
@@ -586,8 +594,9 @@ int plb__worker_serve(struct plb *p)
 		pthread_mutex_unlock(&w->mu);
 	}
 	if (w->idle) {          /* close the last idle stretch */
-		w->outstanding = 1;
-		idle_update(w);
+		w->it_wall = plb__now();
+		w->it_cpu = plb__proc_cpu_now();
+		idle_update(w, 1);
 	}
 	double idle_wall = w->idle_wall, idle_cpu = w->idle_cpu;
 	/* Stop the PU threads, then say goodbye with the idle figures. */

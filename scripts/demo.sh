@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
-# make demo: the paper's five-machine cluster (matrix multiply curves) under
-# every policy, in the simulator, with the comparison table; then PLB-HAC's
-# full report for the same run.
+# make demo: plb-mm under mpirun on this machine (config/demo.ini: a master
+# and two workers, a real CPU PU and four emulated ones), verified, with its
+# report; then the paper's five-machine cluster in the simulator under
+# every policy, for comparison.
 set -euo pipefail
-plbsim=${1:-build/plbsim}
-scenario=config/sim/mm-5.ini
-echo "== plbsim $scenario --policy all   (virtual time; ratio = makespan / lower bound)"
-"$plbsim" "$scenario" --policy all
+BUILD=${BUILD:-build}
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+cmd=(mpirun --oversubscribe --bind-to none -np 3 "$BUILD/plb-mm" --config config/demo.ini
+     --n 4096 --prec single --verify)
+echo "== ${cmd[*]}"
+"${cmd[@]}"
 echo
-echo "== plbsim $scenario --policy plb-hac"
-"$plbsim" "$scenario" --policy plb-hac
+scenario=config/sim/mm-5.ini
+echo "== $BUILD/plbsim $scenario --policy all   (virtual time; ratio = makespan / lower bound)"
+"$BUILD/plbsim" "$scenario" --policy all

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# make bench (runtime part): the MPI runtime's own costs, on this machine.
+#  1. master throughput: 8 workers x 8 zero-time emulated PUs, greedy
+#     policy with 1-unit blocks, so every block is a full round trip;
+#  2. the same scenario in plbsim and in the runtime (plb-null): ratio
+#     against ratio (the paper's clusters, device times x 0.05 so a run
+#     takes seconds);
+#  3. an idle worker's CPU use (the master holds 3 s before its run).
+# Figures are printed, not asserted: this machine is shared and noisy.
+set -euo pipefail
+BUILD=${BUILD:-build}
+SEEDS=${SEEDS:-3}
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+mpi() { timeout 600 mpirun --oversubscribe --bind-to none "$@"; }
+jget() { python3 -c "import json,sys; d=json.loads(sys.stdin.read()); print(d['$1'])"; }
+
+echo "== master throughput: 8 workers x 8 zero-time emulated PUs, greedy, 1-unit blocks"
+{
+	printf '[run]\nunits = 200000\npolicy = greedy\npipeline = 2\n[balancer]\ngreedy_block = 1\n'
+	for w in 1 2 3 4 5 6 7 8; do printf '[node w%d]\nemu = z z z z z z z z\n' $w; done
+	printf '[model z]\nclass = cpu\ncompute = poly 0\n'
+} > "$T/tput.ini"
+for i in 1 2 3; do
+	out=$(mpi -np 9 "$BUILD/plb-null" --config "$T/tput.ini" --json | grep '^{')
+	blocks=$(jget blocks <<<"$out"); ms=$(jget makespan_s <<<"$out")
+	python3 -c "print('run %d: %d blocks in %.3f s: %.0f completions/s' % ($i, $blocks, $ms, $blocks / $ms))"
+done
+echo
+echo "== plbsim vs runtime (plb-null), plb-hac, device times x 0.05, seeds 1..$SEEDS"
+printf '%-10s %5s %10s %10s %10s %10s\n' scenario seed sim_ratio rt_ratio rt/sim rt_span_s
+for s in mm-3 grn-3 kmeans-3 mm-5; do
+	python3 scripts/scale-scenario.py config/sim/$s.ini 0.05 "$T/$s.ini"
+	np=$(( $(grep -c '^\[node' "$T/$s.ini") + 1 ))
+	for seed in $(seq 1 "$SEEDS"); do
+		sed -i "s/^seed = .*/seed = $seed/" "$T/$s.ini"
+		grep -q '^seed = ' "$T/$s.ini" || sed -i "s/^\[run\]/[run]\nseed = $seed/" "$T/$s.ini"
+		sim=$("$BUILD/plbsim" "$T/$s.ini" --policy plb-hac --json | jget ratio)
+		rt=$(mpi -np $np "$BUILD/plb-null" --config "$T/$s.ini" --policy plb-hac --json | grep '^{')
+		python3 -c "print('%-10s %5d %10.4f %10.4f %10.4f %10.2f' % ('$s', $seed, $sim, $(jget ratio <<<"$rt"), $(jget ratio <<<"$rt") / $sim, $(jget makespan_s <<<"$rt")))"
+	done
+done
+echo
+echo "== an idle worker's CPU (master holds 3 s before the run; share of one core)"
+out=$(mpi -np 4 "$BUILD/plb-null" --config test/data/small.ini --hold 3 --json | grep '^{')
+python3 -c "print('worker_idle_cpu %.1f%% of a core' % (100 * $(jget worker_idle_cpu <<<"$out")))"
