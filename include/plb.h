@@ -114,6 +114,11 @@ PLB_API PLB_WUR int plb_options_parse(int *argc, char **argv, struct plb_options
  * launcher): for printing usage errors once. */
 PLB_API int plb_launch_rank(void);
 
+/* For a usage error found before plb_init: returns 2 (the exit status to
+ * use), on ranks other than the first after a one-second pause, so that
+ * mpirun does not end the first rank (which prints the message) early. */
+PLB_API int plb_usage_error(void);
+
 /* Starts the transport (MPI_Init under mpirun), reads the config on the
  * master, gives each worker its node section and starts its PU threads.
  * On every rank *out is then a handle to pass to plb_finalize, also when an

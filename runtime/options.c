@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "plb.h"
 
@@ -14,6 +15,13 @@ int plb_launch_rank(void)
 			return atoi(v);
 	}
 	return 0;
+}
+
+int plb_usage_error(void)
+{
+	if (plb_launch_rank() != 0)
+		nanosleep(&(struct timespec){1, 0}, NULL);
+	return 2;
 }
 
 static int bad(const char *fmt, const char *arg)

@@ -188,6 +188,16 @@ static int read_file(const char *path, char **text, size_t *len, char *err, size
 	return 0;
 }
 
+/* The master prints an error that stops every rank once, and before it
+ * tells the workers (mpirun may end it as soon as a worker exits). */
+static void announce(struct plb *p, int rc)
+{
+	if (rc && !p->announced) {
+		p->announced = 1;
+		plb__log(PLB__LOG_ERROR, "plb", "%s", p->err);
+	}
+}
+
 /* The master's side of the handshake. */
 static int master_init(struct plb *p, const struct plb_options *o)
 {
@@ -250,6 +260,7 @@ hello0:
 	}
 	if (!rc)
 		rc = plb__nodes_assign(&p->cfg, (const char *const *)hosts, nw, assign, p->err, sizeof p->err);
+	announce(p, rc);        /* before the workers hear of it and exit */
 	for (int k = 0; k < nw; k++) {
 		int r = rc ? send_simple(p, k + 1, PLB__MSG_CONFIG, rc, -1, NULL, 0)
 			   : send_simple(p, k + 1, PLB__MSG_CONFIG, 0, assign[k], text, len);
@@ -308,6 +319,7 @@ hello0:
 	}
 	free(hello);
 	rc = first_err;
+	announce(p, rc);
 	for (int k = 0; k < nw; k++) {
 		int r = send_simple(p, k + 1, PLB__MSG_CONFIG, rc, 0, NULL, 0);
 		if (r && !rc)
@@ -404,7 +416,7 @@ int plb_init(int *argc, char ***argv, const struct plb_options *o, plb_t **out)
 	if (rc) {
 		p->failed = 1;
 		if (p->master)
-			plb__log(PLB__LOG_ERROR, "plb", "%s", p->err);
+			announce(p, rc);
 	}
 	return rc;
 }

@@ -42,6 +42,7 @@ struct plb {
 	int node;               /* worker: its config node index */
 	char err[1024];
 	int failed;             /* an error every rank knows of */
+	int announced;          /* the master has printed it */
 	/* master */
 	int npeer;
 	struct plb__peer *peer;

@@ -142,7 +142,7 @@ int main(int argc, char **argv)
 	enum plb__mm_prec prec = PLB__MM_F64;
 
 	if (plb_options_parse(&argc, argv, &o))
-		return 2;
+		return plb_usage_error();
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -158,14 +158,14 @@ int main(int argc, char **argv)
 			if (parse_long(v, 1, 1 << 20, &n)) {
 				if (say)
 					fprintf(stderr, "plb-mm: --n %s: accepted: an integer in [1, 1048576]\n", v);
-				return 2;
+				return plb_usage_error();
 			}
 		} else if (!strcmp(a, "--seed") && v) {
 			i++;
 			if (parse_long(v, 0, 1L << 62, &seed)) {
 				if (say)
 					fprintf(stderr, "plb-mm: --seed %s: accepted: an integer >= 0\n", v);
-				return 2;
+				return plb_usage_error();
 			}
 		} else if (!strcmp(a, "--prec") && v) {
 			i++;
@@ -176,14 +176,14 @@ int main(int argc, char **argv)
 			else {
 				if (say)
 					fprintf(stderr, "plb-mm: --prec %s: accepted: single or double\n", v);
-				return 2;
+				return plb_usage_error();
 			}
 		} else {
 			if (say) {
 				fprintf(stderr, "plb-mm: %s: unknown option or missing value\n", a);
 				usage(stderr);
 			}
-			return 2;
+			return plb_usage_error();
 		}
 	}
 	if (!n || !o.config) {
@@ -191,7 +191,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "plb-mm: %s is required\n", !o.config ? "--config FILE" : "--n N");
 			usage(stderr);
 		}
-		return 2;
+		return plb_usage_error();
 	}
 
 	plb_t *p;

@@ -37,7 +37,7 @@ int main(int argc, char **argv)
 	double hold = 0, units = 0;
 
 	if (plb_options_parse(&argc, argv, &o))
-		return 2;
+		return plb_usage_error();
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		char *end = NULL;
@@ -49,20 +49,20 @@ int main(int argc, char **argv)
 				if (say)
 					fprintf(stderr, "plb-null: %s %s: accepted: %s\n", a, v,
 						a[2] == 'h' ? "seconds >= 0" : "an integer >= 1");
-				return 2;
+				return plb_usage_error();
 			}
 			*(a[2] == 'h' ? &hold : &units) = x;
 			i++;
 		} else {
 			if (say)
 				fprintf(stderr, "plb-null: %s: unknown option or missing value; accepted: --config FILE --policy P --set K=V --units W --hold S --json\n", a);
-			return 2;
+			return plb_usage_error();
 		}
 	}
 	if (!o.config) {
 		if (say)
 			fprintf(stderr, "plb-null: --config FILE is required\n");
-		return 2;
+		return plb_usage_error();
 	}
 	plb_t *p;
 	int rc = plb_init(&argc, &argv, &o, &p);
