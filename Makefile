@@ -97,7 +97,7 @@ LIBKERN   := $(BUILD)/libplbkern.a
 PLBSIM    := $(BUILD)/plbsim
 DEPS_OK   := $(BUILD)/.deps-ok
 
-.PHONY: all test demo bench clean deps
+.PHONY: all test demo bench clean deps app-flags
 all: $(PLBSIM) $(APP_BINS) $(TESTS) $(BENCHES)
 
 # Installs what is missing; re-checked when the script changes.
@@ -157,6 +157,11 @@ demo: $(PLBSIM) $(APP_BINS)
 
 bench: all
 	$(Q)PLBSIM=$(PLBSIM) BUILD=$(BUILD) bash bench/run.sh
+
+# How to build an app against plb (test/cli/readme_example.sh uses it).
+app-flags:
+	@echo $(filter-out -MMD -MP,$(CFLAGS)) $(abspath $(LIBRUN) $(LIBKERN) $(LIBRT) $(LIBBAL)) \
+	      $(RUN_LIBS) $(RT_LIBS) $(KERN_LIBS) $(BAL_LIBS)
 
 clean:
 	rm -rf $(BUILD)

@@ -1,0 +1,19 @@
+# The task API example in README.md compiles (warnings as errors) against
+# the built libraries and runs under mpirun over every unit.
+. "$(dirname "$0")/lib.bash"
+BUILD=${BUILD:-build}
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+python3 - "$TMP/square.c" <<'PY'
+import sys
+s = open("README.md").read()
+a = s.index("```c\n") + 5
+open(sys.argv[1], "w").write(s[a:s.index("```", a)])
+PY
+# shellcheck disable=SC2046
+check "README example compiles" cc -Werror -o "$TMP/square" "$TMP/square.c" \
+	$(make -s --no-print-directory BUILD="$BUILD" app-flags)
+printf '[run]\nunits = 1\n[node a]\ncpu = 1\nemu = e\n[model e]\nclass = gpu\ncompute = poly 0.001 1e-8\n' >"$TMP/sq.ini"
+check "README example runs" timeout 120 mpirun --oversubscribe --bind-to none -np 2 "$TMP/square" \
+	--config "$TMP/sq.ini" >"$TMP/out" 2>&1
+check "every unit done" grep -q "1048576 of 1048576 done, coverage ok" "$TMP/out"
+finish
