@@ -227,13 +227,14 @@ static int on_message(struct run *r, void *msg, int src)
 static int start_workers(struct run *r, const char *kernel)
 {
 	struct plb *p = r->p;
-	size_t nlen = strlen(kernel) + 1, len = nlen + r->job->shared_bytes;
+	size_t nlen = PLB__KERNEL_NAME_MAX, len = nlen + r->job->shared_bytes;
 	for (int w = 0; w < p->npeer; w++) {
 		void *msg = plb__msg_alloc(PLB__MSG_START, len);
 		if (!msg)
 			return plb__fail(p, PLB_ENOMEM, "out of memory");
 		struct plb__hdr *h = plb__msg_hdr(msg);
-		memcpy(plb__msg_data(msg), kernel, nlen);
+		memset(plb__msg_data(msg), 0, nlen);
+		memcpy(plb__msg_data(msg), kernel, strlen(kernel));
 		if (r->job->shared_bytes)
 			memcpy((char *)plb__msg_data(msg) + nlen, r->job->shared, r->job->shared_bytes);
 		h->d0 = (double)r->job->in_unit;
@@ -383,6 +384,9 @@ int plb_run(plb_t *p, const struct plb_job *job)
 	if (!job || !job->kernel || !plb__kernel_find(p, job->kernel))
 		return plb__fail(p, PLB_ENOENT, "plb_run: kernel '%s' is not in plb_options.kernels",
 				 job && job->kernel ? job->kernel : "(null)");
+	if (strlen(job->kernel) >= PLB__KERNEL_NAME_MAX)
+		return plb__fail(p, PLB_EINVAL, "plb_run: kernel name '%.40s...' is too long; accepted: up to %d characters",
+				 job->kernel, PLB__KERNEL_NAME_MAX - 1);
 	r.W = job->units ? job->units : (uint64_t)p->cfg.units;
 	if ((job->in_unit && !job->in) || (job->out_unit && !job->out) ||
 	    (job->shared_bytes && !job->shared))

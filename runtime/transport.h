@@ -45,6 +45,10 @@ struct plb__hdr {
 #define PLB__HDR_SIZE 96
 _Static_assert(sizeof(struct plb__hdr) == PLB__HDR_SIZE, "header size");
 
+/* START's payload: the kernel name in a field of this size (NUL-padded, so
+ * the shared data after it stays 16-byte aligned), then the shared data. */
+#define PLB__KERNEL_NAME_MAX 64
+
 /* A message buffer for type with room for len payload bytes (header zeroed
  * but for type and len); NULL when out of memory. Free with free(). */
 void *plb__msg_alloc(uint32_t type, size_t len);

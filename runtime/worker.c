@@ -431,18 +431,20 @@ static int on_start(struct plb *p, void *msg)
 	struct plb__worker *w = p->wk;
 	struct plb__hdr *h = plb__msg_hdr(msg);
 	const char *name = plb__msg_data(msg);
-	size_t nlen = strnlen(name, h->len);
 
-	if (nlen >= h->len || !(w->k = plb__kernel_find(p, name))) {
+	if (h->len < PLB__KERNEL_NAME_MAX || strnlen(name, PLB__KERNEL_NAME_MAX) == PLB__KERNEL_NAME_MAX ||
+	    !(w->k = plb__kernel_find(p, name))) {
+		int ok = h->len >= PLB__KERNEL_NAME_MAX && strnlen(name, PLB__KERNEL_NAME_MAX) < PLB__KERNEL_NAME_MAX;
+		plb__fail(p, PLB_ENOENT, "the master asks for kernel '%.63s', which this program does not have",
+			  ok ? name : "?");
 		free(msg);
-		return plb__fail(p, PLB_ENOENT, "the master asks for kernel '%.60s', which this program does not have",
-				 nlen < 64 ? name : "?");
+		return PLB_ENOENT;
 	}
 	free(w->retired_msg);
 	w->retired_msg = w->start_msg;
 	w->start_msg = msg;
-	w->shared = name + nlen + 1;
-	w->shared_bytes = h->len - nlen - 1;
+	w->shared = name + PLB__KERNEL_NAME_MAX;
+	w->shared_bytes = h->len - PLB__KERNEL_NAME_MAX;
 	w->in_unit = (size_t)h->d0;
 	w->out_unit = (size_t)h->d1;
 	w->seed = h->id;
