@@ -344,15 +344,7 @@ static int report(struct run *r, double wall)
 	rep->pu_names = (const char *const *)res->names;
 	rep->idle_frac = res->idle;
 	rep->pu_units = res->units;
-	rep->blocks = st.blocks;
-	rep->training_blocks = st.training_blocks;
-	rep->gap_blocks = st.gap_blocks;
-	rep->returned_blocks = st.returned_blocks;
-	rep->solves = st.solves;
-	rep->solver_ms_mean = st.solves ? 1e3 * st.solve_s_total / (double)st.solves : 0;
-	rep->solver_ms_max = 1e3 * st.solve_s_max;
-	rep->pus_lost = st.pus_lost;
-	rep->speed_changes = st.speed_changes;
+	plb__report_set_stats(rep, &st);
 	rep->wall_s = wall;
 	double iw = 0, ic = 0;
 	for (int w = 0; w < p->npeer; w++) {

@@ -2,7 +2,21 @@
 #include <cjson/cJSON.h>
 #include <math.h>
 
+#include "balancer.h"
 #include "report.h"
+
+void plb__report_set_stats(struct plb__report *r, const struct plb_balancer_stats *st)
+{
+	r->blocks = st->blocks;
+	r->training_blocks = st->training_blocks;
+	r->gap_blocks = st->gap_blocks;
+	r->returned_blocks = st->returned_blocks;
+	r->solves = st->solves;
+	r->solver_ms_mean = st->solves ? 1e3 * st->solve_s_total / (double)st->solves : 0;
+	r->solver_ms_max = 1e3 * st->solve_s_max;
+	r->pus_lost = st->pus_lost;
+	r->speed_changes = st->speed_changes;
+}
 
 double plb__report_ratio(const struct plb__report *r)
 {

@@ -324,15 +324,7 @@ static void fill_report(struct sim *s, struct plb__sim_result *res)
 	r->pu_names = (const char *const *)res->names;
 	r->idle_frac = res->idle;
 	r->pu_units = res->units;
-	r->blocks = st.blocks;
-	r->training_blocks = st.training_blocks;
-	r->gap_blocks = st.gap_blocks;
-	r->returned_blocks = st.returned_blocks;
-	r->solves = st.solves;
-	r->solver_ms_mean = st.solves ? 1e3 * st.solve_s_total / (double)st.solves : 0;
-	r->solver_ms_max = 1e3 * st.solve_s_max;
-	r->pus_lost = st.pus_lost;
-	r->speed_changes = st.speed_changes;
+	plb__report_set_stats(r, &st);
 	res->stalled = !s->finished;
 }
 

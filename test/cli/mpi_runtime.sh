@@ -88,36 +88,22 @@ check "failures: coverage" test "$(json_get coverage_ok)" = True
 check "failures: two PUs lost" test "$(json_get pus_lost)" = 2
 
 # Mistakes: every rank ends, non-zero, one clear message.
+expect_error() {   # expect_error WHAT NP PATTERN PROGRAM ARGS...
+	local what=$1 np=$2 pattern=$3 rc; shift 3
+	run "$np" "$@"; rc=$?
+	check "$what: fails (exit $rc)" test $rc -ne 0 -a $rc -ne 124
+	grep -q -- "$pattern" "$TMP/out" || { cat "$TMP/out"; check "$what: says '$pattern'" false; }
+}
 printf '[run]\nunits = 10\n[node a]\ncpu = 1\nbogus = 3\n' >"$TMP/bad.ini"
-run 2 "$BUILD/plb-mm" --config "$TMP/bad.ini" --n 64; rc=$?
-check "bad key: fails" test $rc -ne 0 -a $rc -ne 124
-check "bad key: names file:line and key" grep -q "bad.ini:5: \[node a\] bogus: unknown key" "$TMP/out"
-
+expect_error "bad key" 2 "bad.ini:5: \[node a\] bogus: unknown key" "$BUILD/plb-mm" --config "$TMP/bad.ini" --n 64
 printf '[run]\nunits = 10\n[node a]\ncpu = 1\ngpu = 7\n' >"$TMP/gpu.ini"
-run 2 "$BUILD/plb-mm" --config "$TMP/gpu.ini" --n 64; rc=$?
-check "missing GPU: fails" test $rc -ne 0 -a $rc -ne 124
-check "missing GPU: names file:line" grep -q "gpu.ini:5: \[node a\] gpu = 7" "$TMP/out"
-
+expect_error "missing GPU" 2 "gpu.ini:5: \[node a\] gpu = 7" "$BUILD/plb-mm" --config "$TMP/gpu.ini" --n 64
 printf '[run]\nunits = 10\n[node a]\ncpu = 4096\n' >"$TMP/cores.ini"
-run 2 "$BUILD/plb-mm" --config "$TMP/cores.ini" --n 64; rc=$?
-check "too many cores: fails" test $rc -ne 0 -a $rc -ne 124
-check "too many cores: says how many there are" grep -q "cores.ini:4: \[node a\] cpu = 4096: this node has" "$TMP/out"
-
-run 2 "$BUILD/plb-null" --config test/data/small.ini; rc=$?
-check "too few ranks: fails" test $rc -ne 0 -a $rc -ne 124
-check "too few ranks: says what to run" grep -q "gets no worker rank.*mpirun -np 4" "$TMP/out"
-
+expect_error "too many cores" 2 "cores.ini:4: \[node a\] cpu = 4096: this node has" "$BUILD/plb-mm" --config "$TMP/cores.ini" --n 64
+expect_error "too few ranks" 2 "gets no worker rank.*mpirun -np 4" "$BUILD/plb-null" --config test/data/small.ini
 printf '[run]\nunits = 10\n[node a]\nhost = no-such-host\ncpu = 1\n' >"$TMP/host.ini"
-run 2 "$BUILD/plb-mm" --config "$TMP/host.ini" --n 64; rc=$?
-check "unknown host: fails" test $rc -ne 0 -a $rc -ne 124
-check "unknown host: names the host line" grep -q "host.ini:4: \[node a\] host = no-such-host" "$TMP/out"
-
-run 3 "$BUILD/plb-mm" --config "$TMP/mm.ini" --n 64 --policy fastest; rc=$?
-check "bad policy: fails" test $rc -ne 0 -a $rc -ne 124
-check "bad policy: lists the accepted" grep -q "policy fastest: unknown policy; accepted: plb-hac" "$TMP/out"
+expect_error "unknown host" 2 "host.ini:4: \[node a\] host = no-such-host" "$BUILD/plb-mm" --config "$TMP/host.ini" --n 64
+expect_error "bad policy" 3 "policy fastest: unknown policy; accepted: plb-hac" "$BUILD/plb-mm" --config "$TMP/mm.ini" --n 64 --policy fastest
 check "bad policy: said once" test "$(grep -c 'unknown policy' "$TMP/out")" -eq 1
-
-run 3 "$BUILD/plb-mm" --config "$TMP/mm.ini" --n 0; rc=$?
-check "bad --n: usage error" test $rc -eq 2 -o $rc -eq 1
-check "bad --n: says what is accepted" grep -q -- "--n 0: accepted" "$TMP/out"
+expect_error "bad --n" 3 "--n 0: accepted" "$BUILD/plb-mm" --config "$TMP/mm.ini" --n 0
 finish
