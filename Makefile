@@ -7,6 +7,7 @@
 #   SANITIZE=address,undefined | SANITIZE=thread
 #   WERROR=1             warnings are errors (CI sets it)
 #   CUDA=0               do not build CUDA code even when nvcc is found
+#   MPI=0                build without MPI: apps run in one process only
 # CUDA code (kernels/*.cu) is built when nvcc is found (PATH or
 # /usr/local/cuda/bin), and C files then see PLB_HAVE_CUDA.
 
@@ -61,16 +62,23 @@ BAL_LIBS := -lnlopt -llapacke -llapack -lblas -lm
 RT_LIBS  := -linih -lcjson
 KERN_LIBS := -lblas $(CUDA_LIBS)
 # Evaluated when used, so that a fresh machine gets mpicc installed first.
+MPI       ?= 1
+ifeq ($(MPI),0)
+MPI_LIBS   =
+else
+CFLAGS    += -DPLB_HAVE_MPI
 MPI_CFLAGS = $(shell mpicc --showme:compile 2>/dev/null)
 MPI_LIBS   = $(shell mpicc --showme:link 2>/dev/null)
+endif
 RUN_LIBS   = $(MPI_LIBS) -lhwloc -lpthread -ldl
 
 # runtime/: the pure part (config, models, bounds, report: also plbsim's)
 # and the part that runs jobs (master, worker, devices, transport).
-RUN_NAMES := plb options master worker dev_cpu dev_emu transport_mpi $(if $(NVCC),dev_cuda)
+RUN_NAMES := plb options master worker dev_cpu dev_emu transport_local \
+             $(if $(filter 0,$(MPI)),,transport_mpi) $(if $(NVCC),dev_cuda)
 RUN_SRC   := $(RUN_NAMES:%=runtime/%.c)
 BAL_SRC   := $(wildcard balancer/*.c balancer/policies/*.c)
-RT_SRC    := $(filter-out $(RUN_SRC) runtime/dev_cuda.c,$(wildcard runtime/*.c))
+RT_SRC    := $(filter-out $(RUN_SRC) runtime/dev_cuda.c runtime/transport_mpi.c,$(wildcard runtime/*.c))
 APPS      := mm null
 KERN_SRC  := $(wildcard kernels/*.c)
 CU_SRC    := $(if $(NVCC),$(wildcard kernels/*.cu))
@@ -95,14 +103,14 @@ LIBRUN    := $(BUILD)/libplbrun.a
 LIBSIM    := $(BUILD)/libplbsim.a
 LIBKERN   := $(BUILD)/libplbkern.a
 PLBSIM    := $(BUILD)/plbsim
-DEPS_OK   := $(BUILD)/.deps-ok
+DEPS_OK   := $(BUILD)/.deps-ok-mpi$(MPI)
 
 .PHONY: all test demo bench clean deps app-flags
 all: $(PLBSIM) $(APP_BINS) $(TESTS) $(BENCHES)
 
 # Installs what is missing; re-checked when the script changes.
 $(DEPS_OK): scripts/install-deps.sh
-	$(Q)bash scripts/install-deps.sh
+	$(Q)MPI=$(MPI) bash scripts/install-deps.sh
 	$(Q)mkdir -p $(@D) && touch $@
 deps: $(DEPS_OK)
 
@@ -150,10 +158,10 @@ $(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIBSIM) $(LIBRT) $(LIBBAL)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(RT_LIBS) $(BAL_LIBS)
 
 test: all
-	$(Q)PLBSIM=$(PLBSIM) BUILD=$(BUILD) bash test/run.sh
+	$(Q)PLBSIM=$(PLBSIM) BUILD=$(BUILD) MPI=$(MPI) bash test/run.sh
 
 demo: $(PLBSIM) $(APP_BINS)
-	$(Q)BUILD=$(BUILD) bash scripts/demo.sh
+	$(Q)BUILD=$(BUILD) MPI=$(MPI) bash scripts/demo.sh
 
 bench: all
 	$(Q)PLBSIM=$(PLBSIM) BUILD=$(BUILD) bash bench/run.sh

@@ -89,7 +89,7 @@ int plb__host_cores(void)
 	return n < 1 ? 1 : n;
 }
 
-static void blas_one_thread(void)
+void plb__blas_one_thread(void)
 {
 	void (*set)(int) = (void (*)(int))dlsym(RTLD_DEFAULT, "openblas_set_num_threads");
 	if (set)
@@ -147,7 +147,7 @@ static int cpu_open(struct plb__dev *d, char *err, size_t errlen)
 	d->state = t;
 	d->desc.cores = n;
 	d->info.cores = n;
-	blas_one_thread();
+	plb__blas_one_thread();
 	for (int i = 0; i < n; i++) {
 		t->m[i].t = t;
 		t->m[i].idx = i;

@@ -57,6 +57,10 @@ extern const struct plb__devclass plb__dev_cuda;
 int plb__cuda_count(char *err, size_t errlen);
 #endif
 
+/* One BLAS thread per caller (OpenBLAS, when it is the BLAS): PUs bring
+ * their own cores; BLAS's own pool would oversubscribe them. */
+void plb__blas_one_thread(void);
+
 /* Cores of this node (hwloc), at least 1. */
 int plb__host_cores(void);
 

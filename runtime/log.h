@@ -11,6 +11,8 @@ extern int plb__log_level;
 
 /* Who is logging: set once at start-up (rank -1: not known yet). */
 void plb__log_init(int rank, const char *host);
+/* This thread logs as that rank (the in-process worker and its PU threads). */
+void plb__log_thread(int rank);
 
 #if defined(__GNUC__)
 __attribute__((format(printf, 3, 4)))

@@ -351,7 +351,8 @@ static int report(struct run *r, double wall)
 		iw += p->peer[w].idle_wall_s;
 		ic += p->peer[w].idle_cpu_s;
 	}
-	res->worker_idle_cpu = iw > 0 ? ic / iw : NAN;
+	/* in one process the worker's CPU cannot be told from the master's */
+	res->worker_idle_cpu = iw > 0 && !p->single ? ic / iw : NAN;
 	plb__run_result_free(p->last, p->npu);
 	p->last = res;
 	res = NULL;

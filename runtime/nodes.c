@@ -23,7 +23,7 @@ static int is_any(const struct plb__node *n)
 }
 
 int plb__nodes_assign(const struct plb__config *cfg, const char *const *hosts,
-		      int nworkers, int *assign, char *err, size_t errlen)
+		      int nworkers, int single, int *assign, char *err, size_t errlen)
 {
 	int taken[4096] = {0};
 	if (cfg->nnodes > (int)(sizeof taken / sizeof taken[0])) {
@@ -42,7 +42,7 @@ int plb__nodes_assign(const struct plb__config *cfg, const char *const *hosts,
 			if (!taken[j] && is_any(&cfg->nodes[j]))
 				assign[i] = j, taken[j] = 1;
 	/* A section nobody took is the likelier mistake: name it first. */
-	for (int j = 0; j < cfg->nnodes; j++) {
+	for (int j = 0; j < cfg->nnodes && !single; j++) {
 		const struct plb__node *n = &cfg->nodes[j];
 		if (taken[j])
 			continue;
@@ -57,8 +57,12 @@ int plb__nodes_assign(const struct plb__config *cfg, const char *const *hosts,
 	}
 	for (int i = 0; i < nworkers; i++) {
 		if (assign[i] < 0) {
-			snprintf(err, errlen, "%s: worker rank %d (host %s) gets no [node] section: the file has %d for %d worker ranks; accepted: a [node] with host = %s or host = *, one per worker rank",
-				 cfg->path, i + 1, hosts[i], cfg->nnodes, nworkers, hosts[i]);
+			if (single)
+				snprintf(err, errlen, "%s: no [node] section for this host (%s); accepted, without mpirun: a [node] with host = %s or host = *",
+					 cfg->path, hosts[i], hosts[i]);
+			else
+				snprintf(err, errlen, "%s: worker rank %d (host %s) gets no [node] section: the file has %d for %d worker ranks; accepted: a [node] with host = %s or host = *, one per worker rank",
+					 cfg->path, i + 1, hosts[i], cfg->nnodes, nworkers, hosts[i]);
 			return PLB_ECONFIG;
 		}
 	}

@@ -259,7 +259,11 @@ hello0:
 		p->peer[k].rank = k + 1;
 	}
 	if (!rc)
-		rc = plb__nodes_assign(&p->cfg, (const char *const *)hosts, nw, assign, p->err, sizeof p->err);
+		rc = plb__nodes_assign(&p->cfg, (const char *const *)hosts, nw, p->single, assign, p->err,
+				       sizeof p->err);
+	if (!rc && p->single)
+		plb__log(PLB__LOG_INFO, "plb", "one process: node section [%s] of %s",
+			 p->cfg.nodes[assign[0]].name, p->cfg.path);
 	announce(p, rc);        /* before the workers hear of it and exit */
 	for (int k = 0; k < nw; k++) {
 		int r = rc ? send_simple(p, k + 1, PLB__MSG_CONFIG, rc, -1, NULL, 0)
@@ -336,11 +340,10 @@ out:
 }
 
 /* A worker's side of the handshake. */
-static int worker_init(struct plb *p, const struct plb_options *o)
+static int worker_init(struct plb *p)
 {
 	void *msg = NULL;
 	int src, rc;
-	(void)o;
 
 	if ((rc = send_simple(p, 0, PLB__MSG_HELLO0, 0, 0, p->tp->host, strlen(p->tp->host))))
 		return rc;
@@ -354,7 +357,7 @@ static int worker_init(struct plb *p, const struct plb_options *o)
 		return plb__fail(p, rc, "stopped by the master");
 	}
 	p->node = h->arg;
-	rc = plb__config_load_text(o->config, plb__msg_data(msg), h->len, &p->cfg, p->err,
+	rc = plb__config_load_text(p->config, plb__msg_data(msg), h->len, &p->cfg, p->err,
 				   sizeof p->err);
 	free(msg);
 	struct plb__pu_desc *desc = NULL;
@@ -382,6 +385,66 @@ static int worker_init(struct plb *p, const struct plb_options *o)
 	return mine ? mine : rc;
 }
 
+/* The in-process worker: the same handshake and loop as a worker rank's,
+ * on a thread of the app's process. */
+static void *local_worker_main(void *arg)
+{
+	struct plb *w = arg;
+	plb__log_thread(1);
+	int rc = worker_init(w);
+	if (!rc) {
+		rc = plb__worker_serve(w);
+		if (rc)
+			plb__log(PLB__LOG_ERROR, "worker", "%s", w->err);
+	}
+	w->local_rc = rc;
+	return NULL;
+}
+
+/* MPI under an MPI launcher; otherwise the in-process pair, whose worker
+ * end gets a thread and a handle of its own. */
+static int open_transport(struct plb *p, int *argc, char ***argv)
+{
+	char err[512];
+	int rc;
+	if (plb__transport_mpi_launched()) {
+#ifdef PLB_HAVE_MPI
+		if ((rc = plb__transport_mpi_create(argc, argv, &p->tp, err, sizeof err)))
+			return plb__fail(p, rc, "%s", err);
+		if (p->tp->size > 1)
+			return 0;
+		/* mpirun -np 1: one process, as without mpirun */
+		p->tp->ops->destroy(p->tp);
+		p->tp = NULL;
+#else
+		(void)argc;
+		(void)argv;
+		(void)err;
+		return plb__fail(p, PLB_ESTATE, "this build has no MPI (make MPI=0) but was started by mpirun; accepted: run it directly (one process), or build with MPI");
+#endif
+	}
+	(void)argc;
+	(void)argv;
+	(void)err;
+	struct plb *w = calloc(1, sizeof *w);
+	if (!w)
+		return plb__fail(p, PLB_ENOMEM, "out of memory");
+	if ((rc = plb__transport_local_create(&p->tp, &w->tp))) {
+		free(w);
+		return plb__fail(p, rc, "out of memory");
+	}
+	w->kernels = p->kernels;
+	w->nkernels = p->nkernels;
+	w->quiet = p->quiet;
+	w->config = p->config;
+	w->single = p->single = 1;
+	p->local = w;
+	if (pthread_create(&p->local_th, NULL, local_worker_main, w))
+		return plb__fail(p, PLB_ENOMEM, "cannot start the worker thread");
+	p->local_started = 1;
+	return 0;
+}
+
 int plb_init(int *argc, char ***argv, const struct plb_options *o, plb_t **out)
 {
 	struct plb *p = calloc(1, sizeof *p);
@@ -403,16 +466,15 @@ int plb_init(int *argc, char ***argv, const struct plb_options *o, plb_t **out)
 	p->kernels = o->kernels;
 	p->nkernels = o->nkernels;
 	p->quiet = o->quiet;
-	char err[512];
-	if ((rc = plb__transport_mpi_create(argc, argv, &p->tp, err, sizeof err))) {
+	p->config = o->config;
+	if ((rc = open_transport(p, argc, argv))) {
 		p->failed = 1;
-		plb__fail(p, rc, "%s", err);
 		plb__log(PLB__LOG_ERROR, "plb", "%s", p->err);
 		return rc;
 	}
 	p->master = p->tp->rank == 0;
 	plb__log_init(p->tp->rank, p->tp->host);
-	rc = p->master ? master_init(p, o) : worker_init(p, o);
+	rc = p->master ? master_init(p, o) : worker_init(p);
 	if (rc) {
 		p->failed = 1;
 		if (p->master)
@@ -459,6 +521,15 @@ int plb_finalize(plb_t *p)
 			}
 			free(msg);
 		}
+	}
+	if (p->local) {
+		struct plb *w = p->local;
+		if (p->local_started)
+			pthread_join(p->local_th, NULL);
+		if (w->local_rc && !rc && !p->failed)
+			rc = plb__fail(p, w->local_rc, "the worker stopped: %s", w->err);
+		p->local = NULL;
+		plb_finalize(w);
 	}
 	if (p->tp) {
 		int r = p->tp->ops->flush(p->tp, 30);

@@ -3,6 +3,7 @@
 #ifndef PLB_RT_H
 #define PLB_RT_H
 
+#include <pthread.h>
 #include <stdint.h>
 
 #include "config.h"
@@ -37,6 +38,11 @@ struct plb {
 	int nkernels;
 	int quiet;
 	char policy[32];
+	const char *config;     /* its path, as given */
+	int single;             /* in-process mode: master and worker in this process */
+	struct plb *local;      /* master, in-process mode: the worker's handle */
+	pthread_t local_th;
+	int local_started, local_rc;
 	struct plb__config cfg;
 	int have_cfg;
 	int node;               /* worker: its config node index */
@@ -94,8 +100,11 @@ void plb__worker_close(struct plb *p);
  * host matches the rank's host name first, then the remaining ranks take
  * host = * sections (and sections without host) in file order. assign[i]
  * is worker i's node index. Every rank gets one section and every section
- * one rank, or PLB_ECONFIG with a message naming the section or rank. */
+ * one rank, or PLB_ECONFIG with a message naming the section or rank. With
+ * single (the in-process mode, one worker), the worker takes the first
+ * section whose host matches, or else the first * section, and the other
+ * sections are not used. */
 PLB_WUR int plb__nodes_assign(const struct plb__config *cfg, const char *const *hosts,
-			      int nworkers, int *assign, char *err, size_t errlen);
+			      int nworkers, int single, int *assign, char *err, size_t errlen);
 
 #endif

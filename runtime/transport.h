@@ -86,7 +86,12 @@ struct plb__transport {
 PLB_WUR int plb__transport_mpi_create(int *argc, char ***argv,
 				      struct plb__transport **out,
 				      char *err, size_t errlen);
-/* Started by mpirun (or another MPI launcher)? */
+/* Started by mpirun (or another MPI launcher)? From the environment, so
+ * also known in a build without MPI. */
 int plb__transport_mpi_launched(void);
+/* The in-process pair: rank 0 (master) and rank 1 (worker) of one process;
+ * each endpoint is destroyed on its own. Returns 0 or PLB_ENOMEM. */
+PLB_WUR int plb__transport_local_create(struct plb__transport **master,
+					struct plb__transport **worker);
 
 #endif

@@ -213,17 +213,6 @@ static const struct plb__transport_ops mpi_ops = {
 	.destroy = mpi_destroy,
 };
 
-int plb__transport_mpi_launched(void)
-{
-	/* Open MPI, MPICH/Hydra, and PMI(x)-based launchers. */
-	static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK",
-					   "MPI_LOCALNRANKS", NULL};
-	for (int i = 0; vars[i]; i++)
-		if (getenv(vars[i]))
-			return 1;
-	return 0;
-}
-
 int plb__transport_mpi_create(int *argc, char ***argv, struct plb__transport **out,
 			      char *err, size_t errlen)
 {

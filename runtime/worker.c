@@ -205,6 +205,7 @@ static void *pu_main(void *arg)
 	struct wpu *u = arg;
 	char err[256] = "";
 
+	plb__log_thread(u->w->p->tp->rank);
 	if (u->dev.cls->thread_start(&u->dev, err, sizeof err)) {
 		u->start_err = PLB_EDEVICE;
 		snprintf(u->err, sizeof u->err, "%s", err);
@@ -315,6 +316,7 @@ int plb__worker_open(struct plb *p, struct plb__pu_desc **desc_out, int *npu_out
 		return plb__fail(p, PLB_ENOMEM, "out of memory");
 	}
 	w->p = p;
+	plb__blas_one_thread();
 	pthread_mutex_init(&w->mu, NULL);
 	pthread_cond_init(&w->cv, NULL);
 	p->wk = w;

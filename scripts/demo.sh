@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # make demo: plb-mm under mpirun on this machine (config/demo.ini: a master
-# and two workers, a real CPU PU and four emulated ones), verified, with its
-# report; then the paper's five-machine cluster in the simulator under
+# and two workers, a real CPU PU and four emulated ones; with make MPI=0,
+# in one process), verified, with its report; then the paper's five-machine cluster in the simulator under
 # every policy, for comparison.
 set -euo pipefail
 BUILD=${BUILD:-build}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-cmd=(mpirun --oversubscribe --bind-to none -np 3 "$BUILD/plb-mm" --config config/demo.ini
-     --n 4096 --prec single --verify)
+cmd=("$BUILD/plb-mm" --config config/demo.ini --n 4096 --prec single --verify)
+if [ "${MPI:-1}" != 0 ] && command -v mpirun >/dev/null; then
+	cmd=(mpirun --oversubscribe --bind-to none -np 3 "${cmd[@]}")
+else
+	echo "(built without MPI: one process, node a of the config only)"
+fi
 echo "== ${cmd[*]}"
 "${cmd[@]}"
 echo

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages plb needs, idempotently: only what is missing,
 # with one `apt-get update` first when something is. `make` runs this when a
-# header or tool it needs is not found. Set PLB_NO_INSTALL=1 to only report.
+# header or tool it needs is not found. Set PLB_NO_INSTALL=1 to only report;
+# MPI=0 (make MPI=0) leaves Open MPI out.
 set -euo pipefail
 
 # package          what for
@@ -15,9 +16,10 @@ pkgs=(
   libcjson-dev     # --json output
   libcmocka-dev    # unit tests
   libhwloc-dev     # topology (runtime)
-  libopenmpi-dev   # MPI transport (runtime)
-  openmpi-bin
 )
+if [ "${MPI:-1}" != 0 ]; then
+  pkgs+=(libopenmpi-dev openmpi-bin)   # MPI transport (runtime)
+fi
 
 missing=()
 for p in "${pkgs[@]}"; do

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test: each cmocka binary in $BUILD/test (each of its cases
 # counts) and each test/cli/*.sh script (one test each), with a timeout per
-# program. Ends with the line "N passed, N failed".
+# program (a script exiting 77 is skipped). Ends with the line
+# "N passed, N failed, N skipped".
 set -u
 BUILD=${BUILD:-build}
 PLBSIM=${PLBSIM:-$BUILD/plbsim}
@@ -29,7 +30,9 @@ for t in test/cli/*.sh; do
 	[ -f "$t" ] || continue
 	name=$(basename "$t" .sh)
 	out=$(timeout "$TIMEOUT" bash "$t" 2>&1); rc=$?
-	if [ "$rc" -eq 0 ]; then
+	if [ "$rc" -eq 77 ]; then       # skipped, and says why
+		skip=$((skip + 1)); echo "$name: skipped: $(printf '%s\n' "$out" | tail -n 1)"
+	elif [ "$rc" -eq 0 ]; then
 		pass=$((pass + 1)); echo "$name: ok"
 	else
 		fail=$((fail + 1)); failed+=("$name")

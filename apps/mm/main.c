@@ -105,6 +105,7 @@ static void usage(FILE *f)
 		"  --verify           check C: exactly for N <= 512, else Freivalds' test\n"
 		"  --json             the report as one JSON object\n"
 		"  --seed S           seed of A and B (default 1)\n"
+		"  --output FILE      write C (column-major, raw) to FILE\n"
 		"  --quiet            no progress lines\n");
 }
 
@@ -139,6 +140,7 @@ int main(int argc, char **argv)
 	struct plb_options o = {.kernels = kernels, .nkernels = 1};
 	long n = 0, seed = 1;
 	int verify = 0, json = 0, say = plb_launch_rank() == 0;
+	const char *output = NULL;
 	enum plb__mm_prec prec = PLB__MM_F64;
 
 	if (plb_options_parse(&argc, argv, &o))
@@ -160,6 +162,9 @@ int main(int argc, char **argv)
 					fprintf(stderr, "plb-mm: --n %s: accepted: an integer in [1, 1048576]\n", v);
 				return plb_usage_error();
 			}
+		} else if (!strcmp(a, "--output") && v) {
+			output = v;
+			i++;
 		} else if (!strcmp(a, "--seed") && v) {
 			i++;
 			if (parse_long(v, 0, 1L << 62, &seed)) {
@@ -226,6 +231,15 @@ int main(int argc, char **argv)
 	}
 	if ((rc = plb_report(p, stdout, json)))
 		goto out;
+	if (output) {
+		FILE *f = fopen(output, "wb");
+		int bad = !f || fwrite(C, elem, nn, f) != nn;
+		if ((f && fclose(f)) || bad) {
+			fprintf(stderr, "plb-mm: --output %s: cannot write: %s\n", output, strerror(errno));
+			rc = PLB_EIO;
+			goto out;
+		}
+	}
 	if (verify) {
 		double err = 0;
 		int exact = n <= 512;

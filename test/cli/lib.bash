@@ -9,3 +9,9 @@ check() {       # check DESCRIPTION COMMAND...: the command must succeed
 	if ! "$@"; then echo "FAIL: $what"; fails=$((fails + 1)); fi
 }
 finish() { [ "$fails" -eq 0 ]; exit $?; }
+need_mpi() {    # skip the script (exit 77) in a build without MPI
+	if [ "${MPI:-1}" = 0 ] || ! command -v mpirun >/dev/null; then
+		echo "built without MPI (make MPI=0) or no mpirun: nothing to run under mpirun"
+		exit 77
+	fi
+}

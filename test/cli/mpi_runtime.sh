@@ -4,6 +4,7 @@
 # command-line mistakes end every rank cleanly with a message naming the
 # file:line and key (or the option); the report's JSON has plbsim's keys.
 . "$(dirname "$0")/lib.bash"
+need_mpi
 BUILD=${BUILD:-build}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 run() {         # run NP PROGRAM ARGS...: mpirun under a timeout, output in $TMP/out

@@ -32,7 +32,7 @@ static void test_assign_order(void **state)
 	const char *hosts[] = {"x", "a.cluster", "b", "y"};
 	int assign[4];
 	char err[512] = "";
-	assert_int_equal(plb__nodes_assign(&c, hosts, 4, assign, err, sizeof err), 0);
+	assert_int_equal(plb__nodes_assign(&c, hosts, 4, 0, assign, err, sizeof err), 0);
 	assert_int_equal(assign[1], 3);         /* a.cluster -> [node a] */
 	assert_int_equal(assign[2], 1);         /* b -> [node b] (b.cluster) */
 	assert_int_equal(assign[0], 0);         /* then * in file order */
@@ -51,22 +51,46 @@ static void test_assign_errors(void **state)
 	const char *hosts[] = {"h1", "h2", "h3"};
 
 	load("[run]\nunits = 10\n[node a]\ncpu = 1\n[node b]\ncpu = 1\n", &c);
-	assert_int_equal(plb__nodes_assign(&c, hosts, 1, assign, err, sizeof err), PLB_ECONFIG);
+	assert_int_equal(plb__nodes_assign(&c, hosts, 1, 0, assign, err, sizeof err), PLB_ECONFIG);
 	assert_non_null(strstr(err, "n.ini:5: [node b] gets no worker rank"));
 	assert_non_null(strstr(err, "mpirun -np 3"));
-	assert_int_equal(plb__nodes_assign(&c, hosts, 3, assign, err, sizeof err), PLB_ECONFIG);
+	assert_int_equal(plb__nodes_assign(&c, hosts, 3, 0, assign, err, sizeof err), PLB_ECONFIG);
 	assert_non_null(strstr(err, "worker rank 3 (host h3) gets no [node] section"));
 	plb__config_fini(&c);
 
 	load("[run]\nunits = 10\n[node a]\ncpu = 1\nhost = elsewhere\n", &c);
-	assert_int_equal(plb__nodes_assign(&c, hosts, 1, assign, err, sizeof err), PLB_ECONFIG);
+	assert_int_equal(plb__nodes_assign(&c, hosts, 1, 0, assign, err, sizeof err), PLB_ECONFIG);
 	assert_non_null(strstr(err, "n.ini:5: [node a] host = elsewhere"));
 	plb__config_fini(&c);
 
 	/* two fully qualified names that differ do not match */
 	load("[run]\nunits = 10\n[node a]\ncpu = 1\nhost = a.one\n", &c);
 	const char *fq[] = {"a.two"};
-	assert_int_equal(plb__nodes_assign(&c, fq, 1, assign, err, sizeof err), PLB_ECONFIG);
+	assert_int_equal(plb__nodes_assign(&c, fq, 1, 0, assign, err, sizeof err), PLB_ECONFIG);
+	plb__config_fini(&c);
+}
+
+/* One process: the first section naming this host, else the first *; the
+ * others are not used and are no error. */
+static void test_assign_single(void **state)
+{
+	(void)state;
+	struct plb__config c;
+	int assign[1];
+	char err[512];
+	const char *me[] = {"ws"};
+
+	load("[run]\nunits = 10\n[node a]\ncpu = 1\n[node b]\nhost = ws.lab\ncpu = 1\n[node c]\ncpu = 1\n", &c);
+	assert_int_equal(plb__nodes_assign(&c, me, 1, 1, assign, err, sizeof err), 0);
+	assert_int_equal(assign[0], 1);
+	const char *other[] = {"elsewhere"};
+	assert_int_equal(plb__nodes_assign(&c, other, 1, 1, assign, err, sizeof err), 0);
+	assert_int_equal(assign[0], 0);
+	plb__config_fini(&c);
+
+	load("[run]\nunits = 10\n[node b]\nhost = ws2\ncpu = 1\n", &c);
+	assert_int_equal(plb__nodes_assign(&c, other, 1, 1, assign, err, sizeof err), PLB_ECONFIG);
+	assert_non_null(strstr(err, "no [node] section for this host (elsewhere)"));
 	plb__config_fini(&c);
 }
 
@@ -75,6 +99,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_assign_order),
 		cmocka_unit_test(test_assign_errors),
+		cmocka_unit_test(test_assign_single),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,74 @@
+# Apps run without mpirun: the master and one worker in one process (the
+# in-process transport), honouring the first matching [node] section. MM
+# verifies under every policy; emulated runs cover every unit; the result
+# is the same, bit for bit, as under mpirun for the same blocks (and within
+# rounding for adaptive blocks); config mistakes name file:line.
+. "$(dirname "$0")/lib.bash"
+BUILD=${BUILD:-build}
+json_get() {    # json_get KEY: from the JSON line of $TMP/out
+	grep '^{' "$TMP/out" | python3 -c "import json,sys; print(json.loads(sys.stdin.read())['$1'])"
+}
+one() { timeout 120 "$@" >"$TMP/out" 2>&1; }
+
+cat >"$TMP/two.ini" <<'INI'
+[run]
+units = 1
+pipeline = 2
+[node a]
+host = *
+cpu = 1
+emu = f
+[node b]
+emu = f
+[model f]
+class = gpu
+compute = poly 0.001 1e-5
+INI
+
+for policy in plb-hac plb-hec hdss greedy static; do
+	check "plb-mm $policy in one process" one "$BUILD/plb-mm" --config "$TMP/two.ini" --n 150 \
+		--policy $policy --verify --json
+	grep -q 'verify (exact reference): ok' "$TMP/out" || { cat "$TMP/out"; check "plb-mm $policy: verify ok" false; }
+	check "plb-mm $policy: coverage" test "$(json_get coverage_ok)" = True
+	check "plb-mm $policy: in-process transport" test "$(json_get runtime)" = local
+	check "plb-mm $policy: node a only (2 PUs)" test "$(json_get pus)" = "['a.cpu', 'a.f#1']"
+done
+
+check "plb-null small.ini in one process" one "$BUILD/plb-null" --config test/data/small.ini --json
+check "plb-null: coverage" test "$(json_get coverage_ok)" = True
+check "plb-null: units" test "$(json_get units_done)" = 200000
+check "plb-null: first section's PUs" test "$(json_get pus)" = "['a.cpu6#1', 'a.gpu-fast#1']"
+
+printf '[run]\nunits = 10\n[node a]\nhost = not-this-one\ncpu = 1\n' >"$TMP/host.ini"
+one "$BUILD/plb-mm" --config "$TMP/host.ini" --n 16; rc=$?
+check "no section for this host: fails" test $rc -ne 0 -a $rc -ne 124
+check "no section for this host: says so" grep -q "host.ini: no \[node\] section for this host" "$TMP/out"
+printf '[run]\nunits = 10\n[node a]\ncpu = 1\nspeed = 3\n' >"$TMP/bad.ini"
+one "$BUILD/plb-null" --config "$TMP/bad.ini"; rc=$?
+check "bad key: fails" test $rc -ne 0 -a $rc -ne 124
+check "bad key: names file:line" grep -q "bad.ini:5: \[node a\] speed: unknown key" "$TMP/out"
+
+if [ "${MPI:-1}" != 0 ] && command -v mpirun >/dev/null; then
+	export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+	mpi() { timeout 120 mpirun --oversubscribe --bind-to none "$@" >"$TMP/out" 2>&1; }
+	# the same blocks (greedy, 7 columns): the same C to the bit
+	check "greedy, one process" one "$BUILD/plb-mm" --config "$TMP/two.ini" --n 300 \
+		--policy greedy --set greedy_block=7 --output "$TMP/c1"
+	check "greedy, mpirun" mpi -np 3 "$BUILD/plb-mm" --config "$TMP/two.ini" --n 300 \
+		--policy greedy --set greedy_block=7 --output "$TMP/c2"
+	check "identical C in both modes" cmp "$TMP/c1" "$TMP/c2"
+	# adaptive blocks differ from run to run: C within rounding
+	check "plb-hac, one process" one "$BUILD/plb-mm" --config "$TMP/two.ini" --n 300 --output "$TMP/c3"
+	check "plb-hac, mpirun" mpi -np 3 "$BUILD/plb-mm" --config "$TMP/two.ini" --n 300 --output "$TMP/c4"
+	check "C within 1e-13 in both modes" python3 - "$TMP/c3" "$TMP/c4" <<'PY'
+import struct, sys
+a = open(sys.argv[1], "rb").read(); b = open(sys.argv[2], "rb").read()
+assert len(a) == len(b) == 300 * 300 * 8
+x = struct.unpack("%dd" % (len(a) // 8), a); y = struct.unpack("%dd" % (len(b) // 8), b)
+worst = max(abs(p - q) / max(abs(p), 1.0) for p, q in zip(x, y))
+sys.exit(0 if worst <= 1e-13 else 1)
+PY
+	check "mpirun -np 1 runs in one process" mpi -np 1 "$BUILD/plb-null" --config test/data/small.ini --json
+	check "mpirun -np 1: in-process transport" test "$(json_get runtime)" = local
+fi
+finish
