@@ -45,3 +45,18 @@ echo
 echo "== an idle worker's CPU (master holds 3 s before the run; share of one core)"
 out=$(mpi -np 4 "$BUILD/plb-null" --config test/data/small.ini --hold 3 --json | grep '^{')
 python3 -c "print('worker_idle_cpu %.1f%% of a core' % (100 * $(jget worker_idle_cpu <<<"$out")))"
+echo
+echo "== one process (in-process transport) vs mpirun -np 2, the same config (makespan, s)"
+printf '%-28s %4s %10s %10s %10s\n' job run mpirun one-proc one/mpi
+python3 scripts/scale-scenario.py config/sim/mm-1.ini 0.02 "$T/mm1.ini"
+printf '[run]\nunits = 1\n[node a]\ncpu = 1\n' > "$T/cpu.ini"
+for i in 1 2 3; do
+	a=$(mpi -np 2 "$BUILD/plb-null" --config "$T/mm1.ini" --json | grep '^{' | jget makespan_s)
+	b=$("$BUILD/plb-null" --config "$T/mm1.ini" --json | grep '^{' | jget makespan_s)
+	python3 -c "print('%-28s %4d %10.4f %10.4f %10.4f' % ('plb-null mm-1 x0.02', $i, $a, $b, $b / $a))"
+done
+for i in 1 2 3; do
+	a=$(mpi -np 2 "$BUILD/plb-mm" --config "$T/cpu.ini" --n 2048 --json | grep '^{' | jget makespan_s)
+	b=$("$BUILD/plb-mm" --config "$T/cpu.ini" --n 2048 --json | grep '^{' | jget makespan_s)
+	python3 -c "print('%-28s %4d %10.4f %10.4f %10.4f' % ('plb-mm n=2048 double, cpu=1', $i, $a, $b, $b / $a))"
+done

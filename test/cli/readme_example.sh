@@ -12,7 +12,7 @@ open(sys.argv[1], "w").write(s[a:s.index("```", a)])
 PY
 # shellcheck disable=SC2046
 check "README example compiles" cc -Werror -o "$TMP/square" "$TMP/square.c" \
-	$(make -s --no-print-directory BUILD="$BUILD" app-flags)
+	$(make -s --no-print-directory BUILD="$BUILD" MPI="${MPI:-1}" app-flags)
 printf '[run]\nunits = 1\n[node a]\ncpu = 1\nemu = e\n[model e]\nclass = gpu\ncompute = poly 0.001 1e-8\n' >"$TMP/sq.ini"
 launch=()
 if [ "${MPI:-1}" != 0 ] && command -v mpirun >/dev/null; then
