@@ -46,6 +46,7 @@ struct run {
 	struct plb__coverage cov;
 	int *touched;
 	int ntouched;
+	int gen;                /* this run's number, echoed in every DONE */
 	int finished;
 };
 
@@ -63,6 +64,7 @@ static int dispatch(struct run *r, int i, const struct plb_grant *g)
 	h->offset = g->offset;
 	h->units = g->units;
 	h->kind = (int32_t)g->kind;
+	h->arg = r->gen;
 	if (len)
 		memcpy(plb__msg_data(msg), (const char *)r->job->in + g->offset * r->job->in_unit, len);
 	int k = 0;
@@ -151,8 +153,9 @@ static int on_done(struct run *r, int peer, void *msg)
 	int k = 0;
 	while (k < SLOTS && !(u->s[k].used && u->s[k].id == h->id))
 		k++;
-	if (k == SLOTS)
-		return 0;       /* from a PU already taken out: its block was granted again */
+	if (k == SLOTS || h->arg != r->gen)
+		return 0;       /* from a PU already taken out (its block was granted
+				 * again), or from an earlier run */
 	struct slot sl = u->s[k];
 	u->s[k].used = 0;
 	u->nout--;
@@ -386,6 +389,7 @@ int plb_run(plb_t *p, const struct plb_job *job)
 		return plb__fail(p, PLB_EINVAL, "plb_run: in, out or shared is NULL but its size is not 0");
 	r.npu = p->npu;
 	r.pipeline = p->cfg.pipeline;
+	r.gen = ++p->runs;
 	r.pu = calloc((size_t)r.npu, sizeof *r.pu);
 	r.touched = calloc((size_t)r.npu, sizeof *r.touched);
 	if (!r.pu || !r.touched) {

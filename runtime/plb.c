@@ -322,6 +322,9 @@ hello0:
 		free(hello[k]);
 	}
 	free(hello);
+	if (!first_err && p->npu == 0)
+		first_err = plb__fail(p, PLB_ECONFIG, "%s:%d: [node %s], the section this process takes, has no PU; accepted: cpu =, gpu = or emu = in it",
+				      p->cfg.path, p->cfg.nodes[assign[0]].line, p->cfg.nodes[assign[0]].name);
 	rc = first_err;
 	announce(p, rc);
 	for (int k = 0; k < nw; k++) {

@@ -55,6 +55,7 @@ struct plb {
 	int npu;
 	struct plb__pu_desc *pu;        /* global PU list: workers in rank order */
 	struct plb__run_result *last;   /* the last run's report, NULL before one */
+	int runs;               /* plb_run calls so far */
 	/* worker */
 	struct plb__worker *wk;
 };

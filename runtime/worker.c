@@ -173,6 +173,7 @@ static void do_block(struct wpu *u, struct job *j)
 	struct plb__hdr *h = plb__msg_hdr(out);
 	h->pu = u->idx;
 	h->id = in->id;
+	h->arg = in->arg;       /* the master's run number */
 	h->offset = in->offset;
 	h->units = in->units;
 	free(j->msg);
