@@ -68,6 +68,7 @@ struct plb__worker {
 	uint64_t seed;
 	int pu0;
 	int acks;               /* PUs that finished the previous run's END */
+	int ending;             /* END acks still to come */
 	/* communication thread's counts */
 	long outstanding;
 	int idle;
@@ -429,11 +430,27 @@ static void idle_update(struct plb__worker *w, int busy)
 	w->idle = idle;
 }
 
+static int drain(struct plb *p);
+
 static int on_start(struct plb *p, void *msg)
 {
 	struct plb__worker *w = p->wk;
 	struct plb__hdr *h = plb__msg_hdr(msg);
 	const char *name = plb__msg_data(msg);
+
+	/* Every PU must have left the previous run (its kernel's fini done)
+	 * before the run's fields below change under it. */
+	while (w->ending > 0) {
+		int rc = drain(p);
+		if (rc < 0) {
+			free(msg);
+			return rc;
+		}
+		pthread_mutex_lock(&w->mu);
+		if (!w->ohead && w->ending > 0)
+			pthread_cond_wait(&w->cv, &w->mu);
+		pthread_mutex_unlock(&w->mu);
+	}
 
 	if (h->len < PLB__KERNEL_NAME_MAX || strnlen(name, PLB__KERNEL_NAME_MAX) == PLB__KERNEL_NAME_MAX ||
 	    !(w->k = plb__kernel_find(p, name))) {
@@ -492,6 +509,7 @@ static int handle(struct plb *p, void *msg)
 			if ((rc = push_job(&w->pu[i], JOB_END, NULL)))
 				return plb__fail(p, rc, "out of memory");
 			w->outstanding++;
+			w->ending++;
 		}
 		return 0;
 	case PLB__MSG_SHUTDOWN:
@@ -518,6 +536,8 @@ static int drain(struct plb *p)
 	while (o) {
 		struct out *next = o->next;
 		w->outstanding--;
+		if (o->kind == OUT_ENDED)
+			w->ending--;
 		if (o->kind == OUT_ENDED && ++w->acks == w->npu) {
 			w->acks = 0;
 			free(w->retired_msg);

@@ -4,8 +4,10 @@
  * figures) and for measuring the master's throughput.
  *
  *   mpirun -np K plb-null --config FILE [--policy P] [--set KEY=VALUE]
- *          [--units W] [--hold S] [--json]
+ *          [--units W] [--hold S] [--runs K] [--json]
  *
+ * --runs K: K runs one after the other (phases, as an iterative app has);
+ * the report is the last one's.
  * --hold S: the master waits S seconds before the run, so the workers sit
  * idle (their CPU use then is in the report: worker_idle_cpu). */
 #include <errno.h>
@@ -34,7 +36,7 @@ int main(int argc, char **argv)
 	static const struct plb_kernel *const kernels[] = {&null_kernel};
 	struct plb_options o = {.kernels = kernels, .nkernels = 1};
 	int json = 0, say = plb_launch_rank() == 0;
-	double hold = 0, units = 0;
+	double hold = 0, units = 0, runs = 1;
 
 	if (plb_options_parse(&argc, argv, &o))
 		return plb_usage_error();
@@ -43,19 +45,19 @@ int main(int argc, char **argv)
 		char *end = NULL;
 		if (!strcmp(a, "--json")) {
 			json = 1;
-		} else if ((!strcmp(a, "--hold") || !strcmp(a, "--units")) && v) {
+		} else if ((!strcmp(a, "--hold") || !strcmp(a, "--units") || !strcmp(a, "--runs")) && v) {
 			double x = strtod(v, &end);
-			if (*end || x < 0 || x > 1e15 || (a[2] == 'u' && x != (double)(long long)x)) {
+			if (*end || x < 0 || x > 1e15 || (a[2] != 'h' && (x != (double)(long long)x || x < 1))) {
 				if (say)
 					fprintf(stderr, "plb-null: %s %s: accepted: %s\n", a, v,
 						a[2] == 'h' ? "seconds >= 0" : "an integer >= 1");
 				return plb_usage_error();
 			}
-			*(a[2] == 'h' ? &hold : &units) = x;
+			*(a[2] == 'h' ? &hold : a[2] == 'u' ? &units : &runs) = x;
 			i++;
 		} else {
 			if (say)
-				fprintf(stderr, "plb-null: %s: unknown option or missing value; accepted: --config FILE --policy P --set K=V --units W --hold S --json\n", a);
+				fprintf(stderr, "plb-null: %s: unknown option or missing value; accepted: --config FILE --policy P --set K=V --units W --hold S --runs K --json\n", a);
 			return plb_usage_error();
 		}
 	}
@@ -74,7 +76,8 @@ int main(int argc, char **argv)
 			nanosleep(&ts, NULL);
 		}
 		struct plb_job job = {.kernel = "null", .units = (uint64_t)units};
-		rc = plb_run(p, &job);
+		for (long k = 0; k < (long)runs && !rc; k++)
+			rc = plb_run(p, &job);
 		if (rc)
 			fprintf(stderr, "plb-null: %s\n", plb_errmsg(p));
 		else

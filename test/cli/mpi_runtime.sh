@@ -54,6 +54,8 @@ check "four PUs in the report" test "$(json_get idle_frac | tr ',' '\n' | wc -l)
 check "plb-null small.ini" run 4 "$BUILD/plb-null" --config test/data/small.ini --json
 check "plb-null: coverage" test "$(json_get coverage_ok)" = True
 check "plb-null: units" test "$(json_get units_done)" = 200000
+check "plb-null: five runs in a row" run 4 "$BUILD/plb-null" --config test/data/small.ini --runs 5 --json
+check "five runs: the last covers every unit" test "$(json_get coverage_ok)" = True
 
 # Two emulated PUs die mid-run: their blocks go to the others, nothing lost.
 python3 - "$TMP/fail.ini" <<'PY'

@@ -39,6 +39,9 @@ check "plb-null: coverage" test "$(json_get coverage_ok)" = True
 check "plb-null: units" test "$(json_get units_done)" = 200000
 check "plb-null: first section's PUs" test "$(json_get pus)" = "['a.cpu6#1', 'a.gpu-fast#1']"
 
+check "five runs in a row in one process" one "$BUILD/plb-null" --config test/data/small.ini --runs 5 --json
+check "five runs: the last covers every unit" test "$(json_get coverage_ok)" = True
+
 # an emulated PU dies mid-run: its blocks go to the others, nothing lost
 printf '[run]\nunits = 20000\n[network]\nfail_detect_ms = 100\n[node a]\nemu = g dies\n[model g]\nclass = gpu\ncompute = poly 0.002 5e-5\n[model dies]\nclass = gpu\ncompute = poly 0.002 5e-5\nfail = 0.2\n' >"$TMP/fail.ini"
 check "failure in one process" one "$BUILD/plb-null" --config "$TMP/fail.ini" --json
