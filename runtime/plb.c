@@ -210,7 +210,7 @@ static int master_init(struct plb *p, const struct plb_options *o)
 	p->npeer = nw;
 	if (!hosts || !assign || !(p->peer = calloc((size_t)nw + 1, sizeof *p->peer))) {
 		rc = plb__fail(p, PLB_ENOMEM, "out of memory");
-		goto hello0;
+		goto out;       /* the workers give up after HANDSHAKE_S */
 	}
 	if (nw < 1) {
 		rc = plb__fail(p, PLB_ESTATE, "plb needs a master and at least one worker: run it with mpirun -np N (N >= 2: one master, one worker per [node] section)");
@@ -235,7 +235,6 @@ static int master_init(struct plb *p, const struct plb_options *o)
 		if ((rc = plb_params_assign(&p->cfg.params, o->set[i], msg, sizeof msg)))
 			rc = plb__fail(p, PLB_ECONFIG, "--set %s: %s", o->set[i], msg);
 	}
-hello0:
 	/* Always collect every HELLO0, so that each worker hears the outcome. */
 	for (int k = 0; k < nw; k++) {
 		void *msg;
@@ -245,7 +244,7 @@ hello0:
 			goto out;       /* a rank is missing: nothing more to say to it */
 		}
 		struct plb__hdr *h = plb__msg_hdr(msg);
-		if (h->type == PLB__MSG_HELLO0 && src >= 1 && src <= nw && hosts && !hosts[src - 1])
+		if (h->type == PLB__MSG_HELLO0 && src >= 1 && src <= nw && !hosts[src - 1])
 			hosts[src - 1] = strndup(plb__msg_data(msg), h->len);
 		else
 			k--;
