@@ -102,7 +102,7 @@ struct plb_options {
 	const char *set[PLB_MAX_SET + 1];       /* "key=value" balancer overrides, NULL-ended */
 	const struct plb_kernel *const *kernels;
 	int nkernels;
-	int quiet;              /* no progress lines on stderr */
+	int quiet;              /* errors only on stderr (no warnings) */
 };
 
 /* Takes plb's own options out of argv into o, leaving the app's in place:

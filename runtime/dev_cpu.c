@@ -1,10 +1,7 @@
 /* The cpu device class: one PU over a team of cores. The PU's thread and
  * cores - 1 helpers are each bound to one core (hwloc); a block is cut into
  * one contiguous part per team member and the kernel's cpu function runs on
- * every part at once. BLAS is set to one thread per caller (OpenBLAS's
- * own pool would otherwise multiply the team). */
-#define _GNU_SOURCE
-#include <dlfcn.h>
+ * every part at once (the worker has set BLAS to one thread per caller). */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,13 +86,6 @@ int plb__host_cores(void)
 	return n < 1 ? 1 : n;
 }
 
-void plb__blas_one_thread(void)
-{
-	void (*set)(int) = (void (*)(int))dlsym(RTLD_DEFAULT, "openblas_set_num_threads");
-	if (set)
-		set(1);
-}
-
 static void cpu_close(struct plb__dev *d)
 {
 	struct team *t = d->state;
@@ -147,7 +137,6 @@ static int cpu_open(struct plb__dev *d, char *err, size_t errlen)
 	d->state = t;
 	d->desc.cores = n;
 	d->info.cores = n;
-	plb__blas_one_thread();
 	for (int i = 0; i < n; i++) {
 		t->m[i].t = t;
 		t->m[i].idx = i;

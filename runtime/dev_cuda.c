@@ -39,7 +39,6 @@ static int cuda_open(struct plb__dev *d, char *err, size_t errlen)
 				 d->desc.device);
 		return PLB_ECONFIG;
 	}
-	d->info.cores = 1;
 	return 0;
 }
 
@@ -64,15 +63,9 @@ static int cuda_run(struct plb__dev *d, const struct plb_kernel_class *kc, void 
 	return rc;
 }
 
-static void cuda_close(struct plb__dev *d)
-{
-	(void)d;
-}
-
 const struct plb__devclass plb__dev_cuda = {
 	.name = "cuda",
 	.open = cuda_open,
 	.thread_start = cuda_thread_start,
 	.run = cuda_run,
-	.close = cuda_close,
 };

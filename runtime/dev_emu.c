@@ -15,14 +15,6 @@
 #include "device.h"
 #include "log.h"
 
-static int emu_open(struct plb__dev *d, char *err, size_t errlen)
-{
-	(void)err;
-	(void)errlen;
-	d->info.cores = 1;
-	return 0;
-}
-
 /* Emulated PUs run their real kernels at low priority (nice 10, this
  * thread only), so that on a machine that also has real PUs the emulation's
  * own work does not slow the real PUs or skew their models. */
@@ -69,15 +61,8 @@ static int emu_run(struct plb__dev *d, const struct plb_kernel_class *kc, void *
 	return rc;
 }
 
-static void emu_close(struct plb__dev *d)
-{
-	(void)d;
-}
-
 const struct plb__devclass plb__dev_emu = {
 	.name = "emu",
-	.open = emu_open,
 	.thread_start = emu_thread_start,
 	.run = emu_run,
-	.close = emu_close,
 };

@@ -24,15 +24,16 @@ struct plb__dev_times {
 
 struct plb__devclass {
 	const char *name;
-	/* Check and set up (device present, cores there). err says what is
-	 * wrong for the user; the caller adds the config's file:line. */
+	/* Check and set up (device present, cores there); NULL: nothing to
+	 * check. err says what is wrong for the user; the caller adds the
+	 * config's file:line. */
 	PLB_WUR int (*open)(struct plb__dev *d, char *err, size_t errlen);
 	/* On the PU's own thread, before anything else (binding, device). */
 	PLB_WUR int (*thread_start)(struct plb__dev *d, char *err, size_t errlen);
 	/* Run one block with the kernel class kc and its state. */
 	PLB_WUR int (*run)(struct plb__dev *d, const struct plb_kernel_class *kc, void *kstate,
 			   const struct plb_block *b, struct plb__dev_times *t);
-	void (*close)(struct plb__dev *d);
+	void (*close)(struct plb__dev *d);     /* NULL: nothing to free */
 };
 
 struct plb__dev {
@@ -57,14 +58,7 @@ extern const struct plb__devclass plb__dev_cuda;
 int plb__cuda_count(char *err, size_t errlen);
 #endif
 
-/* One BLAS thread per caller (OpenBLAS, when it is the BLAS): PUs bring
- * their own cores; BLAS's own pool would oversubscribe them. */
-void plb__blas_one_thread(void);
-
 /* Cores of this node (hwloc), at least 1. */
 int plb__host_cores(void);
-
-/* Seconds since t0 on CLOCK_MONOTONIC; sleep until plb__now() >= t. */
-void plb__sleep_until(double t);
 
 #endif

@@ -244,7 +244,6 @@ static int start_workers(struct run *r, const char *kernel)
 		h->d1 = (double)r->job->out_unit;
 		h->id = p->cfg.seed;
 		h->offset = (uint64_t)p->peer[w].pu0;
-		h->arg = r->pipeline;
 		int rc = p->tp->ops->send(p->tp, p->peer[w].rank, msg);
 		if (rc)
 			return plb__fail(p, rc, "sending the run to rank %d: %s", p->peer[w].rank, p->tp->err);
@@ -439,12 +438,12 @@ int plb_run(plb_t *p, const struct plb_job *job)
 				r.pu[r.touched[k]].touched = 0;
 				rc = poll_pu(&r, r.touched[k]);
 			}
-			for (int i = 0; i < r.npu && !rc; i++)
+			int busy = 0;
+			for (int i = 0; i < r.npu && !rc; i++) {
 				if (r.pu[i].parked)
 					rc = poll_pu(&r, i);
-			int busy = 0;
-			for (int i = 0; i < r.npu; i++)
 				busy += !r.pu[i].lost && (r.pu[i].nout || r.pu[i].parked);
+			}
 			if (!rc && !busy) {
 				struct plb_balancer_stats st;
 				plb_balancer_stats(r.b, &st);

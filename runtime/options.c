@@ -5,16 +5,30 @@
 #include <time.h>
 
 #include "plb.h"
+#include "transport.h"
 
-int plb_launch_rank(void)
+/* The rank an MPI launcher gives this process (Open MPI, MPICH/Hydra, PMI
+ * and PMIx launchers), NULL without one. */
+static const char *launcher_rank(void)
 {
 	static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", NULL};
 	for (int i = 0; vars[i]; i++) {
 		const char *v = getenv(vars[i]);
 		if (v)
-			return atoi(v);
+			return v;
 	}
-	return 0;
+	return NULL;
+}
+
+int plb_launch_rank(void)
+{
+	const char *v = launcher_rank();
+	return v ? atoi(v) : 0;
+}
+
+int plb__transport_mpi_launched(void)
+{
+	return launcher_rank() != NULL;
 }
 
 int plb_usage_error(void)

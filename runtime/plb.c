@@ -309,7 +309,6 @@ static int master_init(struct plb *p, const struct plb_options *o)
 	for (int k = 0; k < nw; k++) {
 		struct plb__hdr *h = plb__msg_hdr(hello[k]);
 		struct plb__peer *pe = &p->peer[k];
-		pe->node = assign[k];
 		pe->pu0 = p->npu;
 		if (!first_err) {
 			pe->npu = (int)(h->len / sizeof(struct plb__pu_desc));
@@ -437,7 +436,6 @@ static int open_transport(struct plb *p, int *argc, char ***argv)
 	}
 	w->kernels = p->kernels;
 	w->nkernels = p->nkernels;
-	w->quiet = p->quiet;
 	w->config = p->config;
 	w->single = p->single = 1;
 	p->local = w;
@@ -467,7 +465,8 @@ int plb_init(int *argc, char ***argv, const struct plb_options *o, plb_t **out)
 	}
 	p->kernels = o->kernels;
 	p->nkernels = o->nkernels;
-	p->quiet = o->quiet;
+	if (o->quiet)
+		plb__log_level = PLB__LOG_ERROR;        /* errors only */
 	p->config = o->config;
 	if ((rc = open_transport(p, argc, argv))) {
 		p->failed = 1;

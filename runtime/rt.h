@@ -26,7 +26,7 @@ struct plb__worker;             /* worker.c */
 
 /* A worker rank as the master sees it. */
 struct plb__peer {
-	int rank, node, npu, pu0;       /* pu0: its first PU's global index */
+	int rank, npu, pu0;             /* pu0: its first PU's global index */
 	char host[256];
 	double idle_wall_s, idle_cpu_s; /* from BYE */
 };
@@ -36,7 +36,6 @@ struct plb {
 	int master;
 	const struct plb_kernel *const *kernels;
 	int nkernels;
-	int quiet;
 	char policy[32];
 	const char *config;     /* its path, as given */
 	int single;             /* in-process mode: master and worker in this process */
@@ -78,8 +77,9 @@ int plb__fail(struct plb *p, int rc, const char *fmt, ...);
 
 const struct plb_kernel *plb__kernel_find(const struct plb *p, const char *name);
 
-/* Seconds on CLOCK_MONOTONIC. */
+/* Seconds on CLOCK_MONOTONIC; sleep until plb__now() >= t. */
 double plb__now(void);
+void plb__sleep_until(double t);
 /* CPU seconds of the whole process. */
 double plb__proc_cpu_now(void);
 

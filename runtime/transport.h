@@ -32,7 +32,7 @@ struct plb__hdr {
 	uint32_t type;
 	int32_t pu;             /* the worker's local PU index */
 	int32_t status;         /* 0, or a PLB_E code (DONE, HELLO, CONFIG) */
-	int32_t arg;            /* CONFIG: node index; START: pipeline depth */
+	int32_t arg;            /* CONFIG: node index; DISPATCH, DONE: run number */
 	uint64_t id;            /* grant id */
 	uint64_t offset, units;
 	int32_t kind;           /* enum plb_grant_kind */

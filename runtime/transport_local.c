@@ -139,14 +139,3 @@ int plb__transport_local_create(struct plb__transport **master, struct plb__tran
 	*worker = &pr->end[1].t;
 	return 0;
 }
-
-int plb__transport_mpi_launched(void)
-{
-	/* Open MPI, MPICH/Hydra, and PMI(x)-based launchers. */
-	static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK",
-					   "MPI_LOCALNRANKS", NULL};
-	for (int i = 0; vars[i]; i++)
-		if (getenv(vars[i]))
-			return 1;
-	return 0;
-}

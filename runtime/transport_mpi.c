@@ -15,6 +15,7 @@
 
 #include <mpi.h>
 
+#include "rt.h"
 #include "transport.h"
 
 #define TAG 7
@@ -152,24 +153,17 @@ static int mpi_recv(struct plb__transport *t, void **out, int *src)
 	return 1;
 }
 
-static double mono(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static int mpi_flush(struct plb__transport *t, double timeout_s)
 {
 	struct mpi_transport *m = (struct mpi_transport *)t;
-	double end = mono() + timeout_s;
+	double end = plb__now() + timeout_s;
 	int rc;
 	while (m->npend) {
 		if ((rc = progress(m)))
 			return rc;
 		if (!m->npend)
 			break;
-		if (mono() > end) {
+		if (plb__now() > end) {
 			snprintf(t->err, sizeof t->err, "%d messages still unsent after %.0f s", m->npend,
 				 timeout_s);
 			return PLB_EIO;

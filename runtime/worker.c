@@ -6,6 +6,8 @@
  * communication thread sleeps on the outbox's condition variable with a
  * growing timeout, so an idle worker costs almost no CPU but still answers
  * a PU at once. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -61,19 +63,18 @@ struct plb__worker {
 	 * job of the run, which the inbox mutex orders after these writes) */
 	unsigned run;
 	const struct plb_kernel *k;
-	void *start_msg, *retired_msg;
+	void *start_msg;
 	const void *shared;
 	size_t shared_bytes, in_unit, out_unit;
 	double t0;
 	uint64_t seed;
 	int pu0;
-	int acks;               /* PUs that finished the previous run's END */
 	int ending;             /* END acks still to come */
 	/* communication thread's counts */
 	long outstanding;
 	int idle;
 	double idle_since_wall, idle_since_cpu, idle_wall, idle_cpu;
-	double it_wall, it_cpu;         /* start of the loop turn, while idle */
+	double last_wall, last_cpu;     /* the stretch's last sleep so far */
 };
 
 static void post(struct plb__worker *w, enum out_kind kind, void *msg)
@@ -265,6 +266,16 @@ static int push_job(struct wpu *u, enum job_kind kind, void *msg)
 
 /* ---- set-up ---------------------------------------------------------- */
 
+/* One BLAS thread per caller (OpenBLAS, when it is the BLAS), for every PU
+ * of the node: a cpu PU brings its own team of cores, an emulated PU one
+ * core, and BLAS's own pool would oversubscribe them. */
+static void blas_one_thread(void)
+{
+	void (*set)(int) = (void (*)(int))dlsym(RTLD_DEFAULT, "openblas_set_num_threads");
+	if (set)
+		set(1);
+}
+
 static int add_pu(struct plb__worker *w, enum plb__pu_kind kind, int arg, const char *name)
 {
 	struct wpu *u = &w->pu[w->npu];
@@ -303,6 +314,11 @@ static int add_pu(struct plb__worker *w, enum plb__pu_kind kind, int arg, const 
 	return 0;
 }
 
+static int dev_open(struct plb__dev *d, char *err, size_t errlen)
+{
+	return d->cls->open ? d->cls->open(d, err, errlen) : 0;
+}
+
 int plb__worker_open(struct plb *p, struct plb__pu_desc **desc_out, int *npu_out)
 {
 	const struct plb__config *cfg = &p->cfg;
@@ -318,14 +334,14 @@ int plb__worker_open(struct plb *p, struct plb__pu_desc **desc_out, int *npu_out
 		return plb__fail(p, PLB_ENOMEM, "out of memory");
 	}
 	w->p = p;
-	plb__blas_one_thread();
+	blas_one_thread();
 	pthread_mutex_init(&w->mu, NULL);
 	pthread_cond_init(&w->cv, NULL);
 	p->wk = w;
 	if (n->cpu) {
 		snprintf(name, sizeof name, "%s.cpu", n->name);
 		(void)add_pu(w, PLB__PU_CPU, n->cpu, name);
-		if ((rc = w->pu[0].dev.cls->open(&w->pu[0].dev, err, sizeof err)))
+		if ((rc = dev_open(&w->pu[0].dev, err, sizeof err)))
 			return plb__fail(p, rc, "%s:%d: [node %s] %s", cfg->path, n->cpu_line, n->name, err);
 	}
 	for (int i = 0; i < n->ngpu; i++) {
@@ -334,7 +350,7 @@ int plb__worker_open(struct plb *p, struct plb__pu_desc **desc_out, int *npu_out
 		if (add_pu(w, PLB__PU_CUDA, n->gpu[i], name))
 			return plb__fail(p, PLB_ECONFIG, "%s:%d: [node %s] gpu = %d: plb was built without CUDA (no nvcc, or no cuBLAS, at build time); accepted: leave gpu out, or rebuild where nvcc and cuBLAS are installed",
 					 cfg->path, n->gpu_line, n->name, n->gpu[i]);
-		if ((rc = u->dev.cls->open(&u->dev, err, sizeof err)))
+		if ((rc = dev_open(&u->dev, err, sizeof err)))
 			return plb__fail(p, rc, "%s:%d: [node %s] %s", cfg->path, n->gpu_line, n->name, err);
 	}
 	for (int i = 0; i < cfg->npu; i++) {
@@ -342,7 +358,7 @@ int plb__worker_open(struct plb *p, struct plb__pu_desc **desc_out, int *npu_out
 			continue;
 		struct wpu *u = &w->pu[w->npu];
 		(void)add_pu(w, PLB__PU_EMU, cfg->pus[i].model, cfg->pus[i].name);
-		if ((rc = u->dev.cls->open(&u->dev, err, sizeof err)))
+		if ((rc = dev_open(&u->dev, err, sizeof err)))
 			return plb__fail(p, rc, "%s:%d: [node %s] %s", cfg->path, n->emu_line, n->name, err);
 	}
 	struct plb__pu_desc *desc = calloc((size_t)w->npu + 1, sizeof *desc);
@@ -384,7 +400,7 @@ void plb__worker_close(struct plb *p)
 			free(j->msg);
 			free(j);
 		}
-		if (u->dev.cls)
+		if (u->dev.cls && u->dev.cls->close)
 			u->dev.cls->close(&u->dev);
 		pthread_mutex_destroy(&u->mu);
 		pthread_cond_destroy(&u->cv);
@@ -398,7 +414,6 @@ void plb__worker_close(struct plb *p)
 	pthread_mutex_destroy(&w->mu);
 	pthread_cond_destroy(&w->cv);
 	free(w->start_msg);
-	free(w->retired_msg);
 	free(w->pu);
 	free(w);
 	p->wk = NULL;
@@ -407,27 +422,33 @@ void plb__worker_close(struct plb *p)
 /* ---- the communication thread ------------------------------------------ */
 
 /* What an idle worker costs: CPU time of the whole process over the
- * stretches (of at least IDLE_MIN_S: the short gaps between blocks are
- * spent answering fast, on purpose) when none of its PUs had a block and
- * no message was moving. */
+ * stretches (of at least IDLE_MIN_S) in which none of its PUs had a block
+ * and no message moved. A stretch starts at the loop's first sleep (the
+ * short spin after traffic is answering fast, on purpose) and ends at its
+ * last one; the clocks are read only then, never while blocks flow. */
 #define IDLE_MIN_S 0.1
 
-static void idle_update(struct plb__worker *w, int busy)
+/* The loop is about to sleep with nothing to do. */
+static void idle_sleep(struct plb__worker *w)
 {
-	int idle = w->outstanding == 0 && !busy;
-	if (idle == w->idle)
-		return;
 	double now = plb__now(), cpu = plb__proc_cpu_now();
-	if (idle) {
+	if (!w->idle) {
+		w->idle = 1;
 		w->idle_since_wall = now;
 		w->idle_since_cpu = cpu;
-	} else if (w->it_wall - w->idle_since_wall >= IDLE_MIN_S) {
-		/* up to the start of the loop turn that found work: receiving a
-		 * large message is work, not idling */
-		w->idle_wall += w->it_wall - w->idle_since_wall;
-		w->idle_cpu += w->it_cpu - w->idle_since_cpu;
 	}
-	w->idle = idle;
+	w->last_wall = now;
+	w->last_cpu = cpu;
+}
+
+/* Work came (or the loop ends): close the stretch, if any. */
+static void idle_end(struct plb__worker *w)
+{
+	if (w->idle && w->last_wall - w->idle_since_wall >= IDLE_MIN_S) {
+		w->idle_wall += w->last_wall - w->idle_since_wall;
+		w->idle_cpu += w->last_cpu - w->idle_since_cpu;
+	}
+	w->idle = 0;
 }
 
 static int drain(struct plb *p);
@@ -460,8 +481,7 @@ static int on_start(struct plb *p, void *msg)
 		free(msg);
 		return PLB_ENOENT;
 	}
-	free(w->retired_msg);
-	w->retired_msg = w->start_msg;
+	free(w->start_msg);     /* no PU is in the previous run any more */
 	w->start_msg = msg;
 	w->shared = name + PLB__KERNEL_NAME_MAX;
 	w->shared_bytes = h->len - PLB__KERNEL_NAME_MAX;
@@ -538,11 +558,6 @@ static int drain(struct plb *p)
 		w->outstanding--;
 		if (o->kind == OUT_ENDED)
 			w->ending--;
-		if (o->kind == OUT_ENDED && ++w->acks == w->npu) {
-			w->acks = 0;
-			free(w->retired_msg);
-			w->retired_msg = NULL;
-		}
 		if (o->msg && !rc) {
 			/* the idle figures so far travel with every block */
 			plb__msg_hdr(o->msg)->d0 = w->idle_wall;
@@ -569,14 +584,8 @@ int plb__worker_serve(struct plb *p)
 	if (!w)
 		return plb__fail(p, PLB_ESTATE, "plb_serve: not a worker rank");
 	plb__backoff_reset(&bo);
-	w->idle = 0;
-	idle_update(w, 0);
 	while (!stop && !rc) {
 		int moved = 0;
-		if (w->idle) {
-			w->it_wall = plb__now();
-			w->it_cpu = plb__proc_cpu_now();
-		}
 		void *msg;
 		int src;
 		for (int i = 0; i < 256; i++) {
@@ -600,14 +609,18 @@ int plb__worker_serve(struct plb *p)
 		if (d < 0)
 			rc = d;
 		moved += d > 0 ? d : 0;
-		idle_update(w, moved || p->tp->ops->pending(p->tp));
+		int sending = p->tp->ops->pending(p->tp);
+		if (moved || sending || w->outstanding)
+			idle_end(w);
 		if (moved) {
 			plb__backoff_reset(&bo);
 			continue;
 		}
-		long us = plb__backoff_next(&bo, p->tp->ops->pending(p->tp));
+		long us = plb__backoff_next(&bo, sending);
 		if (us <= 0)
 			continue;
+		if (!sending && !w->outstanding)
+			idle_sleep(w);
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);
 		ts.tv_nsec += us * 1000;
@@ -618,11 +631,7 @@ int plb__worker_serve(struct plb *p)
 			pthread_cond_timedwait(&w->cv, &w->mu, &ts);
 		pthread_mutex_unlock(&w->mu);
 	}
-	if (w->idle) {          /* close the last idle stretch */
-		w->it_wall = plb__now();
-		w->it_cpu = plb__proc_cpu_now();
-		idle_update(w, 1);
-	}
+	idle_end(w);
 	double idle_wall = w->idle_wall, idle_cpu = w->idle_cpu;
 	/* Stop the PU threads, then say goodbye with the idle figures. */
 	plb__worker_close(p);

@@ -106,7 +106,7 @@ static void usage(FILE *f)
 		"  --json             the report as one JSON object\n"
 		"  --seed S           seed of A and B (default 1)\n"
 		"  --output FILE      write C (column-major, raw) to FILE\n"
-		"  --quiet            no progress lines\n");
+		"  --quiet            errors only on stderr, no warnings\n");
 }
 
 static int parse_long(const char *s, long lo, long hi, long *v)

@@ -15,3 +15,16 @@ need_mpi() {    # skip the script (exit 77) in a build without MPI
 		exit 77
 	fi
 }
+# The runtime's scripts: output of the last run in $TMP/out.
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+mpi_run() {     # mpi_run NP PROGRAM ARGS...: under mpirun and a timeout
+	local np=$1; shift
+	timeout 120 mpirun --oversubscribe --bind-to none -np "$np" "$@" >"$TMP/out" 2>&1
+}
+one_run() {     # one_run PROGRAM ARGS...: in one process, under a timeout
+	timeout 120 "$@" >"$TMP/out" 2>&1
+}
+json_get() {    # json_get KEY: from the JSON line of $TMP/out
+	grep '^{' "$TMP/out" | python3 -c "import json,sys; print(json.loads(sys.stdin.read())['$1'])"
+}
+json_has() { json_get "$1" >/dev/null 2>&1; }

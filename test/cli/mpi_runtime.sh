@@ -6,15 +6,6 @@
 . "$(dirname "$0")/lib.bash"
 need_mpi
 BUILD=${BUILD:-build}
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
-run() {         # run NP PROGRAM ARGS...: mpirun under a timeout, output in $TMP/out
-	local np=$1; shift
-	timeout 120 mpirun --oversubscribe --bind-to none -np "$np" "$@" >"$TMP/out" 2>&1
-}
-json_get() {    # json_get KEY: from the JSON line of $TMP/out
-	grep '^{' "$TMP/out" | python3 -c "import json,sys; print(json.loads(sys.stdin.read())['$1'])"
-}
-json_has() { json_get "$1" >/dev/null 2>&1; }
 
 cat >"$TMP/mm.ini" <<'INI'
 [run]
@@ -37,7 +28,7 @@ INI
 
 for policy in plb-hac plb-hec hdss greedy static; do
 	for prec in double single; do
-		check "plb-mm $policy $prec verifies" run 3 "$BUILD/plb-mm" --config "$TMP/mm.ini" \
+		check "plb-mm $policy $prec verifies" mpi_run 3 "$BUILD/plb-mm" --config "$TMP/mm.ini" \
 			--n 200 --prec $prec --policy $policy --verify --json --quiet
 		grep -q 'verify (exact reference): ok' "$TMP/out" || { cat "$TMP/out"; check "plb-mm $policy $prec: verify ok" false; }
 		check "plb-mm $policy $prec: coverage" test "$(json_get coverage_ok)" = True
@@ -51,10 +42,10 @@ done
 check "four PUs in the report" test "$(json_get idle_frac | tr ',' '\n' | wc -l)" -eq 4
 
 # Emulated PUs only: every unit back exactly once.
-check "plb-null small.ini" run 4 "$BUILD/plb-null" --config test/data/small.ini --json
+check "plb-null small.ini" mpi_run 4 "$BUILD/plb-null" --config test/data/small.ini --json
 check "plb-null: coverage" test "$(json_get coverage_ok)" = True
 check "plb-null: units" test "$(json_get units_done)" = 200000
-check "plb-null: five runs in a row" run 4 "$BUILD/plb-null" --config test/data/small.ini --runs 5 --json
+check "plb-null: five runs in a row" mpi_run 4 "$BUILD/plb-null" --config test/data/small.ini --runs 5 --json
 check "five runs: the last covers every unit" test "$(json_get coverage_ok)" = True
 
 # Two emulated PUs die mid-run: their blocks go to the others, nothing lost.
@@ -86,14 +77,14 @@ compute = poly 0.001 1e-4
 fail = 0.35
 """)
 PY
-check "plb-null with failures" run 4 "$BUILD/plb-null" --config "$TMP/fail.ini" --json
+check "plb-null with failures" mpi_run 4 "$BUILD/plb-null" --config "$TMP/fail.ini" --json
 check "failures: coverage" test "$(json_get coverage_ok)" = True
 check "failures: two PUs lost" test "$(json_get pus_lost)" = 2
 
 # Mistakes: every rank ends, non-zero, one clear message.
 expect_error() {   # expect_error WHAT NP PATTERN PROGRAM ARGS...
 	local what=$1 np=$2 pattern=$3 rc; shift 3
-	run "$np" "$@"; rc=$?
+	mpi_run "$np" "$@"; rc=$?
 	check "$what: fails (exit $rc)" test $rc -ne 0 -a $rc -ne 124
 	grep -q -- "$pattern" "$TMP/out" || { cat "$TMP/out"; check "$what: says '$pattern'" false; }
 }

@@ -3,7 +3,6 @@
 # process in a build without MPI.
 . "$(dirname "$0")/lib.bash"
 BUILD=${BUILD:-build}
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 python3 - "$TMP/square.c" <<'PY'
 import sys
 s = open("README.md").read()

@@ -5,10 +5,7 @@
 # rounding for adaptive blocks); config mistakes name file:line.
 . "$(dirname "$0")/lib.bash"
 BUILD=${BUILD:-build}
-json_get() {    # json_get KEY: from the JSON line of $TMP/out
-	grep '^{' "$TMP/out" | python3 -c "import json,sys; print(json.loads(sys.stdin.read())['$1'])"
-}
-one() { timeout 120 "$@" >"$TMP/out" 2>&1; }
+one() { one_run "$@"; }
 
 cat >"$TMP/two.ini" <<'INI'
 [run]
@@ -47,6 +44,9 @@ printf '[run]\nunits = 20000\n[network]\nfail_detect_ms = 100\n[node a]\nemu = g
 check "failure in one process" one "$BUILD/plb-null" --config "$TMP/fail.ini" --json
 check "failure: coverage" test "$(json_get coverage_ok)" = True
 check "failure: one PU lost" test "$(json_get pus_lost)" = 1
+check "failure: a warning names the PU" grep -q "PU a.dies#1 is out of the run" "$TMP/out"
+check "failure, --quiet" one "$BUILD/plb-null" --config "$TMP/fail.ini" --quiet
+check "failure, --quiet: no warning" test "$(grep -c 'out of the run' "$TMP/out")" -eq 0
 
 printf '[run]\nunits = 10\n[node a]\nhost = not-this-one\ncpu = 1\n' >"$TMP/host.ini"
 one "$BUILD/plb-mm" --config "$TMP/host.ini" --n 16; rc=$?
@@ -62,17 +62,15 @@ check "bad key: fails" test $rc -ne 0 -a $rc -ne 124
 check "bad key: names file:line" grep -q "bad.ini:5: \[node a\] speed: unknown key" "$TMP/out"
 
 if [ "${MPI:-1}" != 0 ] && command -v mpirun >/dev/null; then
-	export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-	mpi() { timeout 120 mpirun --oversubscribe --bind-to none "$@" >"$TMP/out" 2>&1; }
 	# the same blocks (greedy, 7 columns): the same C to the bit
 	check "greedy, one process" one "$BUILD/plb-mm" --config "$TMP/two.ini" --n 300 \
 		--policy greedy --set greedy_block=7 --output "$TMP/c1"
-	check "greedy, mpirun" mpi -np 3 "$BUILD/plb-mm" --config "$TMP/two.ini" --n 300 \
+	check "greedy, mpirun" mpi_run 3 "$BUILD/plb-mm" --config "$TMP/two.ini" --n 300 \
 		--policy greedy --set greedy_block=7 --output "$TMP/c2"
 	check "identical C in both modes" cmp "$TMP/c1" "$TMP/c2"
 	# adaptive blocks differ from run to run: C within rounding
 	check "plb-hac, one process" one "$BUILD/plb-mm" --config "$TMP/two.ini" --n 300 --output "$TMP/c3"
-	check "plb-hac, mpirun" mpi -np 3 "$BUILD/plb-mm" --config "$TMP/two.ini" --n 300 --output "$TMP/c4"
+	check "plb-hac, mpirun" mpi_run 3 "$BUILD/plb-mm" --config "$TMP/two.ini" --n 300 --output "$TMP/c4"
 	check "C within 1e-13 in both modes" python3 - "$TMP/c3" "$TMP/c4" <<'PY'
 import struct, sys
 a = open(sys.argv[1], "rb").read(); b = open(sys.argv[2], "rb").read()
@@ -81,7 +79,7 @@ x = struct.unpack("%dd" % (len(a) // 8), a); y = struct.unpack("%dd" % (len(b) /
 worst = max(abs(p - q) / max(abs(p), 1.0) for p, q in zip(x, y))
 sys.exit(0 if worst <= 1e-13 else 1)
 PY
-	check "mpirun -np 1 runs in one process" mpi -np 1 "$BUILD/plb-null" --config test/data/small.ini --json
+	check "mpirun -np 1 runs in one process" mpi_run 1 "$BUILD/plb-null" --config test/data/small.ini --json
 	check "mpirun -np 1: in-process transport" test "$(json_get runtime)" = local
 fi
 finish
