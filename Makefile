@@ -8,8 +8,9 @@
 #   WERROR=1             warnings are errors (CI sets it)
 #   CUDA=0               do not build CUDA code even when nvcc is found
 #   MPI=0                build without MPI: apps run in one process only
-# CUDA code (kernels/*.cu) is built when nvcc is found (PATH or
-# /usr/local/cuda/bin), and C files then see PLB_HAVE_CUDA.
+# CUDA code (kernels/*.cu, runtime/dev_cuda.c) is built when
+# scripts/cuda-probe.sh finds a whole toolkit (nvcc, headers, cuBLAS), and C
+# files then see PLB_HAVE_CUDA.
 
 BUILD   ?= build
 CC      ?= cc
@@ -26,28 +27,27 @@ CFLAGS  += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
 LDFLAGS += -fsanitize=$(SANITIZE)
 endif
 
-NVCC    := $(or $(shell command -v nvcc 2>/dev/null),$(wildcard /usr/local/cuda/bin/nvcc))
+# scripts/cuda-probe.sh checks that nvcc, the headers and the libraries of
+# the CUDA runtime and cuBLAS are all there and link; anything less builds
+# without CUDA, saying why.
 ifeq ($(CUDA),0)
 NVCC    :=
-endif
-# cuBLAS and the CUDA runtime must be there too: nvcc alone (a toolkit
-# without its libraries) builds without CUDA rather than failing to link.
-ifneq ($(NVCC),)
-CUDA_HOME := $(abspath $(dir $(NVCC))/..)
-CUDA_LIBDIR := $(firstword $(patsubst %/libcublas.so,%,$(wildcard \
-    $(CUDA_HOME)/lib64/libcublas.so $(CUDA_HOME)/lib/libcublas.so \
-    $(CUDA_HOME)/targets/*/lib/libcublas.so /usr/local/cuda/lib64/libcublas.so \
-    /usr/lib/x86_64-linux-gnu/libcublas.so)))
-CUDA_LINKS := $(if $(CUDA_LIBDIR),$(shell printf 'int main(void){return 0;}\n' | \
-    $(CC) -x c - -o /dev/null -L$(CUDA_LIBDIR) -lcublas -lcudart 2>/dev/null && echo yes))
-ifneq ($(CUDA_LINKS),yes)
-$(info plb: $(NVCC) found but cuBLAS and the CUDA runtime do not link; building without CUDA)
+else
+CUDA_PROBE := $(shell sh scripts/cuda-probe.sh '$(CC)')
+ifeq ($(firstword $(CUDA_PROBE)),none:)
 NVCC    :=
+ifneq ($(CUDA_PROBE),none: nvcc not found (PATH, /usr/local/cuda/bin))
+$(info plb: building without CUDA: $(wordlist 2,100,$(CUDA_PROBE)))
+endif
+else
+NVCC        := $(word 1,$(CUDA_PROBE))
+CUDA_INCDIR := $(word 2,$(CUDA_PROBE))
+CUDA_LIBDIR := $(word 3,$(CUDA_PROBE))
 endif
 endif
 HAVE_CUDA := $(if $(NVCC),1,0)
 ifeq ($(HAVE_CUDA),1)
-NVCCFLAGS := -std=c++17 -O2 -Iinclude -Ikernels $(EXTRA_NVCCFLAGS)
+NVCCFLAGS := -std=c++17 -O2 -Iinclude -Ikernels -I$(CUDA_INCDIR) $(EXTRA_NVCCFLAGS)
 CFLAGS    += -DPLB_HAVE_CUDA
 CUDA_LIBS := -L$(CUDA_LIBDIR) -Wl,-rpath,$(CUDA_LIBDIR) -lcublas -lcudart -lstdc++
 endif
@@ -128,7 +128,7 @@ $(LIBRUN): $(RUN_OBJ)
 
 # The one file with mpi.h, and the one runtime file with CUDA headers.
 $(BUILD)/runtime/transport_mpi.o: CFLAGS += $(MPI_CFLAGS)
-$(BUILD)/runtime/dev_cuda.o: CFLAGS += -I$(CUDA_HOME)/include
+$(BUILD)/runtime/dev_cuda.o: CFLAGS += -I$(CUDA_INCDIR)
 
 $(BUILD)/plb-%: $(BUILD)/apps/%/main.o $(LIBRUN) $(LIBKERN) $(LIBRT) $(LIBBAL)
 	@$(if $(Q),echo "  LD      $@")
