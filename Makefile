@@ -37,7 +37,7 @@ CUDA_PROBE := $(shell sh scripts/cuda-probe.sh '$(CC)')
 ifeq ($(firstword $(CUDA_PROBE)),none:)
 NVCC    :=
 ifneq ($(CUDA_PROBE),none: nvcc not found (PATH, /usr/local/cuda/bin))
-$(info plb: building without CUDA: $(wordlist 2,100,$(CUDA_PROBE)))
+$(warning plb: building without CUDA: $(wordlist 2,100,$(CUDA_PROBE)))
 endif
 else
 NVCC        := $(word 1,$(CUDA_PROBE))
