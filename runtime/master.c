@@ -1,10 +1,12 @@
 /* The master (rank 0): plb_run drives the balancer over the workers' PUs.
  * It sends START (kernel and shared data) to every worker, asks the
  * balancer for up to `pipeline` grants per PU, packs each grant's input
- * into a DISPATCH, and on every DONE merges the output, reports the sample
- * and asks again for that PU and for every PU the balancer had told to
- * wait. Messages are handled in batches; when none arrive the loop backs
- * off (plb__backoff) instead of spinning. Times given to the balancer are
+ * into a DISPATCH, and on every DONE reports the sample and asks again for
+ * that PU and for every PU the balancer had told to wait. Messages are
+ * handled in batches; a batch's outputs are merged after its grants have
+ * gone, so copying a large block's output never delays the next block.
+ * When no message arrives the loop backs off (plb__backoff) instead of
+ * spinning. Times given to the balancer are
  * seconds since the run's start. */
 #include <math.h>
 #include <stdlib.h>
@@ -20,6 +22,7 @@
 #include "rt.h"
 
 #define SLOTS 4
+#define BATCH 512               /* messages handled between two polls */
 
 struct slot {
 	uint64_t id, offset, units;
@@ -48,7 +51,21 @@ struct run {
 	int ntouched;
 	int gen;                /* this run's number, echoed in every DONE */
 	int finished;
+	struct merge { void *msg; size_t at, len; } *merge;     /* DONEs to copy out */
+	int nmerge;
 };
+
+/* Copies the batch's outputs into the job's output and frees their DONEs. */
+static void merge_outputs(struct run *r)
+{
+	for (int k = 0; k < r->nmerge; k++) {
+		struct merge *m = &r->merge[k];
+		if (m->len)
+			memcpy((char *)r->job->out + m->at, plb__msg_data(m->msg), m->len);
+		plb__msg_free(m->msg);
+	}
+	r->nmerge = 0;
+}
 
 static int dispatch(struct run *r, int i, const struct plb_grant *g)
 {
@@ -71,7 +88,7 @@ static int dispatch(struct run *r, int i, const struct plb_grant *g)
 	while (k < SLOTS && u->s[k].used)
 		k++;
 	if (k == SLOTS) {
-		free(msg);
+		plb__msg_free(msg);
 		return plb__fail(p, PLB_ESTATE, "more than %d grants outstanding on one PU", SLOTS);
 	}
 	plb__log(PLB__LOG_DEBUG, "master", "t=%.4f grant %llu to %s: %llu units at %llu (%s, predicted %.4f s)",
@@ -178,8 +195,7 @@ static int on_done(struct run *r, int peer, void *msg)
 		return 0;
 	if (rc)
 		return plb__fail(p, rc, "balancer: %s", plb_strerror(rc));
-	if (want)
-		memcpy((char *)r->job->out + sl.offset * r->job->out_unit, plb__msg_data(msg), want);
+	r->merge[r->nmerge++] = (struct merge){msg, sl.offset * r->job->out_unit, want};
 	if ((rc = plb__coverage_add(&r->cov, sl.offset, sl.units)))
 		return plb__fail(p, rc, "out of memory");
 	u->busy += h->busy_s;
@@ -391,7 +407,8 @@ int plb_run(plb_t *p, const struct plb_job *job)
 	r.gen = ++p->runs;
 	r.pu = calloc((size_t)r.npu, sizeof *r.pu);
 	r.touched = calloc((size_t)r.npu, sizeof *r.touched);
-	if (!r.pu || !r.touched) {
+	r.merge = calloc(BATCH, sizeof *r.merge);
+	if (!r.pu || !r.touched || !r.merge) {
 		rc = plb__fail(p, PLB_ENOMEM, "out of memory");
 		goto out;
 	}
@@ -418,7 +435,7 @@ int plb_run(plb_t *p, const struct plb_job *job)
 		int src, n = 0;
 		r.ntouched = 0;
 		r.now = plb__now();
-		while (n < 512 && !rc) {
+		while (n < BATCH && !rc) {
 			int got = p->tp->ops->recv(p->tp, &msg, &src);
 			if (got < 0) {
 				rc = plb__fail(p, got, "receiving: %s", p->tp->err);
@@ -427,11 +444,15 @@ int plb_run(plb_t *p, const struct plb_job *job)
 			if (!got)
 				break;
 			n++;
+			int kept = r.nmerge;
 			rc = on_message(&r, msg, src);
-			free(msg);
+			if (r.nmerge == kept)   /* not a DONE whose output waits */
+				plb__msg_free(msg);
 		}
-		if (rc || r.finished)
+		if (rc || r.finished) {
+			merge_outputs(&r);
 			break;
+		}
 		if (n) {
 			/* the PUs that reported, then every PU told to wait */
 			for (int k = 0; k < r.ntouched && !rc; k++) {
@@ -450,6 +471,7 @@ int plb_run(plb_t *p, const struct plb_job *job)
 				rc = plb__fail(p, PLB_EIO, "every PU is lost or idle with %llu of %llu units not done",
 					       (unsigned long long)(r.W - st.units_done), (unsigned long long)r.W);
 			}
+			merge_outputs(&r);
 			plb__backoff_reset(&bo);
 			continue;
 		}
@@ -468,6 +490,7 @@ out:
 	plb_balancer_destroy(r.b);
 	free(r.pu);
 	free(r.touched);
+	free(r.merge);
 	return rc;
 }
 

@@ -76,17 +76,6 @@ long plb__backoff_next(struct plb__backoff *b, int busy)
 	return b->sleep_us;
 }
 
-void *plb__msg_alloc(uint32_t type, size_t len)
-{
-	void *buf = malloc(PLB__HDR_SIZE + len);
-	if (!buf)
-		return NULL;
-	memset(buf, 0, PLB__HDR_SIZE);
-	plb__msg_hdr(buf)->type = type;
-	plb__msg_hdr(buf)->len = len;
-	return buf;
-}
-
 int plb__fail(struct plb *p, int rc, const char *fmt, ...)
 {
 	if (!p->err[0]) {
@@ -248,7 +237,7 @@ static int master_init(struct plb *p, const struct plb_options *o)
 			hosts[src - 1] = strndup(plb__msg_data(msg), h->len);
 		else
 			k--;
-		free(msg);
+		plb__msg_free(msg);
 	}
 	for (int k = 0; k < nw && !rc; k++) {
 		if (!hosts[k])
@@ -286,13 +275,13 @@ static int master_init(struct plb *p, const struct plb_options *o)
 		if (r) {
 			rc = r;
 			for (int j = 0; j < nw; j++)
-				free(hello[j]);
+				plb__msg_free(hello[j]);
 			free(hello);
 			goto out;
 		}
 		struct plb__hdr *h = plb__msg_hdr(msg);
 		if (h->type != PLB__MSG_HELLO || src < 1 || src > nw || hello[src - 1]) {
-			free(msg);
+			plb__msg_free(msg);
 			k--;
 			continue;
 		}
@@ -317,7 +306,7 @@ static int master_init(struct plb *p, const struct plb_options *o)
 				p->pu[p->npu + i].name[sizeof p->pu->name - 1] = '\0';
 			p->npu += pe->npu;
 		}
-		free(hello[k]);
+		plb__msg_free(hello[k]);
 	}
 	free(hello);
 	if (!first_err && p->npu == 0)
@@ -353,14 +342,14 @@ static int worker_init(struct plb *p)
 	struct plb__hdr *h = plb__msg_hdr(msg);
 	if (h->type != PLB__MSG_CONFIG || h->status) {
 		rc = h->status ? h->status : PLB_EIO;
-		free(msg);
+		plb__msg_free(msg);
 		p->failed = 1;
 		return plb__fail(p, rc, "stopped by the master");
 	}
 	p->node = h->arg;
 	rc = plb__config_load_text(p->config, plb__msg_data(msg), h->len, &p->cfg, p->err,
 				   sizeof p->err);
-	free(msg);
+	plb__msg_free(msg);
 	struct plb__pu_desc *desc = NULL;
 	int npu = 0;
 	if (!rc) {
@@ -380,7 +369,7 @@ static int worker_init(struct plb *p)
 		return rc;
 	h = plb__msg_hdr(msg);
 	rc = h->type == PLB__MSG_CONFIG ? h->status : PLB_EIO;
-	free(msg);
+	plb__msg_free(msg);
 	if (rc && !mine)
 		plb__fail(p, rc, "stopped by the master");
 	return mine ? mine : rc;
@@ -520,7 +509,7 @@ int plb_finalize(plb_t *p)
 				if (h->status && !rc)
 					rc = plb__fail(p, h->status, "rank %d stopped with an error (see its log)", src);
 			}
-			free(msg);
+			plb__msg_free(msg);
 		}
 	}
 	if (p->local) {
@@ -539,6 +528,11 @@ int plb_finalize(plb_t *p)
 		p->tp->ops->destroy(p->tp);
 	}
 	plb__worker_close(p);
+	struct plb__msg_cache_stats cs;
+	plb__msg_cache_clear(&cs);
+	if (cs.hits + cs.misses)
+		plb__log(PLB__LOG_DEBUG, "plb", "%lu of %lu large message buffers were kept ones",
+			 cs.hits, cs.hits + cs.misses);
 	plb__run_result_free(p->last, p->npu);
 	if (p->have_cfg)
 		plb__config_fini(&p->cfg);

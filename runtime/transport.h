@@ -50,8 +50,17 @@ _Static_assert(sizeof(struct plb__hdr) == PLB__HDR_SIZE, "header size");
 #define PLB__KERNEL_NAME_MAX 64
 
 /* A message buffer for type with room for len payload bytes (header zeroed
- * but for type and len); NULL when out of memory. Free with free(). */
+ * but for type and len); NULL when out of memory. Free with plb__msg_free,
+ * which keeps large buffers for reuse (msgbuf.c). */
 void *plb__msg_alloc(uint32_t type, size_t len);
+void plb__msg_free(void *buf);
+/* Frees the kept buffers; with st, first says how the cache did. */
+struct plb__msg_cache_stats {
+	unsigned long hits, misses;     /* large allocations served / not */
+	int kept;
+	size_t kept_bytes;
+};
+void plb__msg_cache_clear(struct plb__msg_cache_stats *st);
 static inline struct plb__hdr *plb__msg_hdr(void *buf) { return (struct plb__hdr *)buf; }
 static inline void *plb__msg_data(void *buf) { return (char *)buf + PLB__HDR_SIZE; }
 

@@ -38,7 +38,7 @@ static int local_send(struct plb__transport *t, int dst, void *buf)
 	struct item *it = malloc(sizeof *it);
 	if (dst < 0 || dst > 1 || !it) {
 		free(it);
-		free(buf);
+		plb__msg_free(buf);
 		snprintf(t->err, sizeof t->err, dst < 0 || dst > 1 ? "no rank %d in one process" : "out of memory", dst);
 		return dst < 0 || dst > 1 ? PLB_EINVAL : PLB_ENOMEM;
 	}
@@ -96,7 +96,7 @@ static void local_destroy(struct plb__transport *t)
 	while (l->head) {
 		struct item *it = l->head;
 		l->head = it->next;
-		free(it->buf);
+		plb__msg_free(it->buf);
 		free(it);
 	}
 	l->tail = NULL;

@@ -59,7 +59,7 @@ static int progress(struct mpi_transport *m)
 	if (n == MPI_UNDEFINED || n == 0)
 		return 0;
 	for (int i = 0; i < n; i++) {
-		free(m->buf[m->idx[i]]);
+		plb__msg_free(m->buf[m->idx[i]]);
 		m->buf[m->idx[i]] = NULL;
 	}
 	/* compact: completed requests are MPI_REQUEST_NULL now */
@@ -100,19 +100,19 @@ static int mpi_send(struct plb__transport *t, int dst, void *buf)
 	struct mpi_transport *m = (struct mpi_transport *)t;
 	size_t len = PLB__HDR_SIZE + plb__msg_hdr(buf)->len;
 	if (len > INT_MAX) {
-		free(buf);
+		plb__msg_free(buf);
 		snprintf(t->err, sizeof t->err, "a message of %zu bytes is over MPI's limit of %d; use smaller blocks (max_block)",
 			 len, INT_MAX);
 		return PLB_EINVAL;
 	}
 	if (m->npend == m->cap && grow(m)) {
-		free(buf);
+		plb__msg_free(buf);
 		snprintf(t->err, sizeof t->err, "out of memory");
 		return PLB_ENOMEM;
 	}
 	int rc = MPI_Isend(buf, (int)len, MPI_BYTE, dst, TAG, m->comm, &m->req[m->npend]);
 	if (rc != MPI_SUCCESS) {
-		free(buf);
+		plb__msg_free(buf);
 		return mpi_fail(t, __FILE__, __LINE__, "MPI_Isend", rc);
 	}
 	m->buf[m->npend++] = buf;
@@ -132,18 +132,19 @@ static int mpi_recv(struct plb__transport *t, void **out, int *src)
 	if (!flag)
 		return 0;
 	MPI_CHECK(t, MPI_Get_count(&st, MPI_BYTE, &count));
-	void *buf = malloc(count > PLB__HDR_SIZE ? (size_t)count : PLB__HDR_SIZE);
+	/* the header is received over the one plb__msg_alloc wrote */
+	void *buf = plb__msg_alloc(0, count > PLB__HDR_SIZE ? (size_t)count - PLB__HDR_SIZE : 0);
 	if (!buf) {
 		snprintf(t->err, sizeof t->err, "out of memory for a message of %d bytes", count);
 		return PLB_ENOMEM;
 	}
 	rc = MPI_Mrecv(buf, count, MPI_BYTE, &msg, &st);
 	if (rc != MPI_SUCCESS) {
-		free(buf);
+		plb__msg_free(buf);
 		return mpi_fail(t, __FILE__, __LINE__, "MPI_Mrecv", rc);
 	}
 	if (count < PLB__HDR_SIZE || plb__msg_hdr(buf)->len != (uint64_t)count - PLB__HDR_SIZE) {
-		free(buf);
+		plb__msg_free(buf);
 		snprintf(t->err, sizeof t->err, "malformed message of %d bytes from rank %d",
 			 count, st.MPI_SOURCE);
 		return PLB_EIO;
@@ -182,7 +183,7 @@ static void mpi_destroy(struct plb__transport *t)
 	for (int i = 0; i < m->npend; i++) {
 		MPI_Cancel(&m->req[i]);
 		MPI_Request_free(&m->req[i]);
-		free(m->buf[i]);
+		plb__msg_free(m->buf[i]);
 	}
 	MPI_Comm_free(&m->comm);
 	MPI_Finalize();

@@ -145,7 +145,7 @@ static void do_block(struct wpu *u, struct job *j)
 	struct plb__hdr *in = plb__msg_hdr(j->msg);
 
 	if (u->dead) {
-		free(j->msg);
+		plb__msg_free(j->msg);
 		post(w, OUT_DROPPED, NULL);
 		return;
 	}
@@ -178,11 +178,11 @@ static void do_block(struct wpu *u, struct job *j)
 	h->arg = in->arg;       /* the master's run number */
 	h->offset = in->offset;
 	h->units = in->units;
-	free(j->msg);
+	plb__msg_free(j->msg);
 	if (t.died) {
 		/* The model says this PU died: say so after the detection delay,
 		 * as the simulator does; its blocks never come back. */
-		free(out);
+		plb__msg_free(out);
 		u->dead = 1;
 		plb__sleep_until(u->dev.t0 + u->dev.model->fail_t + w->p->cfg.fail_detect_ms * 1e-3);
 		void *lost = plb__msg_alloc(PLB__MSG_LOST, 0);
@@ -397,7 +397,7 @@ void plb__worker_close(struct plb *p)
 		while (u->head) {
 			struct job *j = u->head;
 			u->head = j->next;
-			free(j->msg);
+			plb__msg_free(j->msg);
 			free(j);
 		}
 		if (u->dev.cls && u->dev.cls->close)
@@ -408,12 +408,12 @@ void plb__worker_close(struct plb *p)
 	while (w->ohead) {
 		struct out *o = w->ohead;
 		w->ohead = o->next;
-		free(o->msg);
+		plb__msg_free(o->msg);
 		free(o);
 	}
 	pthread_mutex_destroy(&w->mu);
 	pthread_cond_destroy(&w->cv);
-	free(w->start_msg);
+	plb__msg_free(w->start_msg);
 	free(w->pu);
 	free(w);
 	p->wk = NULL;
@@ -464,7 +464,7 @@ static int on_start(struct plb *p, void *msg)
 	while (w->ending > 0) {
 		int rc = drain(p);
 		if (rc < 0) {
-			free(msg);
+			plb__msg_free(msg);
 			return rc;
 		}
 		pthread_mutex_lock(&w->mu);
@@ -478,10 +478,10 @@ static int on_start(struct plb *p, void *msg)
 		int ok = h->len >= PLB__KERNEL_NAME_MAX && strnlen(name, PLB__KERNEL_NAME_MAX) < PLB__KERNEL_NAME_MAX;
 		plb__fail(p, PLB_ENOENT, "the master asks for kernel '%.63s', which this program does not have",
 			  ok ? name : "?");
-		free(msg);
+		plb__msg_free(msg);
 		return PLB_ENOENT;
 	}
-	free(w->start_msg);     /* no PU is in the previous run any more */
+	plb__msg_free(w->start_msg);     /* no PU is in the previous run any more */
 	w->start_msg = msg;
 	w->shared = name + PLB__KERNEL_NAME_MAX;
 	w->shared_bytes = h->len - PLB__KERNEL_NAME_MAX;
@@ -514,17 +514,17 @@ static int handle(struct plb *p, void *msg)
 	case PLB__MSG_DISPATCH:
 		if (h->pu < 0 || h->pu >= w->npu || !w->k) {
 			int pu = h->pu;
-			free(msg);
+			plb__msg_free(msg);
 			return plb__fail(p, PLB_EIO, "DISPATCH for PU %d, which this worker does not have", pu);
 		}
 		if ((rc = push_job(&w->pu[h->pu], JOB_BLOCK, msg))) {
-			free(msg);
+			plb__msg_free(msg);
 			return plb__fail(p, rc, "out of memory");
 		}
 		w->outstanding++;
 		return 0;
 	case PLB__MSG_END:
-		free(msg);
+		plb__msg_free(msg);
 		for (int i = 0; i < w->npu; i++) {
 			if ((rc = push_job(&w->pu[i], JOB_END, NULL)))
 				return plb__fail(p, rc, "out of memory");
@@ -533,11 +533,11 @@ static int handle(struct plb *p, void *msg)
 		}
 		return 0;
 	case PLB__MSG_SHUTDOWN:
-		free(msg);
+		plb__msg_free(msg);
 		return 1;
 	default: {
 		unsigned type = h->type;
-		free(msg);
+		plb__msg_free(msg);
 		return plb__fail(p, PLB_EIO, "unexpected message type %u from the master", type);
 	}
 	}
@@ -566,7 +566,7 @@ static int drain(struct plb *p)
 			if (rc)
 				plb__fail(p, rc, "sending to the master: %s", p->tp->err);
 		} else {
-			free(o->msg);
+			plb__msg_free(o->msg);
 		}
 		free(o);
 		o = next;

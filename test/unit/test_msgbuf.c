@@ -1,0 +1,111 @@
+/* Message buffers (runtime/msgbuf.c): large freed buffers are kept and
+ * reused, with a header as fresh as a new one's; small ones are not kept;
+ * the cache holds at most its count, drops its smallest first, and
+ * plb__msg_cache_clear empties it and says how it did. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "transport.h"
+
+#define BIG ((size_t)1 << 20)
+
+static int setup(void **state)
+{
+	(void)state;
+	plb__msg_cache_clear(NULL);
+	return 0;
+}
+
+static void test_reuse_resets_header(void **state)
+{
+	(void)state;
+	void *a = plb__msg_alloc(7, BIG);
+	assert_non_null(a);
+	struct plb__hdr *h = plb__msg_hdr(a);
+	assert_int_equal(h->type, 7);
+	assert_int_equal(h->len, BIG);
+	h->id = 42;
+	h->status = -3;
+	h->exec_s = 1.5;
+	memset(plb__msg_data(a), 0xab, BIG);
+	plb__msg_free(a);
+
+	void *b = plb__msg_alloc(3, BIG / 2);   /* fits in the kept one */
+	assert_ptr_equal(b, a);
+	h = plb__msg_hdr(b);
+	assert_int_equal(h->type, 3);
+	assert_int_equal(h->len, BIG / 2);
+	assert_int_equal(h->id, 0);
+	assert_int_equal(h->status, 0);
+	assert_true(h->exec_s == 0);
+	plb__msg_free(b);
+
+	struct plb__msg_cache_stats st;
+	plb__msg_cache_clear(&st);
+	assert_int_equal(st.hits, 1);
+	assert_int_equal(st.misses, 1);
+	assert_int_equal(st.kept, 1);
+	assert_true(st.kept_bytes >= BIG + PLB__HDR_SIZE);
+	plb__msg_cache_clear(&st);              /* cleared: nothing kept, no counts */
+	assert_int_equal(st.kept, 0);
+	assert_int_equal(st.hits + st.misses, 0);
+}
+
+static void test_small_not_kept_and_too_small_not_used(void **state)
+{
+	(void)state;
+	void *s = plb__msg_alloc(1, 100);
+	assert_non_null(s);
+	plb__msg_free(s);
+	void *a = plb__msg_alloc(1, BIG);
+	plb__msg_free(a);
+	void *b = plb__msg_alloc(1, 2 * BIG);   /* larger than the kept one */
+	assert_ptr_not_equal(b, a);
+	plb__msg_free(b);
+	plb__msg_free(NULL);
+	struct plb__msg_cache_stats st;
+	plb__msg_cache_clear(&st);
+	assert_int_equal(st.kept, 2);           /* the 1 MB and the 2 MB one */
+	assert_int_equal(st.hits, 0);
+	assert_int_equal(st.misses, 2);
+}
+
+/* More freed buffers than the cache holds: the smallest go, and the next
+ * allocations get the largest, best fit first. */
+static void test_full_drops_smallest(void **state)
+{
+	(void)state;
+	enum { N = 12 };
+	void *m[N];
+	for (int i = 0; i < N; i++) {
+		m[i] = plb__msg_alloc(1, BIG * (size_t)(i + 1));
+		assert_non_null(m[i]);
+	}
+	for (int i = 0; i < N; i++)
+		plb__msg_free(m[i]);
+	struct plb__msg_cache_stats st;
+	void *x = plb__msg_alloc(1, BIG);       /* best fit of those kept: the 5 MB one */
+	assert_ptr_equal(x, m[N - 8]);
+	void *y = plb__msg_alloc(1, BIG * N);   /* the largest */
+	assert_ptr_equal(y, m[N - 1]);
+	plb__msg_free(x);
+	plb__msg_free(y);
+	plb__msg_cache_clear(&st);
+	assert_int_equal(st.kept, 8);
+	assert_int_equal(st.hits, 2);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup(test_reuse_resets_header, setup),
+		cmocka_unit_test_setup(test_small_not_kept_and_too_small_not_used, setup),
+		cmocka_unit_test_setup(test_full_drops_smallest, setup),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
