@@ -196,9 +196,16 @@ double plb__busy_for(const struct plb_balancer *b, int pu, double now)
 {
 	const struct plb__pu *u = &b->pu[pu];
 	double end = now;
-	for (int i = 0; i < u->nout; i++)
-		if (u->out[i].pred_end > end)
-			end = u->out[i].pred_end;
+	for (int i = 0; i < u->nout; i++) {
+		const struct plb__grant_rec *g = &u->out[i];
+		double e = g->pred_end;
+		/* past its predicted end the prediction was wrong: assume it
+		 * ends as late again as it is already late */
+		if (e < now && g->pred_s > 0)
+			e = now + (now - e);
+		if (e > end)
+			end = e;
+	}
 	return end - now;
 }
 

@@ -85,7 +85,8 @@ struct plb_balancer {
 	double *x;
 };
 
-/* Seconds until PU pu is predicted to be free (0 if idle or overdue). */
+/* Seconds until PU pu is predicted to be free: 0 if idle; a block past its
+ * predicted end is taken to end as late again as it already is. */
 double plb__busy_for(const struct plb_balancer *b, int pu, double now);
 
 /* Split S units equal-time over the PUs that are alive and have a model,

@@ -1,7 +1,13 @@
 /* plb-hac: PLB-HAC (Sant'Ana, Cordeiro, de Camargo, Euro-Par 2019).
  *
  * Training: every PU gets x_init (plb__first_block); the first to finish
- * gets 2 x_init, each other PU 2 x_init R with R = t_fastest / t_p. From
+ * gets 2 x_init, each other PU 2 x_init R with R = t_fastest / t_p. A PU
+ * whose larger training block took hardly longer than its smaller one
+ * (under 1 + FLAT of the proportional growth) gets one more of twice the
+ * size, up to TRAIN_EXTRA times: two such samples cannot tell a fixed cost
+ * from a first block slowed by warm-up (first-touch of buffers, library
+ * set-up), and the flat fit from them predicted a real CPU's 2048-column
+ * block at 0.1 s where it took 0.7 s (config/demo.ini). From
  * then on, asynchronous virtual steps: the first PU to finish its block of
  * the current step re-solves the equal-time system for the next step, and
  * every PU takes its block of the latest step when it becomes free. Nobody
@@ -37,11 +43,17 @@
  * - Gap filling: a PU finishing a regular block earlier than predicted by
  *   more than gap_threshold_ms gets a gap block of that length first.
  * - A PU whose share is below min_block waits for the next step, unless
- *   min_block fits before its planned end or nobody else is busy. */
+ *   min_block fits before its planned end or nobody else is busy. Once the
+ *   step's planned end has passed, the PU it waits for is late (a model
+ *   was wrong, as with few noisy samples on a real PU), and a free PU
+ *   starts the next step itself rather than idle until the late one ends. */
 #include <math.h>
 #include <stdlib.h>
 
 #include "internal.h"
+
+#define TRAIN_EXTRA 2           /* more training blocks after a flat pair, at most */
+#define FLAT 0.25
 
 struct hac_pu {
 	int phase;              /* 0 idle, 1 first training block out, 2 second out, 3 regular */
@@ -49,6 +61,8 @@ struct hac_pu {
 	int wait_step;          /* step it declined (share below min_block) */
 	int changes;            /* speed changes its model had at its last grant */
 	double gap_s;           /* pending gap to fill, seconds */
+	double tx[2], tt[2];    /* its last two training blocks: units, exec s */
+	int extra;              /* training blocks beyond the paper's two */
 };
 
 struct hac_state {
@@ -216,6 +230,14 @@ static int hac_next(struct plb_balancer *b, int pu, double now, double *units,
 		*step = 0;
 		return PLB_NEXT_GRANT;
 	}
+	if (P->phase == 2 && P->extra < TRAIN_EXTRA && P->tx[1] >= 1.5 * P->tx[0] &&
+	    P->tt[1] - P->tt[0] < FLAT * P->tt[0] * (P->tx[1] / P->tx[0] - 1)) {
+		P->extra++;
+		*units = 2 * P->tx[1];
+		*kind = PLB_GRANT_TRAINING;
+		*step = 0;
+		return PLB_NEXT_GRANT;
+	}
 	P->phase = 3;
 
 	/* gap filling */
@@ -232,7 +254,10 @@ static int hac_next(struct plb_balancer *b, int pu, double now, double *units,
 	}
 
 	int fresh = 0;
-	if (h->step > 0 && P->wait_step == h->step && plb__others_busy(b, pu))
+	/* past the step's planned end a PU still out is late (its model was
+	 * wrong): a free PU with nothing left in the step does not wait for it */
+	int overdue = h->step > 0 && now > h->T_end;
+	if (h->step > 0 && P->wait_step == h->step && !overdue && plb__others_busy(b, pu))
 		return PLB_NEXT_WAIT;
 	/* a prefetch (pipelining: the PU still runs a block) takes its share of
 	 * a step it does not hold yet; it never starts a step itself */
@@ -249,9 +274,10 @@ static int hac_next(struct plb_balancer *b, int pu, double now, double *units,
 		}
 	}
 	/* a new step when this PU is the first to finish the current one, or
-	 * cannot fit half its share before its planned end (it turned slow);
-	 * never twice at one instant (a storm of parked PUs) */
-	if ((h->step == 0 || P->step >= h->step ||
+	 * cannot fit half its share before its planned end (it turned slow),
+	 * or has no share left in an overdue step; never twice at one instant
+	 * (a storm of parked PUs) */
+	if ((h->step == 0 || P->step >= h->step || (overdue && h->x[pu] < minb) ||
 	     (h->x[pu] >= minb && fits_before_end(b, pu, now) < 0.5 * h->x[pu])) &&
 	    !(h->step > 0 && h->t_solve == now)) {
 		int rc = new_step(b, now);
@@ -293,6 +319,13 @@ static void hac_done(struct plb_balancer *b, int pu,
 		     const struct plb__grant_rec *g, const struct plb_sample *s)
 {
 	struct hac_state *h = b->ps;
+	struct hac_pu *P = &h->pu[pu];
+	if (g->kind == PLB_GRANT_TRAINING) {
+		P->tx[0] = P->tx[1];
+		P->tt[0] = P->tt[1];
+		P->tx[1] = (double)g->units;
+		P->tt[1] = s->exec_s;
+	}
 	if (g->kind != PLB_GRANT_REGULAR || g->pred_s <= 0 || b->pool == 0)
 		return;
 	double early = g->pred_end - s->finish;
