@@ -36,7 +36,7 @@ else
 CUDA_PROBE := $(shell sh scripts/cuda-probe.sh '$(CC)')
 ifeq ($(firstword $(CUDA_PROBE)),none:)
 NVCC    :=
-ifneq ($(CUDA_PROBE),none: nvcc not found (PATH, /usr/local/cuda/bin))
+ifneq ($(wordlist 1,4,$(CUDA_PROBE)),none: nvcc not found)
 $(warning plb: building without CUDA: $(wordlist 2,100,$(CUDA_PROBE)))
 endif
 else

@@ -9,6 +9,9 @@ echo
 echo "== model refit and inversion cost (bench_model)"
 "$BUILD"/bench/bench_model
 echo
+echo "== a block's message buffer: fresh, mapped in one call, kept (bench_msgbuf)"
+"$BUILD"/bench/bench_msgbuf
+echo
 echo "== adaptation to a 4x slowdown (bench_adapt)"
 "$BUILD"/bench/bench_adapt
 echo "-- the same without growing blocks for efficiency (block_overhead=1)"

@@ -11,8 +11,8 @@
  * in all) and the smallest that fits serves the next message, its pages
  * already mapped. A new large buffer is mapped in one call
  * (MADV_POPULATE_WRITE, Linux 5.14+; ignored where it is refused) rather
- * than one fault per page: 48 MB then take 0.05 s to fill instead of 0.13 s
- * here. Threads share the cache under one mutex. */
+ * than one fault per page (`build/bench/bench_msgbuf` times the three
+ * ways to fill 48 MB). Threads share the cache under one mutex. */
 #define _DEFAULT_SOURCE         /* madvise */
 #include <malloc.h>
 #include <pthread.h>
@@ -75,14 +75,14 @@ static void populate(void *buf, size_t len)
 void *plb__msg_alloc(uint32_t type, size_t len)
 {
 	size_t need = PLB__HDR_SIZE + len;
-	void *buf = NULL;
-	if (need >= PLB__MSG_CACHE_MIN && !(buf = cache_take(need))) {
+	int large = need >= PLB__MSG_CACHE_MIN;
+	void *buf = large ? cache_take(need) : NULL;
+	if (!buf) {
 		if (!(buf = malloc(need)))
 			return NULL;
-		populate(buf, need);
+		if (large)
+			populate(buf, need);
 	}
-	if (!buf && !(buf = malloc(need)))
-		return NULL;
 	memset(buf, 0, PLB__HDR_SIZE);
 	plb__msg_hdr(buf)->type = type;
 	plb__msg_hdr(buf)->len = len;

@@ -10,10 +10,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fifo.h"
 #include "transport.h"
 
 struct item {
-	struct item *next;
+	struct plb__fifo_node link;
 	void *buf;
 };
 
@@ -22,7 +23,7 @@ struct pair;
 struct local {
 	struct plb__transport t;
 	struct pair *pair;
-	struct item *head, *tail;       /* this endpoint's inbox */
+	struct plb__fifo inbox;
 };
 
 struct pair {
@@ -42,15 +43,9 @@ static int local_send(struct plb__transport *t, int dst, void *buf)
 		snprintf(t->err, sizeof t->err, dst < 0 || dst > 1 ? "no rank %d in one process" : "out of memory", dst);
 		return dst < 0 || dst > 1 ? PLB_EINVAL : PLB_ENOMEM;
 	}
-	it->next = NULL;
 	it->buf = buf;
 	pthread_mutex_lock(&pr->mu);
-	struct local *d = &pr->end[dst];
-	if (d->tail)
-		d->tail->next = it;
-	else
-		d->head = it;
-	d->tail = it;
+	plb__fifo_push(&pr->end[dst].inbox, &it->link);
 	pthread_mutex_unlock(&pr->mu);
 	return 0;
 }
@@ -60,12 +55,7 @@ static int local_recv(struct plb__transport *t, void **buf, int *src)
 	struct local *l = (struct local *)t;
 	struct pair *pr = l->pair;
 	pthread_mutex_lock(&pr->mu);
-	struct item *it = l->head;
-	if (it) {
-		l->head = it->next;
-		if (!l->head)
-			l->tail = NULL;
-	}
+	struct item *it = plb__fifo_pop(&l->inbox);
 	pthread_mutex_unlock(&pr->mu);
 	if (!it)
 		return 0;
@@ -93,13 +83,11 @@ static void local_destroy(struct plb__transport *t)
 	struct local *l = (struct local *)t;
 	struct pair *pr = l->pair;
 	pthread_mutex_lock(&pr->mu);
-	while (l->head) {
-		struct item *it = l->head;
-		l->head = it->next;
+	struct item *it;
+	while ((it = plb__fifo_pop(&l->inbox))) {
 		plb__msg_free(it->buf);
 		free(it);
 	}
-	l->tail = NULL;
 	int last = --pr->alive == 0;
 	pthread_mutex_unlock(&pr->mu);
 	if (last) {

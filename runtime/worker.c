@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "device.h"
+#include "fifo.h"
 #include "log.h"
 #include "rt.h"
 
@@ -22,14 +23,14 @@ enum job_kind { JOB_BEGIN, JOB_BLOCK, JOB_END };
 enum out_kind { OUT_MSG, OUT_DROPPED, OUT_ENDED, OUT_LOST };
 
 struct job {
-	struct job *next;
+	struct plb__fifo_node link;
 	enum job_kind kind;
 	void *msg;              /* JOB_BLOCK: the DISPATCH message */
 	double arrive;
 };
 
 struct out {
-	struct out *next;
+	struct plb__fifo_node link;
 	enum out_kind kind;
 	void *msg;              /* OUT_MSG, OUT_LOST: to send */
 };
@@ -42,7 +43,7 @@ struct wpu {
 	int started;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	struct job *head, *tail;
+	struct plb__fifo inbox;
 	int stop;
 	/* the PU thread's own */
 	unsigned run_seen;
@@ -58,7 +59,7 @@ struct plb__worker {
 	struct wpu *pu;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	struct out *ohead, *otail;
+	struct plb__fifo outbox;
 	/* the current run, set by START (read by PU threads after their first
 	 * job of the run, which the inbox mutex orders after these writes) */
 	unsigned run;
@@ -85,15 +86,10 @@ static void post(struct plb__worker *w, enum out_kind kind, void *msg)
 		plb__log(PLB__LOG_ERROR, "worker", "out of memory for a finished block");
 		abort();
 	}
-	o->next = NULL;
 	o->kind = kind;
 	o->msg = msg;
 	pthread_mutex_lock(&w->mu);
-	if (w->otail)
-		w->otail->next = o;
-	else
-		w->ohead = o;
-	w->otail = o;
+	plb__fifo_push(&w->outbox, &o->link);
 	pthread_cond_signal(&w->cv);
 	pthread_mutex_unlock(&w->mu);
 }
@@ -215,14 +211,11 @@ static void *pu_main(void *arg)
 	}
 	pthread_mutex_lock(&u->mu);
 	for (;;) {
-		while (!u->head && !u->stop)
+		while (plb__fifo_empty(&u->inbox) && !u->stop)
 			pthread_cond_wait(&u->cv, &u->mu);
-		if (!u->head)
+		struct job *j = plb__fifo_pop(&u->inbox);
+		if (!j)
 			break;
-		struct job *j = u->head;
-		u->head = j->next;
-		if (!u->head)
-			u->tail = NULL;
 		pthread_mutex_unlock(&u->mu);
 		if (j->kind == JOB_END) {
 			run_end(u);
@@ -249,16 +242,11 @@ static int push_job(struct wpu *u, enum job_kind kind, void *msg)
 	struct job *j = malloc(sizeof *j);
 	if (!j)
 		return PLB_ENOMEM;
-	j->next = NULL;
 	j->kind = kind;
 	j->msg = msg;
 	j->arrive = plb__now();
 	pthread_mutex_lock(&u->mu);
-	if (u->tail)
-		u->tail->next = j;
-	else
-		u->head = j;
-	u->tail = j;
+	plb__fifo_push(&u->inbox, &j->link);
 	pthread_cond_signal(&u->cv);
 	pthread_mutex_unlock(&u->mu);
 	return 0;
@@ -394,9 +382,8 @@ void plb__worker_close(struct plb *p)
 		struct wpu *u = &w->pu[i];
 		if (u->started)
 			pthread_join(u->th, NULL);
-		while (u->head) {
-			struct job *j = u->head;
-			u->head = j->next;
+		struct job *j;
+		while ((j = plb__fifo_pop(&u->inbox))) {
 			plb__msg_free(j->msg);
 			free(j);
 		}
@@ -405,9 +392,8 @@ void plb__worker_close(struct plb *p)
 		pthread_mutex_destroy(&u->mu);
 		pthread_cond_destroy(&u->cv);
 	}
-	while (w->ohead) {
-		struct out *o = w->ohead;
-		w->ohead = o->next;
+	struct out *o;
+	while ((o = plb__fifo_pop(&w->outbox))) {
 		plb__msg_free(o->msg);
 		free(o);
 	}
@@ -468,7 +454,7 @@ static int on_start(struct plb *p, void *msg)
 			return rc;
 		}
 		pthread_mutex_lock(&w->mu);
-		if (!w->ohead && w->ending > 0)
+		if (plb__fifo_empty(&w->outbox) && w->ending > 0)
 			pthread_cond_wait(&w->cv, &w->mu);
 		pthread_mutex_unlock(&w->mu);
 	}
@@ -550,11 +536,10 @@ static int drain(struct plb *p)
 	int n = 0, rc = 0;
 
 	pthread_mutex_lock(&w->mu);
-	struct out *o = w->ohead;
-	w->ohead = w->otail = NULL;
+	struct out *o = plb__fifo_take_all(&w->outbox);
 	pthread_mutex_unlock(&w->mu);
 	while (o) {
-		struct out *next = o->next;
+		struct out *next = (struct out *)o->link.next;
 		w->outstanding--;
 		if (o->kind == OUT_ENDED)
 			w->ending--;
@@ -627,7 +612,7 @@ int plb__worker_serve(struct plb *p)
 		ts.tv_sec += ts.tv_nsec / 1000000000;
 		ts.tv_nsec %= 1000000000;
 		pthread_mutex_lock(&w->mu);
-		if (!w->ohead)
+		if (plb__fifo_empty(&w->outbox))
 			pthread_cond_timedwait(&w->cv, &w->mu, &ts);
 		pthread_mutex_unlock(&w->mu);
 	}

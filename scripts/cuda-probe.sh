@@ -29,7 +29,7 @@ EOF
 
 first() { for f in "$@"; do [ -e "$f" ] && { echo "$f"; return; }; done; }
 
-reason="nvcc not found (PATH, /usr/local/cuda/bin)"
+reason="nvcc not found (PATH, /usr/local/cuda/bin, /usr/bin)"
 path_nvcc=$(command -v nvcc 2>/dev/null)
 homes=${PLB_CUDA_HOMES-${path_nvcc:+$(dirname "$path_nvcc")/..} /usr/local/cuda /usr}
 for home in $homes; do

@@ -7,7 +7,7 @@
  * size, up to TRAIN_EXTRA times: two such samples cannot tell a fixed cost
  * from a first block slowed by warm-up (first-touch of buffers, library
  * set-up), and the flat fit from them predicted a real CPU's 2048-column
- * block at 0.1 s where it took 0.7 s (config/demo.ini). From
+ * block at 0.1 s where it took 0.8 s (config/demo.ini). From
  * then on, asynchronous virtual steps: the first PU to finish its block of
  * the current step re-solves the equal-time system for the next step, and
  * every PU takes its block of the latest step when it becomes free. Nobody
@@ -53,7 +53,7 @@
 #include "internal.h"
 
 #define TRAIN_EXTRA 2           /* more training blocks after a flat pair, at most */
-#define FLAT 0.25
+#define FLAT 0.25               /* a pair is flat below this share of proportional growth */
 
 struct hac_pu {
 	int phase;              /* 0 idle, 1 first training block out, 2 second out, 3 regular */

@@ -12,10 +12,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "balancer.h"
 
@@ -63,10 +60,6 @@ static void drive(struct drive *d, uint64_t W)
 				d->first_regular_pred[i] = u->g.predicted_s;
 				d->first_regular_exec[i] = u->exec;
 			}
-			if (getenv("HAC_TRACE"))
-				fprintf(stderr, "t=%.3f pu %d kind %d units %llu pred %.3f exec %.3f pool %llu\n", now, i,
-					u->g.kind, (unsigned long long)u->g.units, u->g.predicted_s, u->exec,
-					(unsigned long long)st.units_pool);
 			u->blocks++;
 			u->finish = now + u->exec;
 			u->busy = 1;
