@@ -8,16 +8,16 @@
 #   WERROR=1             warnings are errors (CI sets it)
 #   CUDA=0               do not build CUDA code even when nvcc is found
 #   MPI=0                build without MPI: apps run in one process only
-# CUDA code (kernels/*.cu, runtime/dev_cuda.c) is built when
+# CUDA code (kernels/*/*.cu, the cuda device class) is built when
 # scripts/cuda-probe.sh finds a whole toolkit (nvcc, headers, cuBLAS), and C
-# files then see PLB_HAVE_CUDA.
+# files then see PLB_HAVE_CUDA. docs/ARCHITECTURE.md explains the layers.
 
 BUILD   ?= build
 CC      ?= cc
 OPT     ?= -O2
 CFLAGS  := -std=c11 $(OPT) -g -Wall -Wextra -Wshadow -Wstrict-prototypes \
            -Wno-unused-parameter -fvisibility=hidden -D_POSIX_C_SOURCE=200809L \
-           -Iinclude -Ibalancer -Iruntime -Ikernels -Iapps/plbsim -MMD -MP $(EXTRA_CFLAGS)
+           -Iinclude -I. -MMD -MP $(EXTRA_CFLAGS)
 LDFLAGS := $(EXTRA_LDFLAGS)
 ifeq ($(WERROR),1)
 CFLAGS  += -Werror
@@ -47,7 +47,7 @@ endif
 endif
 HAVE_CUDA := $(if $(NVCC),1,0)
 ifeq ($(HAVE_CUDA),1)
-NVCCFLAGS := -std=c++17 -O2 -Iinclude -Ikernels -I$(CUDA_INCDIR) $(EXTRA_NVCCFLAGS)
+NVCCFLAGS := -std=c++17 -O2 -Iinclude -I. -I$(CUDA_INCDIR) $(EXTRA_NVCCFLAGS)
 CFLAGS    += -DPLB_HAVE_CUDA
 CUDA_LIBS := -L$(CUDA_LIBDIR) -Wl,-rpath,$(CUDA_LIBDIR) -lcublas -lcudart -lstdc++
 endif
@@ -72,40 +72,44 @@ MPI_LIBS   = $(shell mpicc --showme:link 2>/dev/null)
 endif
 RUN_LIBS   = $(MPI_LIBS) -lhwloc -lpthread -ldl
 
-# runtime/: the pure part (config, models, bounds, report: also plbsim's)
-# and the part that runs jobs (master, worker, devices, transport).
-RUN_NAMES := plb options master worker dev_cpu dev_emu transport_local \
-             $(if $(filter 0,$(MPI)),,transport_mpi) $(if $(NVCC),dev_cuda)
-RUN_SRC   := $(RUN_NAMES:%=runtime/%.c)
-BAL_SRC   := $(wildcard balancer/*.c balancer/policies/*.c)
-RT_SRC    := $(filter-out $(RUN_SRC) runtime/dev_cuda.c runtime/transport_mpi.c,$(wildcard runtime/*.c))
-APPS      := mm null
-KERN_SRC  := $(wildcard kernels/*.c)
-CU_SRC    := $(if $(NVCC),$(wildcard kernels/*.cu))
-SIM_SRC   := apps/plbsim/main.c
-SIMLIB_SRC := apps/plbsim/sim.c
+# The layers, lowest first: a file includes headers of its own layer, of
+# lower ones and of include/ only (test/cli/layers.sh checks it). Each
+# layer is one library of every .c file under its folder, but those of a
+# layer inside it (balancer/base inside balancer). A file that needs an
+# optional toolkit (MPI, CUDA) is always built and holds its own fallback.
+LAYERS     := balancer/base balancer runtime/config runtime/transport runtime/device \
+              runtime/sim runtime/core
+# The bundled apps: apps/NAME/*.c is the program plb-NAME, and
+# kernels/NAME/ (*.c, and *.cu with CUDA), if there is one, its kernels.
+APPS       := mm null
+# What the apps link (the simulator engine is not part of a job), and
+# what plbsim links, top layer first.
+RUN_LAYERS := runtime/core runtime/device runtime/transport runtime/config balancer balancer/base
+SIM_LAYERS := runtime/sim runtime/config balancer balancer/base
+
+rwildcard   = $(foreach d,$(wildcard $(1:=/*)),$(call rwildcard,$d,$2) $(filter $(subst *,%,$2),$d))
+layer_src   = $(filter-out $(foreach l,$(filter $1/%,$(LAYERS)),$l/%),$(call rwildcard,$1,*.c))
+layer_lib   = $(BUILD)/lib/libplb-$(notdir $1).a
+layer_libs  = $(foreach l,$1,$(call layer_lib,$l))
+kern_src    = $(wildcard kernels/$1/*.c) $(if $(NVCC),$(wildcard kernels/$1/*.cu))
+kern_lib    = $(if $(strip $(call kern_src,$1)),$(BUILD)/lib/libplbkern-$1.a)
+obj         = $(patsubst %.c,$(BUILD)/%.o,$(patsubst %.cu,$(BUILD)/%.cu.o,$1))
+
+KERNELS   := $(patsubst kernels/%/,%,$(wildcard kernels/*/))
+APP_BINS  := $(APPS:%=$(BUILD)/plb-%)
 TEST_SRC  := $(wildcard test/unit/test_*.c)
 BENCH_SRC := $(wildcard bench/*.c)
-
-BAL_OBJ   := $(BAL_SRC:%.c=$(BUILD)/%.o)
-RT_OBJ    := $(RT_SRC:%.c=$(BUILD)/%.o)
-RUN_OBJ   := $(RUN_SRC:%.c=$(BUILD)/%.o)
-APP_BINS  := $(APPS:%=$(BUILD)/plb-%)
-KERN_OBJ  := $(KERN_SRC:%.c=$(BUILD)/%.o) $(CU_SRC:%.cu=$(BUILD)/%.cu.o)
-SIM_OBJ   := $(SIM_SRC:%.c=$(BUILD)/%.o)
-SIMLIB_OBJ := $(SIMLIB_SRC:%.c=$(BUILD)/%.o)
 TESTS     := $(TEST_SRC:test/unit/%.c=$(BUILD)/test/%)
 BENCHES   := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
-
-LIBBAL    := $(BUILD)/libplbbal.a
-LIBRT     := $(BUILD)/libplbrt.a
-LIBRUN    := $(BUILD)/libplbrun.a
-LIBSIM    := $(BUILD)/libplbsim.a
-LIBKERN   := $(BUILD)/libplbkern.a
 PLBSIM    := $(BUILD)/plbsim
 DEPS_OK   := $(BUILD)/.deps-ok-mpi$(MPI)
+ALL_TOP   := $(call layer_libs,runtime/sim $(RUN_LAYERS))
+ALL_KERN  := $(foreach k,$(KERNELS),$(call kern_lib,$k))
+ALL_OBJ   := $(call obj,$(foreach l,$(LAYERS),$(call layer_src,$l)) \
+             $(foreach k,$(KERNELS),$(call kern_src,$k)) $(wildcard apps/*/*.c) \
+             $(TEST_SRC) $(BENCH_SRC))
 
-.PHONY: all test demo bench clean deps app-flags
+.PHONY: all test demo bench clean deps app-flags layers
 all: $(PLBSIM) $(APP_BINS) $(TESTS) $(BENCHES)
 
 # Installs what is missing; re-checked when the script changes.
@@ -119,43 +123,51 @@ $(BUILD)/%.o: %.c | $(DEPS_OK)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
-$(LIBBAL): $(BAL_OBJ)
-	$(Q)$(AR) rcs $@ $^
-$(LIBRT): $(RT_OBJ)
-	$(Q)$(AR) rcs $@ $^
-$(LIBRUN): $(RUN_OBJ)
-	$(Q)$(AR) rcs $@ $^
-
-# The one file with mpi.h, and the one runtime file with CUDA headers.
-$(BUILD)/runtime/transport_mpi.o: CFLAGS += $(MPI_CFLAGS)
-$(BUILD)/runtime/dev_cuda.o: CFLAGS += -I$(CUDA_INCDIR)
-
-$(BUILD)/plb-%: $(BUILD)/apps/%/main.o $(LIBRUN) $(LIBKERN) $(LIBRT) $(LIBBAL)
-	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(RUN_LIBS) $(RT_LIBS) $(KERN_LIBS) $(BAL_LIBS)
-$(LIBSIM): $(SIMLIB_OBJ)
-	$(Q)$(AR) rcs $@ $^
-$(LIBKERN): $(KERN_OBJ)
-	$(Q)$(AR) rcs $@ $^
-
 $(BUILD)/%.cu.o: %.cu | $(DEPS_OK)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  NVCC    $<")
 	$(Q)$(NVCC) $(NVCCFLAGS) -c $< -o $@
 
-$(PLBSIM): $(SIM_OBJ) $(LIBSIM) $(LIBRT) $(LIBBAL)
+# The one file with mpi.h, and the one runtime file with CUDA headers.
+$(BUILD)/runtime/transport/mpi.o: CFLAGS += $(MPI_CFLAGS)
+ifeq ($(HAVE_CUDA),1)
+$(BUILD)/runtime/device/cuda.o: CFLAGS += -I$(CUDA_INCDIR)
+endif
+
+define layer_rule
+$(call layer_lib,$1): $(call obj,$(call layer_src,$1))
+	@mkdir -p $$(@D)
+	$$(Q)rm -f $$@ && $$(AR) rcs $$@ $$^
+endef
+$(foreach l,$(LAYERS),$(eval $(call layer_rule,$l)))
+
+define kern_rule
+$(call kern_lib,$1): $(call obj,$(call kern_src,$1))
+	@mkdir -p $$(@D)
+	$$(Q)rm -f $$@ && $$(AR) rcs $$@ $$^
+endef
+$(foreach k,$(KERNELS),$(eval $(call kern_rule,$k)))
+
+define app_rule
+$(BUILD)/plb-$1: $(call obj,$(wildcard apps/$1/*.c)) $(call kern_lib,$1) $(call layer_libs,$(RUN_LAYERS))
+	@$$(if $$(Q),echo "  LD      $$@")
+	$$(Q)$$(CC) $$(LDFLAGS) -o $$@ $$^ $$(RUN_LIBS) $$(RT_LIBS) $$(KERN_LIBS) $$(BAL_LIBS)
+endef
+$(foreach a,$(APPS),$(eval $(call app_rule,$a)))
+
+$(PLBSIM): $(call obj,$(wildcard apps/plbsim/*.c)) $(call layer_libs,$(SIM_LAYERS))
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(RT_LIBS) $(BAL_LIBS)
 
-$(BUILD)/test/%: $(BUILD)/test/unit/%.o $(LIBSIM) $(LIBRT) $(LIBKERN) $(LIBBAL)
+$(BUILD)/test/%: $(BUILD)/test/unit/%.o $(ALL_TOP) $(ALL_KERN)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(RT_LIBS) $(KERN_LIBS) $(BAL_LIBS) -lpthread
+	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(ALL_KERN) $(ALL_TOP) -lcmocka $(RT_LIBS) $(KERN_LIBS) $(BAL_LIBS) -lpthread
 
-$(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIBSIM) $(LIBRT) $(LIBBAL)
+$(BUILD)/bench/%: $(BUILD)/bench/%.o $(ALL_TOP)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(RT_LIBS) $(BAL_LIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(ALL_TOP) $(RT_LIBS) $(BAL_LIBS) -lpthread
 
 test: all
 	$(Q)PLBSIM=$(PLBSIM) BUILD=$(BUILD) MPI=$(MPI) bash test/run.sh
@@ -168,13 +180,15 @@ bench: all
 
 # How to build an app against plb (test/cli/readme_example.sh uses it).
 app-flags:
-	@echo $(filter-out -MMD -MP,$(CFLAGS)) $(abspath $(LIBRUN) $(LIBKERN) $(LIBRT) $(LIBBAL)) \
+	@echo $(filter-out -MMD -MP,$(CFLAGS)) $(abspath $(call layer_libs,$(RUN_LAYERS))) \
 	      $(RUN_LIBS) $(RT_LIBS) $(KERN_LIBS) $(BAL_LIBS)
+
+# The layer folders, lowest first (test/cli/layers.sh reads them).
+layers:
+	@echo $(LAYERS)
 
 clean:
 	rm -rf $(BUILD)
 
--include $(BAL_OBJ:.o=.d) $(RT_OBJ:.o=.d) $(RUN_OBJ:.o=.d) $(APPS:%=$(BUILD)/apps/%/main.d) $(SIM_OBJ:.o=.d) $(SIMLIB_OBJ:.o=.d) \
-         $(TEST_SRC:test/unit/%.c=$(BUILD)/test/unit/%.d) \
-         $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%.d)
+-include $(ALL_OBJ:.o=.d)
 .SECONDARY:

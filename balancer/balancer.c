@@ -7,29 +7,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#include "internal.h"
+#include "balancer/base/clock.h"
+#include "balancer/internal.h"
 
 static const struct plb__policy *const policies[] = {
 	&plb__policy_hac, &plb__policy_hec, &plb__policy_hdss,
 	&plb__policy_greedy, &plb__policy_static,
 };
 #define NPOLICIES (int)(sizeof policies / sizeof policies[0])
-
-_Noreturn void plb__assert_fail(const char *cond, const char *file, int line)
-{
-	fprintf(stderr, "plb: internal error: %s:%d: assertion '%s' failed\n",
-		file, line, cond);
-	abort();
-}
-
-double plb__cpu_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 const char *plb_policy_name(int i)
 {

@@ -18,8 +18,8 @@
 
 #include <stdint.h>
 
-#include "params.h"
 #include "plb_errors.h"
+#include "balancer/params.h"
 
 typedef struct plb_balancer plb_balancer_t;
 

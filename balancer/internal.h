@@ -6,18 +6,12 @@
 
 #include <stdint.h>
 
-#include "balancer.h"
-#include "model.h"
-#include "solver.h"
+#include "balancer/balancer.h"
+#include "balancer/base/assert.h"
+#include "balancer/model.h"
+#include "balancer/solver.h"
 
 #define PLB__MAX_OUT 4          /* outstanding grants per PU */
-
-#define PLB_ASSERT(c)                                                        \
-	do {                                                                  \
-		if (!(c))                                                     \
-			plb__assert_fail(#c, __FILE__, __LINE__);             \
-	} while (0)
-_Noreturn void plb__assert_fail(const char *cond, const char *file, int line);
 
 struct plb__grant_rec {
 	uint64_t id, off, units;
@@ -103,9 +97,6 @@ int plb__others_busy(const struct plb_balancer *b, int except);
  * W/(train_div * PUs) so a slow PU cannot start with a large part of the run,
  * and at least min_block. */
 double plb__first_block(const struct plb_balancer *b);
-
-/* Monotonic CPU-time clock of the calling thread, seconds. */
-double plb__cpu_now(void);
 
 extern const struct plb__policy plb__policy_hac;
 extern const struct plb__policy plb__policy_hec;

@@ -16,7 +16,7 @@
 
 #include <lapacke.h>
 
-#include "model.h"
+#include "balancer/model.h"
 
 #define NB PLB__B_COUNT
 /* Shape check points, log-spaced over [u_lo, W]. */

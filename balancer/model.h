@@ -9,7 +9,7 @@
 #ifndef PLB_MODEL_H
 #define PLB_MODEL_H
 
-#include "params.h"
+#include "balancer/params.h"
 
 enum plb__basis {
 	PLB__B_X, PLB__B_X2, PLB__B_X3, PLB__B_EXP, PLB__B_LN, PLB__B_XEXP,

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "params.h"
+#include "balancer/params.h"
 
 struct row {
 	const char *name;

@@ -15,7 +15,7 @@
 
 #include <nlopt.h>
 
-#include "solver.h"
+#include "balancer/solver.h"
 
 #define SUM_RTOL   1e-10	/* outer stop: |sum x - S| <= SUM_RTOL * S */
 #define X_RTOL     1e-13	/* inner stop: a Newton step below X_RTOL * S */

@@ -9,10 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "balancer.h"
-#include "config.h"
-#include "sim.h"
-#include "solver.h"
+#include "balancer/balancer.h"
+#include "balancer/solver.h"
+#include "runtime/config/config.h"
+#include "runtime/sim/sim.h"
 
 struct rec { double t, units; int pu, kind, step; };
 static struct rec *recs;

@@ -5,16 +5,9 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <time.h>
 
-#include "model.h"
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+#include "balancer/base/clock.h"
+#include "balancer/model.h"
 
 int main(void)
 {
@@ -36,17 +29,17 @@ int main(void)
 		if (plb__model_add(&m, u, t, 1e-5 + u * 1e-8) != 0)
 			return 1;
 		if (k + 1 == (int)p.model_window)
-			t_fill = now_s();
+			t_fill = plb__now();
 		adds++;
 	}
-	double t1 = now_s();
+	double t1 = plb__now();
 	int full = adds - (int)p.model_window;
 	volatile double sink = 0;
 	int ninv = 200000;
-	double t2 = now_s();
+	double t2 = plb__now();
 	for (int k = 0; k < ninv; k++)
 		sink += plb__model_inverse(&m, 0.01 + 1e-5 * (k % 1000), W);
-	double t3 = now_s();
+	double t3 = plb__now();
 	printf("model refit (window %d, up to %d terms): %.1f us per sample (%d samples, full window)\n",
 	       (int)p.model_window, (int)p.model_max_terms, 1e6 * (t1 - t_fill) / full, full);
 	printf("model inverse: %.3f us per call (%d calls)\n", 1e6 * (t3 - t2) / ninv, ninv);

@@ -1,4 +1,4 @@
-/* What runtime/msgbuf.c saves: the time to fill a 48 MB message (a block
+/* What runtime/transport/msgbuf.c saves: the time to fill a 48 MB message (a block
  * of 3000 columns of a 4096 x 4096 single-precision matrix) in a buffer
  * fresh from malloc (one page fault per 4 KiB), in a new buffer from
  * plb__msg_alloc (its pages mapped in one call), and in a kept buffer that
@@ -6,19 +6,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#include "transport.h"
+#include "balancer/base/clock.h"
+#include "runtime/transport/transport.h"
 
 #define LEN ((size_t)48 << 20)
 #define REPS 5
-
-static double now(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 int main(void)
 {
@@ -28,29 +21,29 @@ int main(void)
 	memset(src, 1, LEN);
 	double fresh = 1e9, mapped = 1e9, kept = 1e9;
 	for (int r = 0; r < REPS; r++) {
-		double t = now();
+		double t = plb__now();
 		char *b = malloc(PLB__HDR_SIZE + LEN);
 		if (!b)
 			return 1;
 		memcpy(b + PLB__HDR_SIZE, src, LEN);
-		double dt = now() - t;
+		double dt = plb__now() - t;
 		free(b);
 		fresh = dt < fresh ? dt : fresh;
 
 		plb__msg_cache_clear(NULL);     /* nothing kept: a new buffer */
-		t = now();
+		t = plb__now();
 		void *m = plb__msg_alloc(0, LEN);
 		if (!m)
 			return 1;
 		memcpy(plb__msg_data(m), src, LEN);
-		dt = now() - t;
+		dt = plb__now() - t;
 		mapped = dt < mapped ? dt : mapped;
 		plb__msg_free(m);               /* kept */
 
-		t = now();
+		t = plb__now();
 		m = plb__msg_alloc(0, LEN);
 		memcpy(plb__msg_data(m), src, LEN);
-		dt = now() - t;
+		dt = plb__now() - t;
 		kept = dt < kept ? dt : kept;
 		plb__msg_free(m);
 	}

@@ -17,9 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "balancer.h"
-#include "config.h"
-#include "sim.h"
+#include "balancer/balancer.h"
+#include "runtime/config/config.h"
+#include "runtime/sim/sim.h"
 
 #define MAXPOL 8
 

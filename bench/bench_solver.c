@@ -11,9 +11,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
-#include "solver.h"
+#include "balancer/base/clock.h"
+#include "balancer/solver.h"
 
 #define NINST 4		/* instances per size, solved in turn */
 
@@ -45,14 +45,6 @@ static double urand(void)
 	rng ^= rng >> 7;
 	rng ^= rng << 17;
 	return (double)(rng >> 11) / 9007199254740992.0;
-}
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + 1e-9 * ts.tv_nsec;
 }
 
 struct inst {
@@ -124,30 +116,30 @@ static int run(solve_fn solve, struct inst *in, double min_s, double budget_s,
 	struct plb__solve_out o;
 
 	*r = (struct result){ 0 };
-	t0 = now();
+	t0 = plb__now();
 	if (solve(in[0].e, in[0].n, in[0].S, in[0].x, &o))
 		return -1;
-	t = now() - t0;
+	t = plb__now() - t0;
 	if (t > skip_s) {
 		r->skipped = 1;
 		r->max_ms = 1e3 * t;
 		return 0;
 	}
-	t0 = now();
+	t0 = plb__now();
 	for (;;) {
 		int i = r->reps % NINST;
-		double s = now(), dt;
+		double s = plb__now(), dt;
 
 		if (solve(in[i].e, in[i].n, in[i].S, in[i].x, &o))
 			return -1;
-		dt = now() - s;
+		dt = plb__now() - s;
 		r->T[i] = o.T;
 		sum += dt;
 		its += o.iters;
 		if (1e3 * dt > r->max_ms)
 			r->max_ms = 1e3 * dt;
 		r->reps++;
-		t = now() - t0;
+		t = plb__now() - t0;
 		if ((r->reps >= 20 && t >= min_s) ||
 		    (r->reps >= 3 && t >= budget_s))
 			break;
@@ -206,7 +198,7 @@ out:
 int main(void)
 {
 	static const int sizes[] = { 4, 16, 64, 256, 1024, 4096 };
-	double t0 = now();
+	double t0 = plb__now();
 
 	printf("equal-time solver, E(x) = c0 + a x + b x ln(1+x/W) + d e^(x/W),"
 	       " speeds over 50x, avail in [0, 0.1 T]\n");
@@ -220,6 +212,6 @@ int main(void)
 		}
 	printf("targets: the fast path's mean per solve; iters: outer "
 	       "iterations (fast), evaluations (slsqp); %.1f s in all\n",
-	       now() - t0);
+	       plb__now() - t0);
 	return 0;
 }

@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mm.h"
 #include "plb.h"
+#include "kernels/mm/mm.h"
 
 /* What every block shares: the sizes, then A. */
 struct mm_shared {

@@ -1,6 +1,6 @@
 /* greedy: equal blocks of greedy_block units to whichever PU is idle. The
  * simplest self-scheduling baseline of the papers. */
-#include "internal.h"
+#include "balancer/internal.h"
 
 static int greedy_next(struct plb_balancer *b, int pu, double now,
 		       double *units, enum plb_grant_kind *kind, int *step)

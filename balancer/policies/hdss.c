@@ -11,7 +11,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "internal.h"
+#include "balancer/internal.h"
 
 struct hdss_pu {
 	int nblocks;            /* adaptive blocks granted */

@@ -50,7 +50,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "internal.h"
+#include "balancer/internal.h"
 
 #define TRAIN_EXTRA 2           /* more training blocks after a flat pair, at most */
 #define FLAT 0.25               /* a pair is flat below this share of proportional growth */

@@ -9,7 +9,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "internal.h"
+#include "balancer/internal.h"
 
 struct hec_pu {
 	int round;              /* last round it got a block of */

@@ -3,7 +3,7 @@
  * baseline of PLB-HeC: speeds measured once, never revised). */
 #include <stdlib.h>
 
-#include "internal.h"
+#include "balancer/internal.h"
 
 struct static_pu {
 	int state;              /* 0 nothing, 1 profiling, 2 profiled, 3 got its split */

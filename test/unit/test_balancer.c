@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "balancer.h"
+#include "balancer/balancer.h"
 
 struct drv_pu {
 	int busy, lost;

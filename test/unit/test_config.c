@@ -1,4 +1,4 @@
-/* Unit tests for runtime/config.c: a full scenario file lands in the right
+/* Unit tests for runtime/config/config.c: a full scenario file lands in the right
  * fields, absent sections give the defaults, every kind of mistake is
  * PLB_ECONFIG with "path:LINE:" and the key in the message (and leaves
  * nothing to free), a missing file is PLB_EIO, and very long lines work.
@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "config.h"
+#include "runtime/config/config.h"
 
 #include "test_util.h"
 

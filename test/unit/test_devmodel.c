@@ -1,4 +1,4 @@
-/* Unit tests for runtime/devmodel.c: curve parsing and evaluation (tables
+/* Unit tests for runtime/config/devmodel.c: curve parsing and evaluation (tables
  * inside, below and beyond their points, polynomials, never negative), speed
  * changes integrated across change points with hand-computed values, and the
  * per-PU random streams (deterministic, distinct, right moments). */
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "devmodel.h"
+#include "runtime/config/devmodel.h"
 
 #define EPS 1e-12
 

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mm.h"
+#include "kernels/mm/mm.h"
 
 static void *random_matrix(enum plb__mm_prec prec, int rows, int cols, uint64_t seed)
 {

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model.h"
+#include "balancer/model.h"
 
 typedef double (*truth_fn)(double u);
 

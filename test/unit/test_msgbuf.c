@@ -1,4 +1,4 @@
-/* Message buffers (runtime/msgbuf.c): large freed buffers are kept and
+/* Message buffers (runtime/transport/msgbuf.c): large freed buffers are kept and
  * reused, with a header as fresh as a new one's; small ones are not kept;
  * the cache holds at most its count, drops its smallest first, and
  * plb__msg_cache_clear empties it and says how it did. */
@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "transport.h"
+#include "runtime/transport/transport.h"
 
 #define BIG ((size_t)1 << 20)
 

@@ -9,8 +9,7 @@
 
 #include <cmocka.h>
 
-#include "config.h"
-#include "rt.h"
+#include "runtime/config/config.h"
 
 static void load(const char *text, struct plb__config *c)
 {

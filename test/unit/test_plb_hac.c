@@ -14,7 +14,7 @@
 
 #include <stdlib.h>
 
-#include "balancer.h"
+#include "balancer/balancer.h"
 
 #define NPU 4
 

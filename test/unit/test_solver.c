@@ -11,7 +11,7 @@
 #include <float.h>
 #include <math.h>
 
-#include "solver.h"
+#include "balancer/solver.h"
 
 #define NMAX 16
 

@@ -1,0 +1,44 @@
+/* See log.h. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "balancer/base/log.h"
+
+int plb__log_level = PLB__LOG_WARN;
+static char who[96] = "[?]";
+static char host_short[64] = "?";
+static _Thread_local char who_thread[96];
+
+void plb__log_init(int rank, const char *host)
+{
+	static const char *const names[] = {"error", "warn", "info", "debug"};
+	const char *env = getenv("PLB_LOG");
+	if (env)
+		for (int i = 0; i < 4; i++)
+			if (!strcmp(env, names[i]))
+				plb__log_level = i;
+	snprintf(host_short, sizeof host_short, "%s", host ? host : "?");
+	host_short[strcspn(host_short, ".")] = '\0';
+	if (rank >= 0)
+		snprintf(who, sizeof who, "[%d@%s]", rank, host_short);
+	else
+		snprintf(who, sizeof who, "[%s]", host_short);
+}
+
+void plb__log_thread(int rank)
+{
+	snprintf(who_thread, sizeof who_thread, "[%d@%s]", rank, host_short);
+}
+
+void plb__log_write(int level, const char *module, const char *fmt, ...)
+{
+	static const char *const tags[] = {"error: ", "warning: ", "", ""};
+	char line[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof line, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "%s %s: %s%s\n", who_thread[0] ? who_thread : who, module, tags[level & 3], line);
+}

@@ -1,0 +1,199 @@
+/* The matrix-multiply CUDA kernel (see mm.h): cuBLAS gemm on a block of
+ * B's columns. A block is cut into chunks that alternate between two
+ * streams, each chunk staged through pinned host memory, so the copy in of
+ * one chunk, the product of another and the copy out of a third overlap.
+ * Every CUDA and cuBLAS call goes through one checking macro per library,
+ * which records file:line and the library's own error string. */
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <stdio.h>
+#include <string.h>
+
+extern "C" {
+#include "kernels/mm/mm.h"
+}
+
+#define NSTREAMS 2
+#define CHUNKS 4                /* chunks per block, at least */
+
+struct plb__mm_cuda {
+	int dev, n;
+	enum plb__mm_prec prec;
+	size_t elem;
+	int64_t max_cols, chunk_cols;
+	cudaStream_t stream[NSTREAMS];
+	cublasHandle_t blas;
+	void *dA, *dB[NSTREAMS], *dC[NSTREAMS];
+	void *hB[NSTREAMS], *hC[NSTREAMS];     /* pinned staging */
+	char err[256];
+};
+
+static int cuda_fail(char *err, size_t len, const char *file, int line,
+		     const char *what, const char *why)
+{
+	if (err && len)
+		snprintf(err, len, "%s:%d: %s: %s", file, line, what, why);
+	fprintf(stderr, "plb: cuda: %s:%d: %s: %s\n", file, line, what, why);
+	return PLB_EIO;
+}
+
+#define CUDA_CHECK(m, call)                                                    \
+	do {                                                                   \
+		cudaError_t e_ = (call);                                       \
+		if (e_ != cudaSuccess)                                         \
+			return cuda_fail((m)->err, sizeof (m)->err, __FILE__,  \
+					 __LINE__, #call, cudaGetErrorString(e_)); \
+	} while (0)
+
+#define CUBLAS_CHECK(m, call)                                                  \
+	do {                                                                   \
+		cublasStatus_t s_ = (call);                                    \
+		if (s_ != CUBLAS_STATUS_SUCCESS)                               \
+			return cuda_fail((m)->err, sizeof (m)->err, __FILE__,  \
+					 __LINE__, #call, cublasGetStatusString(s_)); \
+	} while (0)
+
+extern "C" int plb__cuda_device_count(void)
+{
+	int n = 0;
+	if (cudaGetDeviceCount(&n) != cudaSuccess)
+		return 0;
+	return n;
+}
+
+static int setup(struct plb__mm_cuda *m)
+{
+	size_t nn = (size_t)m->n * (size_t)m->n * m->elem;
+	size_t chunk = (size_t)m->n * (size_t)m->chunk_cols * m->elem;
+	CUDA_CHECK(m, cudaSetDevice(m->dev));
+	CUBLAS_CHECK(m, cublasCreate(&m->blas));
+	CUDA_CHECK(m, cudaMalloc(&m->dA, nn));
+	for (int s = 0; s < NSTREAMS; s++) {
+		CUDA_CHECK(m, cudaStreamCreateWithFlags(&m->stream[s], cudaStreamNonBlocking));
+		CUDA_CHECK(m, cudaMalloc(&m->dB[s], chunk));
+		CUDA_CHECK(m, cudaMalloc(&m->dC[s], chunk));
+		CUDA_CHECK(m, cudaMallocHost(&m->hB[s], chunk));
+		CUDA_CHECK(m, cudaMallocHost(&m->hC[s], chunk));
+	}
+	return 0;
+}
+
+extern "C" int plb__mm_cuda_create(int dev, enum plb__mm_prec prec, int n,
+				   int64_t max_cols, struct plb__mm_cuda **out,
+				   char *err, size_t errlen)
+{
+	*out = NULL;
+	if (n < 1 || max_cols < 1 || dev < 0)
+		return PLB_EINVAL;
+	struct plb__mm_cuda *m = (struct plb__mm_cuda *)calloc(1, sizeof *m);
+	if (!m)
+		return PLB_ENOMEM;
+	m->dev = dev;
+	m->n = n;
+	m->prec = prec;
+	m->elem = plb__mm_elem(prec);
+	m->max_cols = max_cols;
+	m->chunk_cols = (max_cols + CHUNKS - 1) / CHUNKS;
+	int rc = setup(m);
+	if (rc) {
+		if (err && errlen)
+			snprintf(err, errlen, "%s", m->err);
+		plb__mm_cuda_destroy(m);
+		return rc;
+	}
+	*out = m;
+	return 0;
+}
+
+extern "C" int plb__mm_cuda_set_a(struct plb__mm_cuda *m, const void *A)
+{
+	CUDA_CHECK(m, cudaSetDevice(m->dev));
+	CUDA_CHECK(m, cudaMemcpy(m->dA, A, (size_t)m->n * m->n * m->elem,
+				 cudaMemcpyHostToDevice));
+	return 0;
+}
+
+/* Copy the finished chunk of stream s out of its pinned buffer. */
+static int drain(struct plb__mm_cuda *m, int s, void *dst, size_t bytes)
+{
+	CUDA_CHECK(m, cudaStreamSynchronize(m->stream[s]));
+	memcpy(dst, m->hC[s], bytes);
+	return 0;
+}
+
+extern "C" int plb__mm_cuda_run(struct plb__mm_cuda *m, int64_t cols,
+				const void *B_blk, void *C_blk)
+{
+	if (cols < 0 || cols > m->max_cols)
+		return PLB_EINVAL;
+	CUDA_CHECK(m, cudaSetDevice(m->dev));
+	size_t colb = (size_t)m->n * m->elem;
+	void *pending_dst[NSTREAMS] = {NULL, NULL};
+	size_t pending_bytes[NSTREAMS] = {0, 0};
+	/* CHUNKS chunks per block (so copies overlap gemms even for small
+	 * blocks), but never under 64 columns nor over the staging buffers */
+	int64_t cc = (cols + CHUNKS - 1) / CHUNKS;
+	cc = cc < 64 ? 64 : cc;
+	cc = cc > m->chunk_cols ? m->chunk_cols : cc;
+	int k = 0;
+	for (int64_t c0 = 0; c0 < cols; c0 += cc, k++) {
+		int s = k % NSTREAMS;
+		int64_t nc = cols - c0 < cc ? cols - c0 : cc;
+		size_t bytes = colb * (size_t)nc;
+		/* the stream's previous chunk must be out of its buffers */
+		if (pending_dst[s]) {
+			int rc = drain(m, s, pending_dst[s], pending_bytes[s]);
+			if (rc)
+				return rc;
+		}
+		memcpy(m->hB[s], (const char *)B_blk + colb * (size_t)c0, bytes);
+		CUDA_CHECK(m, cudaMemcpyAsync(m->dB[s], m->hB[s], bytes,
+					      cudaMemcpyHostToDevice, m->stream[s]));
+		CUBLAS_CHECK(m, cublasSetStream(m->blas, m->stream[s]));
+		if (m->prec == PLB__MM_F64) {
+			const double one = 1, zero = 0;
+			CUBLAS_CHECK(m, cublasDgemm(m->blas, CUBLAS_OP_N, CUBLAS_OP_N, m->n, (int)nc,
+						    m->n, &one, (const double *)m->dA, m->n,
+						    (const double *)m->dB[s], m->n, &zero,
+						    (double *)m->dC[s], m->n));
+		} else {
+			const float one = 1, zero = 0;
+			CUBLAS_CHECK(m, cublasSgemm(m->blas, CUBLAS_OP_N, CUBLAS_OP_N, m->n, (int)nc,
+						    m->n, &one, (const float *)m->dA, m->n,
+						    (const float *)m->dB[s], m->n, &zero,
+						    (float *)m->dC[s], m->n));
+		}
+		CUDA_CHECK(m, cudaMemcpyAsync(m->hC[s], m->dC[s], bytes,
+					      cudaMemcpyDeviceToHost, m->stream[s]));
+		pending_dst[s] = (char *)C_blk + colb * (size_t)c0;
+		pending_bytes[s] = bytes;
+	}
+	for (int s = 0; s < NSTREAMS; s++)
+		if (pending_dst[s]) {
+			int rc = drain(m, s, pending_dst[s], pending_bytes[s]);
+			if (rc)
+				return rc;
+		}
+	return 0;
+}
+
+extern "C" void plb__mm_cuda_destroy(struct plb__mm_cuda *m)
+{
+	if (!m)
+		return;
+	cudaSetDevice(m->dev);
+	for (int s = 0; s < NSTREAMS; s++) {
+		if (m->stream[s])
+			cudaStreamSynchronize(m->stream[s]);
+		cudaFree(m->dB[s]);
+		cudaFree(m->dC[s]);
+		cudaFreeHost(m->hB[s]);
+		cudaFreeHost(m->hC[s]);
+		if (m->stream[s])
+			cudaStreamDestroy(m->stream[s]);
+	}
+	cudaFree(m->dA);
+	if (m->blas)
+		cublasDestroy(m->blas);
+	free(m);
+}

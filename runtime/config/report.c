@@ -1,0 +1,91 @@
+/* Report of a run: text and JSON (cJSON), one definition of the keys. */
+#include <cjson/cJSON.h>
+#include <math.h>
+
+#include "balancer/balancer.h"
+#include "runtime/config/report.h"
+
+void plb__report_set_stats(struct plb__report *r, const struct plb_balancer_stats *st)
+{
+	r->blocks = st->blocks;
+	r->training_blocks = st->training_blocks;
+	r->gap_blocks = st->gap_blocks;
+	r->returned_blocks = st->returned_blocks;
+	r->solves = st->solves;
+	r->solver_ms_mean = st->solves ? 1e3 * st->solve_s_total / (double)st->solves : 0;
+	r->solver_ms_max = 1e3 * st->solve_s_max;
+	r->pus_lost = st->pus_lost;
+	r->speed_changes = st->speed_changes;
+}
+
+double plb__report_ratio(const struct plb__report *r)
+{
+	return r->lower_bound_s > 0 && isfinite(r->lower_bound_s)
+	       ? r->makespan_s / r->lower_bound_s : NAN;
+}
+
+/* cJSON writes NaN/inf as null, which is what we want for "unknown". */
+struct cJSON *plb__report_json(const struct plb__report *r)
+{
+	cJSON *o = cJSON_CreateObject();
+	if (!o)
+		return NULL;
+	cJSON_AddStringToObject(o, "scenario", r->scenario ? r->scenario : "");
+	cJSON_AddStringToObject(o, "policy", r->policy);
+	cJSON_AddNumberToObject(o, "seed", (double)r->seed);
+	cJSON_AddNumberToObject(o, "units", (double)r->units);
+	cJSON_AddNumberToObject(o, "units_done", (double)r->units_done);
+	cJSON_AddBoolToObject(o, "coverage_ok", r->coverage_ok);
+	cJSON_AddNumberToObject(o, "makespan_s", r->makespan_s);
+	cJSON_AddNumberToObject(o, "lower_bound_s", r->lower_bound_s);
+	cJSON_AddNumberToObject(o, "eq_optimum_s", r->eq_optimum_s);
+	cJSON_AddStringToObject(o, "bound_note", r->bound_note ? r->bound_note : "");
+	cJSON_AddNumberToObject(o, "ratio", plb__report_ratio(r));
+	cJSON_AddNumberToObject(o, "imbalance", r->imbalance);
+	cJSON *idle = cJSON_AddArrayToObject(o, "idle_frac");
+	cJSON *names = cJSON_AddArrayToObject(o, "pus");
+	cJSON *units = cJSON_AddArrayToObject(o, "pu_units");
+	for (int i = 0; i < r->npu; i++) {
+		cJSON_AddItemToArray(idle, cJSON_CreateNumber(r->idle_frac[i]));
+		cJSON_AddItemToArray(names, cJSON_CreateString(r->pu_names[i]));
+		cJSON_AddItemToArray(units, cJSON_CreateNumber(r->pu_units[i]));
+	}
+	cJSON_AddNumberToObject(o, "blocks", (double)r->blocks);
+	cJSON_AddNumberToObject(o, "training_blocks", (double)r->training_blocks);
+	cJSON_AddNumberToObject(o, "gap_blocks", (double)r->gap_blocks);
+	cJSON_AddNumberToObject(o, "returned_blocks", (double)r->returned_blocks);
+	cJSON_AddNumberToObject(o, "solves", (double)r->solves);
+	cJSON_AddNumberToObject(o, "solver_ms_mean", r->solver_ms_mean);
+	cJSON_AddNumberToObject(o, "solver_ms_max", r->solver_ms_max);
+	cJSON_AddNumberToObject(o, "pus_lost", r->pus_lost);
+	cJSON_AddNumberToObject(o, "speed_changes", r->speed_changes);
+	cJSON_AddNumberToObject(o, "wall_s", r->wall_s);
+	return o;
+}
+
+void plb__report_text(const struct plb__report *r, FILE *f)
+{
+	fprintf(f, "policy %s on %s (seed %llu)\n", r->policy,
+		r->scenario ? r->scenario : "?", (unsigned long long)r->seed);
+	fprintf(f, "  units          %llu of %llu done, coverage %s\n",
+		(unsigned long long)r->units_done, (unsigned long long)r->units,
+		r->coverage_ok ? "ok (every unit exactly once)" : "FAILED");
+	fprintf(f, "  makespan       %.4f s\n", r->makespan_s);
+	fprintf(f, "  lower bound    %.4f s (%s)\n", r->lower_bound_s,
+		r->bound_note ? r->bound_note : "");
+	fprintf(f, "  ratio          %.4f\n", plb__report_ratio(r));
+	fprintf(f, "  1-round optimum %.4f s\n", r->eq_optimum_s);
+	fprintf(f, "  imbalance      %.4f (last - first finish) / makespan\n", r->imbalance);
+	fprintf(f, "  blocks         %ld (%ld training, %ld gap, %ld returned by lost PUs)\n",
+		r->blocks, r->training_blocks, r->gap_blocks, r->returned_blocks);
+	fprintf(f, "  solves         %ld, %.3f ms mean, %.3f ms max\n", r->solves,
+		r->solver_ms_mean, r->solver_ms_max);
+	if (r->pus_lost)
+		fprintf(f, "  PUs lost       %d\n", r->pus_lost);
+	if (r->speed_changes)
+		fprintf(f, "  speed changes  %d detected by the models\n", r->speed_changes);
+	fprintf(f, "  %-28s %10s %12s\n", "PU", "idle", "units");
+	for (int i = 0; i < r->npu; i++)
+		fprintf(f, "  %-28s %9.1f%% %12.0f\n", r->pu_names[i],
+			100 * r->idle_frac[i], r->pu_units[i]);
+}

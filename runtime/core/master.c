@@ -1,0 +1,528 @@
+/* The master (rank 0): plb_run drives the balancer over the workers' PUs.
+ * It sends START (kernel and shared data) to every worker, asks the
+ * balancer for up to `pipeline` grants per PU, packs each grant's input
+ * into a DISPATCH, and on every DONE reports the sample and asks again for
+ * that PU and for every PU the balancer had told to wait. Messages are
+ * handled in batches; a batch's outputs are merged after its grants have
+ * gone, so copying a large block's output never delays the next block.
+ * When no message arrives the loop backs off (plb__backoff) instead of
+ * spinning. Times given to the balancer are
+ * seconds since the run's start. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cjson/cJSON.h>
+
+#include "balancer/balancer.h"
+#include "balancer/base/log.h"
+#include "runtime/config/bounds.h"
+#include "runtime/config/coverage.h"
+#include "runtime/core/rt.h"
+
+#define SLOTS 4
+#define BATCH 512               /* messages handled between two polls */
+
+struct slot {
+	uint64_t id, offset, units;
+	int used;
+};
+
+struct mpu {
+	int peer;               /* index in p->peer */
+	int local;              /* the worker's PU index */
+	int lost, finished, parked, nout, touched;
+	struct slot s[SLOTS];
+	double busy, units, best_rate, last_finish;
+	long blocks;
+};
+
+struct run {
+	struct plb *p;
+	const struct plb_job *job;
+	plb_balancer_t *b;
+	struct mpu *pu;
+	int npu, pipeline;
+	uint64_t W;
+	double t0, now, end;
+	struct plb__coverage cov;
+	int *touched;
+	int ntouched;
+	int gen;                /* this run's number, echoed in every DONE */
+	int finished;
+	struct merge { void *msg; size_t at, len; } *merge;     /* DONEs to copy out */
+	int nmerge;
+};
+
+/* Copies the batch's outputs into the job's output and frees their DONEs. */
+static void merge_outputs(struct run *r)
+{
+	for (int k = 0; k < r->nmerge; k++) {
+		struct merge *m = &r->merge[k];
+		if (m->len)
+			memcpy((char *)r->job->out + m->at, plb__msg_data(m->msg), m->len);
+		plb__msg_free(m->msg);
+	}
+	r->nmerge = 0;
+}
+
+static int dispatch(struct run *r, int i, const struct plb_grant *g)
+{
+	struct plb *p = r->p;
+	struct mpu *u = &r->pu[i];
+	size_t len = (size_t)g->units * r->job->in_unit;
+	void *msg = plb__msg_alloc(PLB__MSG_DISPATCH, len);
+	if (!msg)
+		return plb__fail(p, PLB_ENOMEM, "out of memory for a block of %zu bytes", len);
+	struct plb__hdr *h = plb__msg_hdr(msg);
+	h->pu = u->local;
+	h->id = g->id;
+	h->offset = g->offset;
+	h->units = g->units;
+	h->kind = (int32_t)g->kind;
+	h->arg = r->gen;
+	if (len)
+		memcpy(plb__msg_data(msg), (const char *)r->job->in + g->offset * r->job->in_unit, len);
+	int k = 0;
+	while (k < SLOTS && u->s[k].used)
+		k++;
+	if (k == SLOTS) {
+		plb__msg_free(msg);
+		return plb__fail(p, PLB_ESTATE, "more than %d grants outstanding on one PU", SLOTS);
+	}
+	plb__log(PLB__LOG_DEBUG, "master", "t=%.4f grant %llu to %s: %llu units at %llu (%s, predicted %.4f s)",
+		 r->now - r->t0, (unsigned long long)g->id, p->pu[i].name,
+		 (unsigned long long)g->units, (unsigned long long)g->offset,
+		 g->kind == PLB_GRANT_TRAINING ? "training" : g->kind == PLB_GRANT_GAP ? "gap" : "regular",
+		 g->predicted_s);
+	u->s[k] = (struct slot){g->id, g->offset, g->units, 1};
+	u->nout++;
+	int rc = p->tp->ops->send(p->tp, p->peer[u->peer].rank, msg);
+	if (rc)
+		return plb__fail(p, rc, "sending a block to rank %d: %s", p->peer[u->peer].rank,
+				 p->tp->err);
+	return 0;
+}
+
+/* Ask the balancer for PU i's next blocks, up to the pipeline depth. */
+static int poll_pu(struct run *r, int i)
+{
+	struct mpu *u = &r->pu[i];
+	u->parked = 0;
+	while (!u->lost && !u->finished && u->nout < r->pipeline) {
+		struct plb_grant g;
+		int rc = plb_balancer_next(r->b, i, r->now - r->t0, &g);
+		if (rc == PLB_NEXT_WAIT) {
+			u->parked = 1;
+			return 0;
+		}
+		if (rc == PLB_NEXT_DONE) {
+			u->finished = 1;
+			return 0;
+		}
+		if (rc != PLB_NEXT_GRANT)
+			return plb__fail(r->p, rc < 0 ? rc : PLB_ESTATE, "balancer: %s", plb_strerror(rc));
+		if ((rc = dispatch(r, i, &g)))
+			return rc;
+	}
+	return 0;
+}
+
+static int lose(struct run *r, int i)
+{
+	struct mpu *u = &r->pu[i];
+	if (u->lost)
+		return 0;
+	u->lost = 1;
+	u->nout = 0;
+	memset(u->s, 0, sizeof u->s);
+	int rc = plb_balancer_lost(r->b, i, r->now - r->t0);
+	if (rc)
+		return plb__fail(r->p, rc, "balancer: %s", plb_strerror(rc));
+	plb__log(PLB__LOG_WARN, "master", "PU %s is out of the run; its blocks go to the others",
+		 r->p->pu[i].name);
+	return 0;
+}
+
+static void touch(struct run *r, int i)
+{
+	if (!r->pu[i].touched) {
+		r->pu[i].touched = 1;
+		r->touched[r->ntouched++] = i;
+	}
+}
+
+static int on_done(struct run *r, int peer, void *msg)
+{
+	struct plb *p = r->p;
+	struct plb__hdr *h = plb__msg_hdr(msg);
+	struct plb__peer *pe = &p->peer[peer];
+	int rc;
+
+	if (h->pu < 0 || h->pu >= pe->npu)
+		return plb__fail(p, PLB_EIO, "DONE from rank %d for PU %d, which it does not have",
+				 pe->rank, h->pu);
+	int i = pe->pu0 + h->pu;
+	struct mpu *u = &r->pu[i];
+	pe->idle_wall_s = h->d0;
+	pe->idle_cpu_s = h->d1;
+	int k = 0;
+	while (k < SLOTS && !(u->s[k].used && u->s[k].id == h->id))
+		k++;
+	if (k == SLOTS || h->arg != r->gen)
+		return 0;       /* from a PU already taken out (its block was granted
+				 * again), or from an earlier run */
+	struct slot sl = u->s[k];
+	u->s[k].used = 0;
+	u->nout--;
+	touch(r, i);
+	if (h->status) {
+		plb__log(PLB__LOG_ERROR, "master", "PU %s failed block %llu: %s", p->pu[i].name,
+			 (unsigned long long)sl.id, plb_strerror(h->status));
+		return lose(r, i);
+	}
+	size_t want = (size_t)sl.units * r->job->out_unit;
+	if (h->units != sl.units || h->offset != sl.offset || h->len != want)
+		return plb__fail(p, PLB_EIO, "DONE for block %llu from %s does not match its grant (%llu bytes, expected %zu)",
+				 (unsigned long long)sl.id, p->pu[i].name, (unsigned long long)h->len, want);
+	struct plb_sample smp = {.grant_id = sl.id, .exec_s = h->exec_s, .xfer_s = h->xfer_s,
+				 .finish = r->now - r->t0};
+	plb__log(PLB__LOG_DEBUG, "master", "t=%.4f done %llu on %s: exec %.4f s, xfer %.4f s",
+		 smp.finish, (unsigned long long)sl.id, p->pu[i].name, h->exec_s, h->xfer_s);
+	rc = plb_balancer_done(r->b, i, &smp);
+	if (rc == PLB_ESTALE)
+		return 0;
+	if (rc)
+		return plb__fail(p, rc, "balancer: %s", plb_strerror(rc));
+	r->merge[r->nmerge++] = (struct merge){msg, sl.offset * r->job->out_unit, want};
+	if ((rc = plb__coverage_add(&r->cov, sl.offset, sl.units)))
+		return plb__fail(p, rc, "out of memory");
+	u->busy += h->busy_s;
+	u->units += (double)sl.units;
+	u->blocks++;
+	u->last_finish = r->now - r->t0;
+	double t = h->exec_s + h->xfer_s;
+	if (t > 0 && (double)sl.units / t > u->best_rate)
+		u->best_rate = (double)sl.units / t;
+	if (plb_balancer_finished(r->b)) {
+		r->finished = 1;
+		r->end = r->now;
+	}
+	return 0;
+}
+
+static int on_message(struct run *r, void *msg, int src)
+{
+	struct plb *p = r->p;
+	struct plb__hdr *h = plb__msg_hdr(msg);
+	int peer = src - 1;
+
+	if (peer < 0 || peer >= p->npeer)
+		return plb__fail(p, PLB_EIO, "message from unknown rank %d", src);
+	switch (h->type) {
+	case PLB__MSG_DONE:
+		return on_done(r, peer, msg);
+	case PLB__MSG_LOST:
+		if (h->pu < 0 || h->pu >= p->peer[peer].npu)
+			return plb__fail(p, PLB_EIO, "LOST from rank %d for PU %d", src, h->pu);
+		touch(r, p->peer[peer].pu0 + h->pu);
+		return lose(r, p->peer[peer].pu0 + h->pu);
+	case PLB__MSG_BYE:
+		/* the worker stopped on an error of its own: its PUs are gone */
+		plb__log(PLB__LOG_ERROR, "master", "rank %d stopped: %s", src, plb_strerror(h->status));
+		p->peer[peer].rank = -1;
+		for (int i = 0; i < p->peer[peer].npu; i++) {
+			int rc = lose(r, p->peer[peer].pu0 + i);
+			if (rc)
+				return rc;
+		}
+		return 0;
+	default:
+		return plb__fail(p, PLB_EIO, "unexpected message type %u from rank %d", h->type, src);
+	}
+}
+
+static int start_workers(struct run *r, const char *kernel)
+{
+	struct plb *p = r->p;
+	size_t nlen = PLB__KERNEL_NAME_MAX, len = nlen + r->job->shared_bytes;
+	for (int w = 0; w < p->npeer; w++) {
+		void *msg = plb__msg_alloc(PLB__MSG_START, len);
+		if (!msg)
+			return plb__fail(p, PLB_ENOMEM, "out of memory");
+		struct plb__hdr *h = plb__msg_hdr(msg);
+		memset(plb__msg_data(msg), 0, nlen);
+		memcpy(plb__msg_data(msg), kernel, strlen(kernel));
+		if (r->job->shared_bytes)
+			memcpy((char *)plb__msg_data(msg) + nlen, r->job->shared, r->job->shared_bytes);
+		h->d0 = (double)r->job->in_unit;
+		h->d1 = (double)r->job->out_unit;
+		h->id = p->cfg.seed;
+		h->offset = (uint64_t)p->peer[w].pu0;
+		int rc = p->tp->ops->send(p->tp, p->peer[w].rank, msg);
+		if (rc)
+			return plb__fail(p, rc, "sending the run to rank %d: %s", p->peer[w].rank, p->tp->err);
+	}
+	return 0;
+}
+
+static int end_workers(struct plb *p)
+{
+	for (int w = 0; w < p->npeer; w++) {
+		if (p->peer[w].rank < 0)
+			continue;
+		void *msg = plb__msg_alloc(PLB__MSG_END, 0);
+		if (!msg)
+			return plb__fail(p, PLB_ENOMEM, "out of memory");
+		int rc = p->tp->ops->send(p->tp, p->peer[w].rank, msg);
+		if (rc)
+			return plb__fail(p, rc, "ending the run on rank %d: %s", p->peer[w].rank, p->tp->err);
+	}
+	return 0;
+}
+
+void plb__run_result_free(struct plb__run_result *res, int npu)
+{
+	if (!res)
+		return;
+	if (res->names)
+		for (int i = 0; i < npu; i++)
+			free(res->names[i]);
+	free(res->names);
+	free(res->idle);
+	free(res->units);
+	free(res);
+}
+
+/* The report: emulated PUs bound by their models, real ones by their best
+ * measured rate (a linear curve through it). */
+static int report(struct run *r, double wall)
+{
+	struct plb *p = r->p;
+	struct plb__run_result *res = calloc(1, sizeof *res);
+	const struct plb__devmodel **m = calloc((size_t)r->npu, sizeof *m);
+	struct plb__devmodel *real = calloc((size_t)r->npu, sizeof *real);
+	double (*coef)[2] = calloc((size_t)r->npu, sizeof *coef);
+	struct plb_balancer_stats st;
+	int nm = 0, nreal = 0, rc = 0;
+
+	if (!res || !m || !real || !coef || !(res->names = calloc((size_t)r->npu, sizeof *res->names)) ||
+	    !(res->idle = calloc((size_t)r->npu, sizeof *res->idle)) ||
+	    !(res->units = calloc((size_t)r->npu, sizeof *res->units))) {
+		rc = plb__fail(p, PLB_ENOMEM, "out of memory");
+		goto out;
+	}
+	plb_balancer_stats(r->b, &st);
+	struct plb__report *rep = &res->rep;
+	double makespan = r->end - r->t0, first = INFINITY, last = -INFINITY;
+	for (int i = 0; i < r->npu; i++) {
+		struct mpu *u = &r->pu[i];
+		const struct plb__pu_desc *d = &p->pu[i];
+		if (!(res->names[i] = strdup(d->name))) {
+			rc = plb__fail(p, PLB_ENOMEM, "out of memory");
+			goto out;
+		}
+		res->idle[i] = makespan > 0 ? fmax(0, 1 - u->busy / makespan) : 0;
+		res->units[i] = u->units;
+		if (d->kind == PLB__PU_EMU) {
+			m[nm++] = &p->cfg.models[d->model];
+		} else if (u->best_rate > 0) {
+			coef[nreal][0] = 0;
+			coef[nreal][1] = 1 / u->best_rate;
+			real[nreal].compute = (struct plb__curve_spec){.kind = PLB__CURVE_POLY, .n = 2,
+								       .c = coef[nreal]};
+			real[nreal].fail_t = INFINITY;
+			m[nm++] = &real[nreal++];
+		}
+		if (u->blocks && !u->lost) {
+			first = fmin(first, u->last_finish);
+			last = fmax(last, u->last_finish);
+		}
+	}
+	rep->scenario = p->cfg.path;
+	rep->policy = p->policy;
+	rep->seed = p->cfg.seed;
+	rep->units = r->W;
+	rep->units_done = st.units_done;
+	rep->coverage_ok = r->finished && plb__coverage_ok(&r->cov, r->W);
+	rep->makespan_s = makespan;
+	rep->lower_bound_s = plb__bound_lower(m, nm, (double)r->W, r->pipeline > 1);
+	rep->eq_optimum_s = plb__bound_eq(m, nm, (double)r->W);
+	snprintf(res->note, sizeof res->note, "%s%s%s",
+		 nm - nreal ? "emulated PUs: their models" : "",
+		 nm - nreal && nreal ? "; " : "",
+		 nreal ? "real PUs: their best measured rate (an estimate: their true curves are unknown)" : "");
+	if (r->pipeline > 1)
+		snprintf(res->note + strlen(res->note), sizeof res->note - strlen(res->note),
+			 "; E = max(F, G): transfers overlap compute");
+	rep->bound_note = res->note;
+	rep->imbalance = last >= first && makespan > 0 ? (last - first) / makespan : NAN;
+	rep->npu = r->npu;
+	rep->pu_names = (const char *const *)res->names;
+	rep->idle_frac = res->idle;
+	rep->pu_units = res->units;
+	plb__report_set_stats(rep, &st);
+	rep->wall_s = wall;
+	double iw = 0, ic = 0;
+	for (int w = 0; w < p->npeer; w++) {
+		iw += p->peer[w].idle_wall_s;
+		ic += p->peer[w].idle_cpu_s;
+	}
+	/* in one process the worker's CPU cannot be told from the master's */
+	res->worker_idle_cpu = iw > 0 && !p->single ? ic / iw : NAN;
+	plb__run_result_free(p->last, p->npu);
+	p->last = res;
+	res = NULL;
+out:
+	plb__run_result_free(res, r->npu);
+	free(m);
+	free(real);
+	free(coef);
+	return rc;
+}
+
+int plb_run(plb_t *p, const struct plb_job *job)
+{
+	struct run r = {.p = p, .job = job};
+	struct plb__backoff bo;
+	int rc;
+
+	if (!p || !p->master)
+		return p ? plb__fail(p, PLB_ESTATE, "plb_run: only the master (rank 0) runs jobs") : PLB_EINVAL;
+	if (p->failed)
+		return plb__fail(p, PLB_ESTATE, "plb_run: plb_init failed");
+	if (!job || !job->kernel || !plb__kernel_find(p, job->kernel))
+		return plb__fail(p, PLB_ENOENT, "plb_run: kernel '%s' is not in plb_options.kernels",
+				 job && job->kernel ? job->kernel : "(null)");
+	if (strlen(job->kernel) >= PLB__KERNEL_NAME_MAX)
+		return plb__fail(p, PLB_EINVAL, "plb_run: kernel name '%.40s...' is too long; accepted: up to %d characters",
+				 job->kernel, PLB__KERNEL_NAME_MAX - 1);
+	r.W = job->units ? job->units : (uint64_t)p->cfg.units;
+	if ((job->in_unit && !job->in) || (job->out_unit && !job->out) ||
+	    (job->shared_bytes && !job->shared))
+		return plb__fail(p, PLB_EINVAL, "plb_run: in, out or shared is NULL but its size is not 0");
+	r.npu = p->npu;
+	r.pipeline = p->cfg.pipeline;
+	r.gen = ++p->runs;
+	r.pu = calloc((size_t)r.npu, sizeof *r.pu);
+	r.touched = calloc((size_t)r.npu, sizeof *r.touched);
+	r.merge = calloc(BATCH, sizeof *r.merge);
+	if (!r.pu || !r.touched || !r.merge) {
+		rc = plb__fail(p, PLB_ENOMEM, "out of memory");
+		goto out;
+	}
+	for (int w = 0; w < p->npeer; w++)
+		for (int k = 0; k < p->peer[w].npu; k++) {
+			r.pu[p->peer[w].pu0 + k].peer = w;
+			r.pu[p->peer[w].pu0 + k].local = k;
+		}
+	rc = plb_balancer_create(&p->cfg.params, p->policy, r.npu, r.W, &r.b);
+	if (rc) {
+		rc = plb__fail(p, rc, "cannot create the balancer (policy %s, %d PUs, %llu units): %s",
+			       p->policy, r.npu, (unsigned long long)r.W, plb_strerror(rc));
+		goto out;
+	}
+	double wall0 = plb__now();
+	if ((rc = start_workers(&r, job->kernel)))
+		goto out;
+	r.t0 = r.now = plb__now();
+	for (int i = 0; i < r.npu && !rc; i++)
+		rc = poll_pu(&r, i);
+	plb__backoff_reset(&bo);
+	while (!rc && !r.finished) {
+		void *msg;
+		int src, n = 0;
+		r.ntouched = 0;
+		r.now = plb__now();
+		while (n < BATCH && !rc) {
+			int got = p->tp->ops->recv(p->tp, &msg, &src);
+			if (got < 0) {
+				rc = plb__fail(p, got, "receiving: %s", p->tp->err);
+				break;
+			}
+			if (!got)
+				break;
+			n++;
+			int kept = r.nmerge;
+			rc = on_message(&r, msg, src);
+			if (r.nmerge == kept)   /* not a DONE whose output waits */
+				plb__msg_free(msg);
+		}
+		if (rc || r.finished) {
+			merge_outputs(&r);
+			break;
+		}
+		if (n) {
+			/* the PUs that reported, then every PU told to wait */
+			for (int k = 0; k < r.ntouched && !rc; k++) {
+				r.pu[r.touched[k]].touched = 0;
+				rc = poll_pu(&r, r.touched[k]);
+			}
+			int busy = 0;
+			for (int i = 0; i < r.npu && !rc; i++) {
+				if (r.pu[i].parked)
+					rc = poll_pu(&r, i);
+				busy += !r.pu[i].lost && (r.pu[i].nout || r.pu[i].parked);
+			}
+			if (!rc && !busy) {
+				struct plb_balancer_stats st;
+				plb_balancer_stats(r.b, &st);
+				rc = plb__fail(p, PLB_EIO, "every PU is lost or idle with %llu of %llu units not done",
+					       (unsigned long long)(r.W - st.units_done), (unsigned long long)r.W);
+			}
+			merge_outputs(&r);
+			plb__backoff_reset(&bo);
+			continue;
+		}
+		long us = plb__backoff_next(&bo, p->tp->ops->pending(p->tp));
+		if (us > 0) {
+			struct timespec ts = {0, us * 1000};
+			nanosleep(&ts, NULL);
+		}
+	}
+	if (!rc)
+		rc = end_workers(p);
+	if (!rc)
+		rc = report(&r, plb__now() - wall0);
+out:
+	plb__coverage_fini(&r.cov);
+	plb_balancer_destroy(r.b);
+	free(r.pu);
+	free(r.touched);
+	free(r.merge);
+	return rc;
+}
+
+int plb_report(plb_t *p, FILE *f, int json)
+{
+	if (!p || !p->master || !p->last)
+		return p ? plb__fail(p, PLB_ESTATE, "plb_report: no run on this rank") : PLB_EINVAL;
+	struct plb__run_result *res = p->last;
+	if (!json) {
+		plb__report_text(&res->rep, f);
+		if (!isnan(res->worker_idle_cpu))
+			fprintf(f, "idle worker CPU   %.1f%% of a core (while its PUs had no block)\n",
+				100 * res->worker_idle_cpu);
+		return 0;
+	}
+	cJSON *o = plb__report_json(&res->rep);
+	if (!o || !cJSON_AddNumberToObject(o, "worker_idle_cpu",
+					   isnan(res->worker_idle_cpu) ? -1 : res->worker_idle_cpu) ||
+	    !cJSON_AddStringToObject(o, "runtime", p->tp->ops->name)) {
+		cJSON_Delete(o);
+		return plb__fail(p, PLB_ENOMEM, "out of memory");
+	}
+	char *s = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	if (!s)
+		return plb__fail(p, PLB_ENOMEM, "out of memory");
+	fprintf(f, "%s\n", s);
+	free(s);
+	return 0;
+}
+
+double plb_ratio(const plb_t *p)
+{
+	return p && p->last ? plb__report_ratio(&p->last->rep) : NAN;
+}

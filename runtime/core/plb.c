@@ -1,0 +1,481 @@
+/* plb_init and plb_finalize: the start-up handshake and the shutdown.
+ *
+ *   worker -> master  HELLO0  its host name
+ *   master -> worker  CONFIG  the config file's text and its node section
+ *                             (or the error that stops every rank)
+ *   worker -> master  HELLO   its PUs, checked against the node (or why not)
+ *   master -> worker  CONFIG  go (status 0) or stop (the first error)
+ *
+ * so every rank returns the same result from plb_init and the master prints
+ * the one message. plb_finalize sends SHUTDOWN and waits for every BYE
+ * before the transport ends. */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "balancer/balancer.h"
+#include "balancer/base/log.h"
+#include "runtime/core/rt.h"
+
+#define HANDSHAKE_S 120.0       /* a rank that says nothing for this long is gone */
+
+int plb__fail(struct plb *p, int rc, const char *fmt, ...)
+{
+	if (!p->err[0]) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(p->err, sizeof p->err, fmt, ap);
+		va_end(ap);
+	}
+	return rc;
+}
+
+const struct plb_kernel *plb__kernel_find(const struct plb *p, const char *name)
+{
+	for (int i = 0; i < p->nkernels; i++)
+		if (p->kernels[i] && p->kernels[i]->name && !strcmp(p->kernels[i]->name, name))
+			return p->kernels[i];
+	return NULL;
+}
+
+int plb_is_master(const plb_t *p)
+{
+	return p && p->master;
+}
+
+const char *plb_errmsg(const plb_t *p)
+{
+	return p ? p->err : "no plb handle";
+}
+
+/* Wait for the next message (any type) from anyone, for at most HANDSHAKE_S. */
+static int wait_msg(struct plb *p, void **msg, int *src, const char *what)
+{
+	struct plb__backoff bo;
+	double end = plb__now() + HANDSHAKE_S;
+	plb__backoff_reset(&bo);
+	for (;;) {
+		int got = p->tp->ops->recv(p->tp, msg, src);
+		if (got < 0)
+			return plb__fail(p, got, "waiting for %s: %s", what, p->tp->err);
+		if (got)
+			return 0;
+		if (plb__now() > end)
+			return plb__fail(p, PLB_EIO, "no %s within %.0f s", what, HANDSHAKE_S);
+		long us = plb__backoff_next(&bo, p->tp->ops->pending(p->tp));
+		if (us > 0)
+			nanosleep(&(struct timespec){0, us * 1000}, NULL);
+	}
+}
+
+static int send_simple(struct plb *p, int dst, uint32_t type, int status, int arg,
+		       const void *data, size_t len)
+{
+	void *msg = plb__msg_alloc(type, len);
+	if (!msg)
+		return plb__fail(p, PLB_ENOMEM, "out of memory");
+	plb__msg_hdr(msg)->status = status;
+	plb__msg_hdr(msg)->arg = arg;
+	if (len)
+		memcpy(plb__msg_data(msg), data, len);
+	int rc = p->tp->ops->send(p->tp, dst, msg);
+	return rc ? plb__fail(p, rc, "sending to rank %d: %s", dst, p->tp->err) : 0;
+}
+
+static int read_file(const char *path, char **text, size_t *len, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "rb");
+	size_t cap = 4096, n = 0;
+	char *buf = NULL;
+
+	if (!f) {
+		snprintf(err, errlen, "%s: cannot open: %s; accepted: a readable file", path,
+			 strerror(errno));
+		return PLB_EIO;
+	}
+	for (;;) {
+		char *nb = realloc(buf, cap + 1);
+		if (!nb) {
+			free(buf);
+			fclose(f);
+			snprintf(err, errlen, "out of memory");
+			return PLB_ENOMEM;
+		}
+		buf = nb;
+		n += fread(buf + n, 1, cap - n, f);
+		if (n < cap)
+			break;
+		cap *= 2;
+	}
+	int bad = ferror(f);
+	fclose(f);
+	if (bad) {
+		free(buf);
+		snprintf(err, errlen, "%s: cannot read", path);
+		return PLB_EIO;
+	}
+	buf[n] = '\0';
+	*text = buf;
+	*len = n;
+	return 0;
+}
+
+/* The master prints an error that stops every rank once, and before it
+ * tells the workers (mpirun may end it as soon as a worker exits). */
+static void announce(struct plb *p, int rc)
+{
+	if (rc && !p->announced) {
+		p->announced = 1;
+		plb__log(PLB__LOG_ERROR, "plb", "%s", p->err);
+	}
+}
+
+/* The master's side of the handshake. */
+static int master_init(struct plb *p, const struct plb_options *o)
+{
+	char *text = NULL;
+	size_t len = 0;
+	int nw = p->tp->size - 1, rc = 0;
+	char **hosts = calloc((size_t)nw + 1, sizeof *hosts);
+	int *assign = calloc((size_t)nw + 1, sizeof *assign);
+
+	p->npeer = nw;
+	if (!hosts || !assign || !(p->peer = calloc((size_t)nw + 1, sizeof *p->peer))) {
+		rc = plb__fail(p, PLB_ENOMEM, "out of memory");
+		goto out;       /* the workers give up after HANDSHAKE_S */
+	}
+	if (nw < 1) {
+		rc = plb__fail(p, PLB_ESTATE, "plb needs a master and at least one worker: run it with mpirun -np N (N >= 2: one master, one worker per [node] section)");
+		goto out;
+	}
+	rc = read_file(o->config, &text, &len, p->err, sizeof p->err);
+	if (!rc && (rc = plb__config_load_text(o->config, text, len, &p->cfg, p->err, sizeof p->err)) == 0)
+		p->have_cfg = 1;
+	if (!rc) {
+		snprintf(p->policy, sizeof p->policy, "%s", o->policy ? o->policy : p->cfg.policy);
+		int i;
+		for (i = 0; plb_policy_name(i) && strcmp(plb_policy_name(i), p->policy); i++)
+			;
+		if (!plb_policy_name(i)) {
+			char names[256];
+			rc = plb__fail(p, PLB_ECONFIG, "--policy %s: unknown policy; accepted: %s", p->policy,
+				       plb_policy_names(names, sizeof names, " | "));
+		}
+	}
+	for (int i = 0; !rc && o->set[i]; i++) {
+		char msg[300];
+		if ((rc = plb_params_assign(&p->cfg.params, o->set[i], msg, sizeof msg)))
+			rc = plb__fail(p, PLB_ECONFIG, "--set %s: %s", o->set[i], msg);
+	}
+	/* Always collect every HELLO0, so that each worker hears the outcome. */
+	for (int k = 0; k < nw; k++) {
+		void *msg;
+		int src, r = wait_msg(p, &msg, &src, "HELLO from every worker");
+		if (r) {
+			rc = r;
+			goto out;       /* a rank is missing: nothing more to say to it */
+		}
+		struct plb__hdr *h = plb__msg_hdr(msg);
+		if (h->type == PLB__MSG_HELLO0 && src >= 1 && src <= nw && !hosts[src - 1])
+			hosts[src - 1] = strndup(plb__msg_data(msg), h->len);
+		else
+			k--;
+		plb__msg_free(msg);
+	}
+	for (int k = 0; k < nw && !rc; k++) {
+		if (!hosts[k])
+			rc = plb__fail(p, PLB_ENOMEM, "out of memory");
+		else
+			snprintf(p->peer[k].host, sizeof p->peer[k].host, "%s", hosts[k]);
+		p->peer[k].rank = k + 1;
+	}
+	if (!rc)
+		rc = plb__nodes_assign(&p->cfg, (const char *const *)hosts, nw, p->single, assign, p->err,
+				       sizeof p->err);
+	if (!rc && p->single)
+		plb__log(PLB__LOG_INFO, "plb", "one process: node section [%s] of %s",
+			 p->cfg.nodes[assign[0]].name, p->cfg.path);
+	announce(p, rc);        /* before the workers hear of it and exit */
+	for (int k = 0; k < nw; k++) {
+		int r = rc ? send_simple(p, k + 1, PLB__MSG_CONFIG, rc, -1, NULL, 0)
+			   : send_simple(p, k + 1, PLB__MSG_CONFIG, 0, assign[k], text, len);
+		if (r && !rc)
+			rc = r;
+	}
+	if (rc)
+		goto out;
+	/* HELLO: every worker's PUs, or why it has none; kept per rank, then
+	 * listed in rank order (a worker's PUs get consecutive indices). */
+	int first_err = 0;
+	void **hello = calloc((size_t)nw, sizeof *hello);
+	if (!hello) {
+		rc = plb__fail(p, PLB_ENOMEM, "out of memory");
+		goto out;
+	}
+	for (int k = 0; k < nw; k++) {
+		void *msg;
+		int src, r = wait_msg(p, &msg, &src, "the workers' PU lists");
+		if (r) {
+			rc = r;
+			for (int j = 0; j < nw; j++)
+				plb__msg_free(hello[j]);
+			free(hello);
+			goto out;
+		}
+		struct plb__hdr *h = plb__msg_hdr(msg);
+		if (h->type != PLB__MSG_HELLO || src < 1 || src > nw || hello[src - 1]) {
+			plb__msg_free(msg);
+			k--;
+			continue;
+		}
+		hello[src - 1] = msg;
+		if (h->status && !first_err)
+			first_err = plb__fail(p, h->status, "rank %d (%s): %.*s", src, p->peer[src - 1].host,
+					      (int)h->len, (char *)plb__msg_data(msg));
+	}
+	size_t total = 0;
+	for (int k = 0; k < nw; k++)
+		total += plb__msg_hdr(hello[k])->len / sizeof(struct plb__pu_desc);
+	if (!first_err && !(p->pu = calloc(total + 1, sizeof *p->pu)))
+		first_err = plb__fail(p, PLB_ENOMEM, "out of memory");
+	for (int k = 0; k < nw; k++) {
+		struct plb__hdr *h = plb__msg_hdr(hello[k]);
+		struct plb__peer *pe = &p->peer[k];
+		pe->pu0 = p->npu;
+		if (!first_err) {
+			pe->npu = (int)(h->len / sizeof(struct plb__pu_desc));
+			memcpy(p->pu + p->npu, plb__msg_data(hello[k]), (size_t)pe->npu * sizeof *p->pu);
+			for (int i = 0; i < pe->npu; i++)
+				p->pu[p->npu + i].name[sizeof p->pu->name - 1] = '\0';
+			p->npu += pe->npu;
+		}
+		plb__msg_free(hello[k]);
+	}
+	free(hello);
+	if (!first_err && p->npu == 0)
+		first_err = plb__fail(p, PLB_ECONFIG, "%s:%d: [node %s], the section this process takes, has no PU; accepted: cpu =, gpu = or emu = in it",
+				      p->cfg.path, p->cfg.nodes[assign[0]].line, p->cfg.nodes[assign[0]].name);
+	rc = first_err;
+	announce(p, rc);
+	for (int k = 0; k < nw; k++) {
+		int r = send_simple(p, k + 1, PLB__MSG_CONFIG, rc, 0, NULL, 0);
+		if (r && !rc)
+			rc = r;
+	}
+out:
+	if (hosts)
+		for (int k = 0; k < nw; k++)
+			free(hosts[k]);
+	free(hosts);
+	free(assign);
+	free(text);
+	return rc;
+}
+
+/* A worker's side of the handshake. */
+static int worker_init(struct plb *p)
+{
+	void *msg = NULL;
+	int src, rc;
+
+	if ((rc = send_simple(p, 0, PLB__MSG_HELLO0, 0, 0, p->tp->host, strlen(p->tp->host))))
+		return rc;
+	if ((rc = wait_msg(p, &msg, &src, "the config from the master")))
+		return rc;
+	struct plb__hdr *h = plb__msg_hdr(msg);
+	if (h->type != PLB__MSG_CONFIG || h->status) {
+		rc = h->status ? h->status : PLB_EIO;
+		plb__msg_free(msg);
+		p->failed = 1;
+		return plb__fail(p, rc, "stopped by the master");
+	}
+	p->node = h->arg;
+	rc = plb__config_load_text(p->config, plb__msg_data(msg), h->len, &p->cfg, p->err,
+				   sizeof p->err);
+	plb__msg_free(msg);
+	struct plb__pu_desc *desc = NULL;
+	int npu = 0;
+	if (!rc) {
+		p->have_cfg = 1;
+		if (p->node < 0 || p->node >= p->cfg.nnodes)
+			rc = plb__fail(p, PLB_EIO, "the master gave node %d of %d", p->node, p->cfg.nnodes);
+		else
+			rc = plb__worker_open(p, &desc, &npu);
+	}
+	if (rc)
+		(void)send_simple(p, 0, PLB__MSG_HELLO, rc, 0, p->err, strlen(p->err));
+	else
+		rc = send_simple(p, 0, PLB__MSG_HELLO, 0, 0, desc, (size_t)npu * sizeof *desc);
+	free(desc);
+	int mine = rc;
+	if ((rc = wait_msg(p, &msg, &src, "the master's go")))
+		return rc;
+	h = plb__msg_hdr(msg);
+	rc = h->type == PLB__MSG_CONFIG ? h->status : PLB_EIO;
+	plb__msg_free(msg);
+	if (rc && !mine)
+		plb__fail(p, rc, "stopped by the master");
+	return mine ? mine : rc;
+}
+
+/* The in-process worker: the same handshake and loop as a worker rank's,
+ * on a thread of the app's process. */
+static void *local_worker_main(void *arg)
+{
+	struct plb *w = arg;
+	plb__log_thread(1);
+	int rc = worker_init(w);
+	if (!rc) {
+		rc = plb__worker_serve(w);
+		if (rc)
+			plb__log(PLB__LOG_ERROR, "worker", "%s", w->err);
+	}
+	w->local_rc = rc;
+	return NULL;
+}
+
+/* MPI under an MPI launcher; otherwise the in-process pair, whose worker
+ * end gets a thread and a handle of its own. */
+static int open_transport(struct plb *p, int *argc, char ***argv)
+{
+	char err[512];
+	int rc;
+	if (plb__launcher_rank()) {
+		if ((rc = plb__transport_mpi_create(argc, argv, &p->tp, err, sizeof err)))
+			return plb__fail(p, rc, "%s", err);
+		if (p->tp->size > 1)
+			return 0;
+		/* mpirun -np 1: one process, as without mpirun */
+		p->tp->ops->destroy(p->tp);
+		p->tp = NULL;
+	}
+	struct plb *w = calloc(1, sizeof *w);
+	if (!w)
+		return plb__fail(p, PLB_ENOMEM, "out of memory");
+	if ((rc = plb__transport_local_create(&p->tp, &w->tp))) {
+		free(w);
+		return plb__fail(p, rc, "out of memory");
+	}
+	w->kernels = p->kernels;
+	w->nkernels = p->nkernels;
+	w->config = p->config;
+	w->single = p->single = 1;
+	p->local = w;
+	if (pthread_create(&p->local_th, NULL, local_worker_main, w))
+		return plb__fail(p, PLB_ENOMEM, "cannot start the worker thread");
+	p->local_started = 1;
+	return 0;
+}
+
+int plb_init(int *argc, char ***argv, const struct plb_options *o, plb_t **out)
+{
+	struct plb *p = calloc(1, sizeof *p);
+	char host[256] = "?";
+	int rc;
+
+	*out = p;
+	if (!p)
+		return PLB_ENOMEM;
+	gethostname(host, sizeof host);
+	host[sizeof host - 1] = '\0';
+	plb__log_init(-1, host);
+	if (!o || !o->config) {
+		p->failed = 1;
+		rc = plb__fail(p, PLB_EINVAL, "no config file; accepted: --config FILE (an INI file: see README.md)");
+		plb__log(PLB__LOG_ERROR, "plb", "%s", p->err);
+		return rc;
+	}
+	p->kernels = o->kernels;
+	p->nkernels = o->nkernels;
+	if (o->quiet)
+		plb__log_level = PLB__LOG_ERROR;        /* errors only */
+	p->config = o->config;
+	if ((rc = open_transport(p, argc, argv))) {
+		p->failed = 1;
+		plb__log(PLB__LOG_ERROR, "plb", "%s", p->err);
+		return rc;
+	}
+	p->master = p->tp->rank == 0;
+	plb__log_init(p->tp->rank, p->tp->host);
+	rc = p->master ? master_init(p, o) : worker_init(p);
+	if (rc) {
+		p->failed = 1;
+		if (p->master)
+			announce(p, rc);
+	}
+	return rc;
+}
+
+int plb_serve(plb_t *p)
+{
+	if (!p || p->master || p->failed)
+		return p ? plb__fail(p, PLB_ESTATE, "plb_serve: not a started worker rank") : PLB_EINVAL;
+	int rc = plb__worker_serve(p);
+	if (rc)
+		plb__log(PLB__LOG_ERROR, "worker", "%s", p->err);
+	return rc;
+}
+
+int plb_finalize(plb_t *p)
+{
+	int rc = 0;
+	if (!p)
+		return 0;
+	if (p->tp && p->master && !p->failed) {
+		/* Stop every worker, then wait for its goodbye. */
+		int live = 0;
+		for (int k = 0; k < p->npeer; k++) {
+			if (p->peer[k].rank < 0)
+				continue;
+			live++;
+			int r = send_simple(p, p->peer[k].rank, PLB__MSG_SHUTDOWN, 0, 0, NULL, 0);
+			rc = rc ? rc : r;
+		}
+		while (live > 0 && !rc) {
+			void *msg;
+			int src;
+			if ((rc = wait_msg(p, &msg, &src, "the workers' goodbye")))
+				break;
+			struct plb__hdr *h = plb__msg_hdr(msg);
+			if (h->type == PLB__MSG_BYE) {
+				live--;
+				if (h->status && !rc)
+					rc = plb__fail(p, h->status, "rank %d stopped with an error (see its log)", src);
+			}
+			plb__msg_free(msg);
+		}
+	}
+	if (p->local) {
+		struct plb *w = p->local;
+		if (p->local_started)
+			pthread_join(p->local_th, NULL);
+		if (w->local_rc && !rc && !p->failed)
+			rc = plb__fail(p, w->local_rc, "the worker stopped: %s", w->err);
+		p->local = NULL;
+		plb_finalize(w);
+	}
+	if (p->tp) {
+		int r = p->tp->ops->flush(p->tp, 30);
+		if (r && !rc)
+			rc = plb__fail(p, r, "%s", p->tp->err);
+		p->tp->ops->destroy(p->tp);
+	}
+	plb__worker_close(p);
+	struct plb__msg_cache_stats cs;
+	plb__msg_cache_clear(&cs);
+	if (cs.hits + cs.misses)
+		plb__log(PLB__LOG_DEBUG, "plb", "%lu of %lu large message buffers were kept ones",
+			 cs.hits, cs.hits + cs.misses);
+	plb__run_result_free(p->last, p->npu);
+	if (p->have_cfg)
+		plb__config_fini(&p->cfg);
+	free(p->peer);
+	free(p->pu);
+	free(p);
+	return rc;
+}

@@ -1,0 +1,76 @@
+/* The runtime's internals shared by plb.c (init, finalize), master.c (rank
+ * 0: the balancer loop) and worker.c (every other rank: the daemon). */
+#ifndef PLB_RT_H
+#define PLB_RT_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "plb.h"
+#include "runtime/config/config.h"
+#include "runtime/config/report.h"
+#include "runtime/device/device.h"
+#include "runtime/transport/transport.h"
+
+struct plb__worker;             /* worker.c */
+
+/* A worker rank as the master sees it. */
+struct plb__peer {
+	int rank, npu, pu0;             /* pu0: its first PU's global index */
+	char host[256];
+	double idle_wall_s, idle_cpu_s; /* from BYE */
+};
+
+struct plb {
+	struct plb__transport *tp;
+	int master;
+	const struct plb_kernel *const *kernels;
+	int nkernels;
+	char policy[32];
+	const char *config;     /* its path, as given */
+	int single;             /* in-process mode: master and worker in this process */
+	struct plb *local;      /* master, in-process mode: the worker's handle */
+	pthread_t local_th;
+	int local_started, local_rc;
+	struct plb__config cfg;
+	int have_cfg;
+	int node;               /* worker: its config node index */
+	char err[1024];
+	int failed;             /* an error every rank knows of */
+	int announced;          /* the master has printed it */
+	/* master */
+	int npeer;
+	struct plb__peer *peer;
+	int npu;
+	struct plb__pu_desc *pu;        /* global PU list: workers in rank order */
+	struct plb__run_result *last;   /* the last run's report, NULL before one */
+	int runs;               /* plb_run calls so far */
+	/* worker */
+	struct plb__worker *wk;
+};
+
+/* The master's record of one run (master.c). */
+struct plb__run_result {
+	struct plb__report rep;
+	char **names;
+	double *idle, *units;
+	char note[256];
+	double worker_idle_cpu; /* CPU share of a core used by an idle worker, NAN if unknown */
+};
+void plb__run_result_free(struct plb__run_result *r, int npu);
+
+/* Record an error message in p->err (first one wins) and return rc. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+int plb__fail(struct plb *p, int rc, const char *fmt, ...);
+
+const struct plb_kernel *plb__kernel_find(const struct plb *p, const char *name);
+
+/* worker.c: the daemon's set-up (node's PUs, checked against the node) and
+ * its loop. */
+PLB_WUR int plb__worker_open(struct plb *p, struct plb__pu_desc **desc, int *npu);
+PLB_WUR int plb__worker_serve(struct plb *p);
+void plb__worker_close(struct plb *p);
+
+#endif

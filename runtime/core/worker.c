@@ -1,0 +1,633 @@
+/* The worker daemon (every rank but 0): one thread per PU, and the calling
+ * thread as the communication thread that makes every transport call.
+ * DISPATCH messages go to their PU's inbox; PU threads put DONE messages
+ * (output packed behind the header) in one outbox and wake the
+ * communication thread, which sends them. When nothing moves, the
+ * communication thread sleeps on the outbox's condition variable with a
+ * growing timeout, so an idle worker costs almost no CPU but still answers
+ * a PU at once. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "balancer/base/log.h"
+#include "runtime/core/rt.h"
+#include "runtime/device/device.h"
+#include "runtime/transport/fifo.h"
+
+enum job_kind { JOB_BEGIN, JOB_BLOCK, JOB_END };
+enum out_kind { OUT_MSG, OUT_DROPPED, OUT_ENDED, OUT_LOST };
+
+struct job {
+	struct plb__fifo_node link;
+	enum job_kind kind;
+	void *msg;              /* JOB_BLOCK: the DISPATCH message */
+	double arrive;
+};
+
+struct out {
+	struct plb__fifo_node link;
+	enum out_kind kind;
+	void *msg;              /* OUT_MSG, OUT_LOST: to send */
+};
+
+struct wpu {
+	struct plb__worker *w;
+	int idx;
+	struct plb__dev dev;
+	pthread_t th;
+	int started;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct plb__fifo inbox;
+	int stop;
+	/* the PU thread's own */
+	unsigned run_seen;
+	const struct plb_kernel_class *kc;
+	void *kstate;
+	int kinit, kerr, dead, start_err;
+	char err[256];
+};
+
+struct plb__worker {
+	struct plb *p;
+	int npu;
+	struct wpu *pu;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct plb__fifo outbox;
+	/* the current run, set by START (read by PU threads after their first
+	 * job of the run, which the inbox mutex orders after these writes) */
+	unsigned run;
+	const struct plb_kernel *k;
+	void *start_msg;
+	const void *shared;
+	size_t shared_bytes, in_unit, out_unit;
+	double t0;
+	uint64_t seed;
+	int pu0;
+	int ending;             /* END acks still to come */
+	/* communication thread's counts */
+	long outstanding;
+	int idle;
+	double idle_since_wall, idle_since_cpu, idle_wall, idle_cpu;
+	double last_wall, last_cpu;     /* the stretch's last sleep so far */
+};
+
+static void post(struct plb__worker *w, enum out_kind kind, void *msg)
+{
+	struct out *o = malloc(sizeof *o);
+	if (!o) {
+		/* Nothing sensible is left: the master would wait for ever. */
+		plb__log(PLB__LOG_ERROR, "worker", "out of memory for a finished block");
+		abort();
+	}
+	o->kind = kind;
+	o->msg = msg;
+	pthread_mutex_lock(&w->mu);
+	plb__fifo_push(&w->outbox, &o->link);
+	pthread_cond_signal(&w->cv);
+	pthread_mutex_unlock(&w->mu);
+}
+
+static const struct plb_kernel_class *class_of(const struct plb_kernel *k, int kind)
+{
+	return kind == PLB__PU_CUDA ? &k->cuda : &k->cpu;
+}
+
+/* First block of a run on this PU: reset the emulation, start the kernel. */
+static void run_begin(struct wpu *u)
+{
+	struct plb__worker *w = u->w;
+	struct plb__dev *d = &u->dev;
+
+	u->run_seen = w->run;
+	u->kc = class_of(w->k, d->desc.kind);
+	u->kerr = 0;
+	d->t0 = w->t0;
+	d->in_unit = w->in_unit;
+	d->out_unit = w->out_unit;
+	d->xfer_free = d->comp_free = d->busy_until = 0;
+	plb__rng_seed(&d->rng, w->seed, (uint64_t)(w->pu0 + u->idx));
+	if (!u->kc->run) {
+		u->kerr = PLB_ENOENT;
+		snprintf(u->err, sizeof u->err, "kernel '%s' has no %s function", w->k->name,
+			 d->desc.kind == PLB__PU_CUDA ? "cuda" : "cpu");
+	} else if (u->kc->init) {
+		u->kerr = u->kc->init(&d->info, w->shared, w->shared_bytes, &u->kstate);
+		if (u->kerr)
+			snprintf(u->err, sizeof u->err, "kernel '%s' init: %s", w->k->name,
+				 plb_strerror(u->kerr));
+	}
+	u->kinit = !u->kerr;
+}
+
+static void run_end(struct wpu *u)
+{
+	if (u->kinit && u->kc->fini)
+		u->kc->fini(u->kstate);
+	u->kinit = 0;
+	u->kstate = NULL;
+	u->run_seen = 0;
+}
+
+static void do_block(struct wpu *u, struct job *j)
+{
+	struct plb__worker *w = u->w;
+	struct plb__hdr *in = plb__msg_hdr(j->msg);
+
+	if (u->dead) {
+		plb__msg_free(j->msg);
+		post(w, OUT_DROPPED, NULL);
+		return;
+	}
+	if (u->run_seen != w->run)
+		run_begin(u);
+	int rc = u->start_err ? u->start_err : u->kerr;
+	size_t outlen = rc ? 0 : (size_t)in->units * w->out_unit;
+	void *out = plb__msg_alloc(PLB__MSG_DONE, outlen);
+	if (!out) {
+		rc = PLB_ENOMEM;
+		out = plb__msg_alloc(PLB__MSG_DONE, 0);
+		if (!out)
+			abort();
+		outlen = 0;
+	}
+	struct plb__dev_times t = {0};
+	if (!rc) {
+		struct plb_block b = {.offset = in->offset, .units = in->units,
+				      .in = plb__msg_data(j->msg), .out = plb__msg_data(out)};
+		u->dev.arrive = j->arrive;
+		rc = u->dev.cls->run(&u->dev, u->kc, u->kstate, &b, &t);
+		if (rc && !u->err[0])
+			snprintf(u->err, sizeof u->err, "kernel '%s' failed on block %llu (%llu units at %llu): %s",
+				 w->k->name, (unsigned long long)in->id, (unsigned long long)in->units,
+				 (unsigned long long)in->offset, plb_strerror(rc));
+	}
+	struct plb__hdr *h = plb__msg_hdr(out);
+	h->pu = u->idx;
+	h->id = in->id;
+	h->arg = in->arg;       /* the master's run number */
+	h->offset = in->offset;
+	h->units = in->units;
+	plb__msg_free(j->msg);
+	if (t.died) {
+		/* The model says this PU died: say so after the detection delay,
+		 * as the simulator does; its blocks never come back. */
+		plb__msg_free(out);
+		u->dead = 1;
+		plb__sleep_until(u->dev.t0 + u->dev.model->fail_t + w->p->cfg.fail_detect_ms * 1e-3);
+		void *lost = plb__msg_alloc(PLB__MSG_LOST, 0);
+		if (!lost)
+			abort();
+		plb__msg_hdr(lost)->pu = u->idx;
+		post(w, OUT_LOST, lost);
+		return;
+	}
+	h->status = rc;
+	h->exec_s = t.exec_s;
+	h->xfer_s = t.xfer_s;
+	h->busy_s = t.busy_s;
+	if (rc) {
+		h->len = 0;
+		plb__log(PLB__LOG_ERROR, "worker", "%s: %s", u->dev.desc.name, u->err);
+	}
+	post(w, OUT_MSG, out);
+}
+
+static void *pu_main(void *arg)
+{
+	struct wpu *u = arg;
+	char err[256] = "";
+
+	plb__log_thread(u->w->p->tp->rank);
+	if (u->dev.cls->thread_start(&u->dev, err, sizeof err)) {
+		u->start_err = PLB_EDEVICE;
+		snprintf(u->err, sizeof u->err, "%s", err);
+	}
+	pthread_mutex_lock(&u->mu);
+	for (;;) {
+		while (plb__fifo_empty(&u->inbox) && !u->stop)
+			pthread_cond_wait(&u->cv, &u->mu);
+		struct job *j = plb__fifo_pop(&u->inbox);
+		if (!j)
+			break;
+		pthread_mutex_unlock(&u->mu);
+		if (j->kind == JOB_END) {
+			run_end(u);
+			post(u->w, OUT_ENDED, NULL);
+		} else if (j->kind == JOB_BEGIN) {
+			/* start the kernel now, so its set-up is not charged to
+			 * (and does not skew the model of) the first block */
+			if (u->run_seen != u->w->run && !u->dead)
+				run_begin(u);
+			post(u->w, OUT_DROPPED, NULL);
+		} else {
+			do_block(u, j);
+		}
+		free(j);
+		pthread_mutex_lock(&u->mu);
+	}
+	pthread_mutex_unlock(&u->mu);
+	run_end(u);
+	return NULL;
+}
+
+static int push_job(struct wpu *u, enum job_kind kind, void *msg)
+{
+	struct job *j = malloc(sizeof *j);
+	if (!j)
+		return PLB_ENOMEM;
+	j->kind = kind;
+	j->msg = msg;
+	j->arrive = plb__now();
+	pthread_mutex_lock(&u->mu);
+	plb__fifo_push(&u->inbox, &j->link);
+	pthread_cond_signal(&u->cv);
+	pthread_mutex_unlock(&u->mu);
+	return 0;
+}
+
+/* ---- set-up ---------------------------------------------------------- */
+
+/* One BLAS thread per caller (OpenBLAS, when it is the BLAS), for every PU
+ * of the node: a cpu PU brings its own team of cores, an emulated PU one
+ * core, and BLAS's own pool would oversubscribe them. */
+static void blas_one_thread(void)
+{
+	void (*set)(int) = (void (*)(int))dlsym(RTLD_DEFAULT, "openblas_set_num_threads");
+	if (set)
+		set(1);
+}
+
+static int add_pu(struct plb__worker *w, enum plb__pu_kind kind, int arg, const char *name)
+{
+	struct wpu *u = &w->pu[w->npu];
+	struct plb__dev *d = &u->dev;
+	memset(u, 0, sizeof *u);
+	u->w = w;
+	u->idx = w->npu++;
+	d->desc.kind = kind;
+	d->desc.model = kind == PLB__PU_EMU ? arg : -1;
+	d->desc.device = kind == PLB__PU_CUDA ? arg : -1;
+	d->desc.cores = kind == PLB__PU_CPU ? arg : 1;
+	snprintf(d->desc.name, sizeof d->desc.name, "%s", name);
+	d->info.cls = kind == PLB__PU_CUDA ? PLB_DEV_CUDA : PLB_DEV_CPU;
+	d->info.device = d->desc.device;
+	d->info.cores = 1;
+	d->info.name = d->desc.name;
+	if (kind == PLB__PU_EMU)
+		d->model = &w->p->cfg.models[arg];
+	switch (kind) {
+	case PLB__PU_CPU:
+		d->cls = &plb__dev_cpu;
+		break;
+	case PLB__PU_EMU:
+		d->cls = &plb__dev_emu;
+		break;
+	case PLB__PU_CUDA:
+#ifdef PLB_HAVE_CUDA
+		d->cls = &plb__dev_cuda;
+		break;
+#else
+		return PLB_ENOENT;
+#endif
+	}
+	pthread_mutex_init(&u->mu, NULL);
+	pthread_cond_init(&u->cv, NULL);
+	return 0;
+}
+
+static int dev_open(struct plb__dev *d, char *err, size_t errlen)
+{
+	return d->cls->open ? d->cls->open(d, err, errlen) : 0;
+}
+
+int plb__worker_open(struct plb *p, struct plb__pu_desc **desc_out, int *npu_out)
+{
+	const struct plb__config *cfg = &p->cfg;
+	const struct plb__node *n = &cfg->nodes[p->node];
+	struct plb__worker *w = calloc(1, sizeof *w);
+	int max = (n->cpu != 0) + n->ngpu + n->nemu, rc = 0;
+	char name[64], err[400];
+
+	*desc_out = NULL;
+	*npu_out = 0;
+	if (!w || !(w->pu = calloc((size_t)max + 1, sizeof *w->pu))) {
+		free(w);
+		return plb__fail(p, PLB_ENOMEM, "out of memory");
+	}
+	w->p = p;
+	blas_one_thread();
+	pthread_mutex_init(&w->mu, NULL);
+	pthread_cond_init(&w->cv, NULL);
+	p->wk = w;
+	if (n->cpu) {
+		snprintf(name, sizeof name, "%s.cpu", n->name);
+		(void)add_pu(w, PLB__PU_CPU, n->cpu, name);
+		if ((rc = dev_open(&w->pu[0].dev, err, sizeof err)))
+			return plb__fail(p, rc, "%s:%d: [node %s] %s", cfg->path, n->cpu_line, n->name, err);
+	}
+	for (int i = 0; i < n->ngpu; i++) {
+		snprintf(name, sizeof name, "%s.gpu%d", n->name, n->gpu[i]);
+		struct wpu *u = &w->pu[w->npu];
+		if (add_pu(w, PLB__PU_CUDA, n->gpu[i], name))
+			return plb__fail(p, PLB_ECONFIG, "%s:%d: [node %s] gpu = %d: plb was built without CUDA (no nvcc, or no cuBLAS, at build time); accepted: leave gpu out, or rebuild where nvcc and cuBLAS are installed",
+					 cfg->path, n->gpu_line, n->name, n->gpu[i]);
+		if ((rc = dev_open(&u->dev, err, sizeof err)))
+			return plb__fail(p, rc, "%s:%d: [node %s] %s", cfg->path, n->gpu_line, n->name, err);
+	}
+	for (int i = 0; i < cfg->npu; i++) {
+		if (cfg->pus[i].node != p->node)
+			continue;
+		struct wpu *u = &w->pu[w->npu];
+		(void)add_pu(w, PLB__PU_EMU, cfg->pus[i].model, cfg->pus[i].name);
+		if ((rc = dev_open(&u->dev, err, sizeof err)))
+			return plb__fail(p, rc, "%s:%d: [node %s] %s", cfg->path, n->emu_line, n->name, err);
+	}
+	struct plb__pu_desc *desc = calloc((size_t)w->npu + 1, sizeof *desc);
+	if (!desc)
+		return plb__fail(p, PLB_ENOMEM, "out of memory");
+	for (int i = 0; i < w->npu; i++) {
+		struct wpu *u = &w->pu[i];
+		desc[i] = u->dev.desc;
+		if (pthread_create(&u->th, NULL, pu_main, u)) {
+			free(desc);
+			return plb__fail(p, PLB_ENOMEM, "cannot start a thread for PU %s", u->dev.desc.name);
+		}
+		u->started = 1;
+	}
+	*desc_out = desc;
+	*npu_out = w->npu;
+	return 0;
+}
+
+void plb__worker_close(struct plb *p)
+{
+	struct plb__worker *w = p->wk;
+	if (!w)
+		return;
+	for (int i = 0; i < w->npu; i++) {
+		struct wpu *u = &w->pu[i];
+		pthread_mutex_lock(&u->mu);
+		u->stop = 1;
+		pthread_cond_signal(&u->cv);
+		pthread_mutex_unlock(&u->mu);
+	}
+	for (int i = 0; i < w->npu; i++) {
+		struct wpu *u = &w->pu[i];
+		if (u->started)
+			pthread_join(u->th, NULL);
+		struct job *j;
+		while ((j = plb__fifo_pop(&u->inbox))) {
+			plb__msg_free(j->msg);
+			free(j);
+		}
+		if (u->dev.cls && u->dev.cls->close)
+			u->dev.cls->close(&u->dev);
+		pthread_mutex_destroy(&u->mu);
+		pthread_cond_destroy(&u->cv);
+	}
+	struct out *o;
+	while ((o = plb__fifo_pop(&w->outbox))) {
+		plb__msg_free(o->msg);
+		free(o);
+	}
+	pthread_mutex_destroy(&w->mu);
+	pthread_cond_destroy(&w->cv);
+	plb__msg_free(w->start_msg);
+	free(w->pu);
+	free(w);
+	p->wk = NULL;
+}
+
+/* ---- the communication thread ------------------------------------------ */
+
+/* What an idle worker costs: CPU time of the whole process over the
+ * stretches (of at least IDLE_MIN_S) in which none of its PUs had a block
+ * and no message moved. A stretch starts at the loop's first sleep (the
+ * short spin after traffic is answering fast, on purpose) and ends at its
+ * last one; the clocks are read only then, never while blocks flow. */
+#define IDLE_MIN_S 0.1
+
+/* The loop is about to sleep with nothing to do. */
+static void idle_sleep(struct plb__worker *w)
+{
+	double now = plb__now(), cpu = plb__proc_cpu_now();
+	if (!w->idle) {
+		w->idle = 1;
+		w->idle_since_wall = now;
+		w->idle_since_cpu = cpu;
+	}
+	w->last_wall = now;
+	w->last_cpu = cpu;
+}
+
+/* Work came (or the loop ends): close the stretch, if any. */
+static void idle_end(struct plb__worker *w)
+{
+	if (w->idle && w->last_wall - w->idle_since_wall >= IDLE_MIN_S) {
+		w->idle_wall += w->last_wall - w->idle_since_wall;
+		w->idle_cpu += w->last_cpu - w->idle_since_cpu;
+	}
+	w->idle = 0;
+}
+
+static int drain(struct plb *p);
+
+static int on_start(struct plb *p, void *msg)
+{
+	struct plb__worker *w = p->wk;
+	struct plb__hdr *h = plb__msg_hdr(msg);
+	const char *name = plb__msg_data(msg);
+
+	/* Every PU must have left the previous run (its kernel's fini done)
+	 * before the run's fields below change under it. */
+	while (w->ending > 0) {
+		int rc = drain(p);
+		if (rc < 0) {
+			plb__msg_free(msg);
+			return rc;
+		}
+		pthread_mutex_lock(&w->mu);
+		if (plb__fifo_empty(&w->outbox) && w->ending > 0)
+			pthread_cond_wait(&w->cv, &w->mu);
+		pthread_mutex_unlock(&w->mu);
+	}
+
+	if (h->len < PLB__KERNEL_NAME_MAX || strnlen(name, PLB__KERNEL_NAME_MAX) == PLB__KERNEL_NAME_MAX ||
+	    !(w->k = plb__kernel_find(p, name))) {
+		int ok = h->len >= PLB__KERNEL_NAME_MAX && strnlen(name, PLB__KERNEL_NAME_MAX) < PLB__KERNEL_NAME_MAX;
+		plb__fail(p, PLB_ENOENT, "the master asks for kernel '%.63s', which this program does not have",
+			  ok ? name : "?");
+		plb__msg_free(msg);
+		return PLB_ENOENT;
+	}
+	plb__msg_free(w->start_msg);     /* no PU is in the previous run any more */
+	w->start_msg = msg;
+	w->shared = name + PLB__KERNEL_NAME_MAX;
+	w->shared_bytes = h->len - PLB__KERNEL_NAME_MAX;
+	w->in_unit = (size_t)h->d0;
+	w->out_unit = (size_t)h->d1;
+	w->seed = h->id;
+	w->pu0 = (int)h->offset;
+	w->t0 = plb__now();
+	w->run++;
+	if (w->run == 0)
+		w->run = 1;
+	for (int i = 0; i < w->npu; i++) {
+		int rc = push_job(&w->pu[i], JOB_BEGIN, NULL);
+		if (rc)
+			return plb__fail(p, rc, "out of memory");
+		w->outstanding++;
+	}
+	return 0;
+}
+
+static int handle(struct plb *p, void *msg)
+{
+	struct plb__worker *w = p->wk;
+	struct plb__hdr *h = plb__msg_hdr(msg);
+	int rc;
+
+	switch (h->type) {
+	case PLB__MSG_START:
+		return on_start(p, msg);
+	case PLB__MSG_DISPATCH:
+		if (h->pu < 0 || h->pu >= w->npu || !w->k) {
+			int pu = h->pu;
+			plb__msg_free(msg);
+			return plb__fail(p, PLB_EIO, "DISPATCH for PU %d, which this worker does not have", pu);
+		}
+		if ((rc = push_job(&w->pu[h->pu], JOB_BLOCK, msg))) {
+			plb__msg_free(msg);
+			return plb__fail(p, rc, "out of memory");
+		}
+		w->outstanding++;
+		return 0;
+	case PLB__MSG_END:
+		plb__msg_free(msg);
+		for (int i = 0; i < w->npu; i++) {
+			if ((rc = push_job(&w->pu[i], JOB_END, NULL)))
+				return plb__fail(p, rc, "out of memory");
+			w->outstanding++;
+			w->ending++;
+		}
+		return 0;
+	case PLB__MSG_SHUTDOWN:
+		plb__msg_free(msg);
+		return 1;
+	default: {
+		unsigned type = h->type;
+		plb__msg_free(msg);
+		return plb__fail(p, PLB_EIO, "unexpected message type %u from the master", type);
+	}
+	}
+}
+
+/* Send what the PU threads finished. Returns messages moved, or < 0. */
+static int drain(struct plb *p)
+{
+	struct plb__worker *w = p->wk;
+	int n = 0, rc = 0;
+
+	pthread_mutex_lock(&w->mu);
+	struct out *o = plb__fifo_take_all(&w->outbox);
+	pthread_mutex_unlock(&w->mu);
+	while (o) {
+		struct out *next = (struct out *)o->link.next;
+		w->outstanding--;
+		if (o->kind == OUT_ENDED)
+			w->ending--;
+		if (o->msg && !rc) {
+			/* the idle figures so far travel with every block */
+			plb__msg_hdr(o->msg)->d0 = w->idle_wall;
+			plb__msg_hdr(o->msg)->d1 = w->idle_cpu;
+			rc = p->tp->ops->send(p->tp, 0, o->msg);
+			if (rc)
+				plb__fail(p, rc, "sending to the master: %s", p->tp->err);
+		} else {
+			plb__msg_free(o->msg);
+		}
+		free(o);
+		o = next;
+		n++;
+	}
+	return rc ? rc : n;
+}
+
+int plb__worker_serve(struct plb *p)
+{
+	struct plb__worker *w = p->wk;
+	struct plb__backoff bo;
+	int rc = 0, stop = 0;
+
+	if (!w)
+		return plb__fail(p, PLB_ESTATE, "plb_serve: not a worker rank");
+	plb__backoff_reset(&bo);
+	while (!stop && !rc) {
+		int moved = 0;
+		void *msg;
+		int src;
+		for (int i = 0; i < 256; i++) {
+			int r = p->tp->ops->recv(p->tp, &msg, &src);
+			if (r < 0) {
+				rc = plb__fail(p, r, "receiving: %s", p->tp->err);
+				break;
+			}
+			if (r == 0)
+				break;
+			moved++;
+			r = handle(p, msg);
+			if (r < 0)
+				rc = r;
+			else if (r == 1)
+				stop = 1;
+			if (rc || stop)
+				break;
+		}
+		int d = rc ? 0 : drain(p);
+		if (d < 0)
+			rc = d;
+		moved += d > 0 ? d : 0;
+		int sending = p->tp->ops->pending(p->tp);
+		if (moved || sending || w->outstanding)
+			idle_end(w);
+		if (moved) {
+			plb__backoff_reset(&bo);
+			continue;
+		}
+		long us = plb__backoff_next(&bo, sending);
+		if (us <= 0)
+			continue;
+		if (!sending && !w->outstanding)
+			idle_sleep(w);
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += us * 1000;
+		ts.tv_sec += ts.tv_nsec / 1000000000;
+		ts.tv_nsec %= 1000000000;
+		pthread_mutex_lock(&w->mu);
+		if (plb__fifo_empty(&w->outbox))
+			pthread_cond_timedwait(&w->cv, &w->mu, &ts);
+		pthread_mutex_unlock(&w->mu);
+	}
+	idle_end(w);
+	double idle_wall = w->idle_wall, idle_cpu = w->idle_cpu;
+	/* Stop the PU threads, then say goodbye with the idle figures. */
+	plb__worker_close(p);
+	void *bye = plb__msg_alloc(PLB__MSG_BYE, 0);
+	if (!bye)
+		return plb__fail(p, PLB_ENOMEM, "out of memory");
+	plb__msg_hdr(bye)->status = rc;
+	plb__msg_hdr(bye)->d0 = idle_wall;
+	plb__msg_hdr(bye)->d1 = idle_cpu;
+	int src = p->tp->ops->send(p->tp, 0, bye);
+	if (src && !rc)
+		rc = plb__fail(p, src, "sending to the master: %s", p->tp->err);
+	return rc;
+}

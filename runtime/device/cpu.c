@@ -1,0 +1,209 @@
+/* The cpu device class: one PU over a team of cores. The PU's thread and
+ * cores - 1 helpers are each bound to one core (hwloc); a block is cut into
+ * one contiguous part per team member and the kernel's cpu function runs on
+ * every part at once (the worker has set BLAS to one thread per caller). */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <hwloc.h>
+
+#include "runtime/device/device.h"
+
+#define MAX_TEAM 64
+
+struct team;
+
+struct member {
+	struct team *t;
+	pthread_t th;
+	int idx;
+	int started;
+};
+
+struct team {
+	hwloc_topology_t topo;
+	int n;                          /* members, the PU's own thread included */
+	struct member *m;
+	pthread_mutex_t mu;
+	pthread_cond_t go, done;
+	unsigned gen;                   /* bumped per block */
+	int pending, stop;
+	/* the block being run */
+	const struct plb_kernel_class *kc;
+	void *kstate;
+	struct plb_block part[MAX_TEAM];
+	int rc[MAX_TEAM];
+};
+
+static void bind_core(struct team *t, int core)
+{
+	hwloc_obj_t o = hwloc_get_obj_by_type(t->topo, HWLOC_OBJ_CORE, (unsigned)core);
+	if (!o)
+		o = hwloc_get_obj_by_type(t->topo, HWLOC_OBJ_PU, (unsigned)core);
+	if (o && o->cpuset)
+		hwloc_set_cpubind(t->topo, o->cpuset, HWLOC_CPUBIND_THREAD);
+}
+
+static void *member_main(void *arg)
+{
+	struct member *m = arg;
+	struct team *t = m->t;
+	unsigned seen = 0;
+
+	bind_core(t, m->idx);
+	pthread_mutex_lock(&t->mu);
+	for (;;) {
+		while (!t->stop && t->gen == seen)
+			pthread_cond_wait(&t->go, &t->mu);
+		if (t->stop)
+			break;
+		seen = t->gen;
+		pthread_mutex_unlock(&t->mu);
+		int rc = t->part[m->idx].units ? t->kc->run(t->kstate, &t->part[m->idx]) : 0;
+		pthread_mutex_lock(&t->mu);
+		t->rc[m->idx] = rc;
+		if (--t->pending == 0)
+			pthread_cond_signal(&t->done);
+	}
+	pthread_mutex_unlock(&t->mu);
+	return NULL;
+}
+
+int plb__host_cores(void)
+{
+	hwloc_topology_t topo;
+	int n = 1;
+	if (hwloc_topology_init(&topo) == 0) {
+		if (hwloc_topology_load(topo) == 0) {
+			n = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
+			if (n < 1)
+				n = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
+		}
+		hwloc_topology_destroy(topo);
+	}
+	return n < 1 ? 1 : n;
+}
+
+static void cpu_close(struct plb__dev *d)
+{
+	struct team *t = d->state;
+	if (!t)
+		return;
+	pthread_mutex_lock(&t->mu);
+	t->stop = 1;
+	pthread_cond_broadcast(&t->go);
+	pthread_mutex_unlock(&t->mu);
+	for (int i = 1; i < t->n; i++)
+		if (t->m[i].started)
+			pthread_join(t->m[i].th, NULL);
+	pthread_mutex_destroy(&t->mu);
+	pthread_cond_destroy(&t->go);
+	pthread_cond_destroy(&t->done);
+	hwloc_topology_destroy(t->topo);
+	free(t->m);
+	free(t);
+	d->state = NULL;
+}
+
+static int cpu_open(struct plb__dev *d, char *err, size_t errlen)
+{
+	int have = plb__host_cores();
+	int n = d->desc.cores < 0 ? have : d->desc.cores;
+	if (n > have) {
+		snprintf(err, errlen, "cpu = %d: this node has %d cores; accepted: all, or 1 to %d",
+			 n, have, have);
+		return PLB_ECONFIG;
+	}
+	if (n > MAX_TEAM)
+		n = MAX_TEAM;
+	struct team *t = calloc(1, sizeof *t);
+	if (!t || !(t->m = calloc((size_t)n, sizeof *t->m))) {
+		free(t);
+		snprintf(err, errlen, "out of memory");
+		return PLB_ENOMEM;
+	}
+	if (hwloc_topology_init(&t->topo) || hwloc_topology_load(t->topo)) {
+		free(t->m);
+		free(t);
+		snprintf(err, errlen, "hwloc cannot read this node's topology");
+		return PLB_EIO;
+	}
+	pthread_mutex_init(&t->mu, NULL);
+	pthread_cond_init(&t->go, NULL);
+	pthread_cond_init(&t->done, NULL);
+	t->n = n;
+	d->state = t;
+	d->desc.cores = n;
+	d->info.cores = n;
+	for (int i = 0; i < n; i++) {
+		t->m[i].t = t;
+		t->m[i].idx = i;
+		if (i > 0 && pthread_create(&t->m[i].th, NULL, member_main, &t->m[i]) == 0)
+			t->m[i].started = 1;
+		else if (i > 0) {
+			cpu_close(d);
+			snprintf(err, errlen, "cannot start the CPU team's threads");
+			return PLB_ENOMEM;
+		}
+	}
+	return 0;
+}
+
+static int cpu_thread_start(struct plb__dev *d, char *err, size_t errlen)
+{
+	(void)err;
+	(void)errlen;
+	bind_core(d->state, 0);
+	return 0;
+}
+
+static int cpu_run(struct plb__dev *d, const struct plb_kernel_class *kc, void *kstate,
+		   const struct plb_block *b, struct plb__dev_times *tm)
+{
+	struct team *t = d->state;
+	double t0 = plb__now();
+	int rc = 0;
+
+	if (t->n == 1 || b->units < (uint64_t)t->n) {
+		rc = kc->run(kstate, b);
+	} else {
+		/* one contiguous part per member; the unit sizes come from the run */
+		uint64_t per = b->units / (uint64_t)t->n, rem = b->units % (uint64_t)t->n, off = 0;
+		pthread_mutex_lock(&t->mu);
+		for (int i = 0; i < t->n; i++) {
+			uint64_t u = per + ((uint64_t)i < rem);
+			t->part[i].offset = b->offset + off;
+			t->part[i].units = u;
+			t->part[i].in = (const char *)b->in + off * d->in_unit;
+			t->part[i].out = (char *)b->out + off * d->out_unit;
+			t->rc[i] = 0;
+			off += u;
+		}
+		t->kc = kc;
+		t->kstate = kstate;
+		t->pending = t->n - 1;
+		t->gen++;
+		pthread_cond_broadcast(&t->go);
+		pthread_mutex_unlock(&t->mu);
+		rc = kc->run(kstate, &t->part[0]);
+		pthread_mutex_lock(&t->mu);
+		while (t->pending)
+			pthread_cond_wait(&t->done, &t->mu);
+		pthread_mutex_unlock(&t->mu);
+		for (int i = 1; i < t->n && !rc; i++)
+			rc = t->rc[i];
+	}
+	tm->exec_s = tm->busy_s = plb__now() - t0;
+	tm->xfer_s = 0;
+	return rc;
+}
+
+const struct plb__devclass plb__dev_cpu = {
+	.name = "cpu",
+	.open = cpu_open,
+	.thread_start = cpu_thread_start,
+	.run = cpu_run,
+	.close = cpu_close,
+};

@@ -1,0 +1,420 @@
+/* plbsim's discrete-event engine (see sim.h). Events live in a binary heap
+ * ordered by (time, sequence number), so equal times keep their order and a
+ * run is reproducible. The engine checks coverage itself, from the ranges the
+ * PUs really completed, independently of the balancer's own counts. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "balancer/balancer.h"
+#include "balancer/base/clock.h"
+#include "runtime/config/bounds.h"
+#include "runtime/config/coverage.h"
+#include "runtime/sim/sim.h"
+
+enum ev_type { EV_GRANT_ARRIVE, EV_DONE_ARRIVE, EV_FAIL, EV_LOST_NOTICED };
+
+struct ev {
+	double t;
+	uint64_t seq;
+	int type, pu, slot;
+};
+
+#define SLOTS 4
+
+struct job {
+	struct plb_grant g;
+	double xs, xe, cs, ce;  /* transfer start/end, compute start/end */
+};
+
+struct spu {
+	const struct plb__devmodel *m;
+	struct plb__rng rng;
+	double xfer_free, comp_free;
+	int dead, noticed, finished, parked;
+	int nout;                       /* grants the master has outstanding on it */
+	struct job jobs[SLOTS];
+	int used[SLOTS];
+	double busy, busy_until, last_finish, units;
+	long nblocks;
+};
+
+struct sim {
+	const struct plb__config *cfg;
+	const struct plb__sim_opts *o;
+	plb_balancer_t *b;
+	struct spu *pu;
+	int n;
+	struct ev *heap;
+	int nheap, capheap;
+	uint64_t seq;
+	double lat;                     /* one-way latency, s */
+	double m_free;                  /* master busy until */
+	double now;                     /* master's time in the current event */
+	double c0;                      /* CPU clock at the event's start */
+	long solves0;
+	struct { int pu, slot; } *outq; /* grants decided in this event */
+	int noutq;
+	struct plb__coverage done;
+	int finished;
+	double makespan;
+	int err;
+	char *errbuf;
+	size_t errlen;
+};
+
+static int push(struct sim *s, double t, int type, int pu, int slot)
+{
+	if (s->nheap == s->capheap) {
+		int cap = s->capheap ? 2 * s->capheap : 1024;
+		struct ev *h = realloc(s->heap, (size_t)cap * sizeof *h);
+		if (!h)
+			return PLB_ENOMEM;
+		s->heap = h;
+		s->capheap = cap;
+	}
+	struct ev e = {t, s->seq++, type, pu, slot};
+	int i = s->nheap++;
+	while (i > 0) {
+		int p = (i - 1) / 2;
+		struct ev *q = &s->heap[p];
+		if (q->t < e.t || (q->t == e.t && q->seq < e.seq))
+			break;
+		s->heap[i] = *q;
+		i = p;
+	}
+	s->heap[i] = e;
+	return 0;
+}
+
+static int before(const struct ev *a, const struct ev *b)
+{
+	return a->t < b->t || (a->t == b->t && a->seq < b->seq);
+}
+
+static struct ev pop(struct sim *s)
+{
+	struct ev top = s->heap[0];
+	struct ev last = s->heap[--s->nheap];
+	int i = 0;
+	for (;;) {
+		int c = 2 * i + 1;
+		if (c >= s->nheap)
+			break;
+		if (c + 1 < s->nheap && before(&s->heap[c + 1], &s->heap[c]))
+			c++;
+		if (!before(&s->heap[c], &last))
+			break;
+		s->heap[i] = s->heap[c];
+		i = c;
+	}
+	if (s->nheap > 0)
+		s->heap[i] = last;
+	return top;
+}
+
+static const char *kind_name(enum plb_grant_kind k)
+{
+	return k == PLB_GRANT_TRAINING ? "training" : k == PLB_GRANT_GAP ? "gap" : "regular";
+}
+
+static void trace(struct sim *s, double t, int pu, const char *what,
+		  const struct plb_grant *g, double exec_s, double xfer_s)
+{
+	if (!s->o->trace)
+		return;
+	fprintf(s->o->trace, "%.9f,%d,%s,%llu,%llu,%llu,%s,%.9f,%.9f\n", t, pu, what,
+		g ? (unsigned long long)g->id : 0ULL, g ? (unsigned long long)g->offset : 0ULL,
+		g ? (unsigned long long)g->units : 0ULL, g ? kind_name(g->kind) : "",
+		exec_s, xfer_s);
+}
+
+static void fail(struct sim *s, int rc, const char *what)
+{
+	if (!s->err) {
+		s->err = rc;
+		snprintf(s->errbuf, s->errlen, "%s: %s", what, plb_strerror(rc));
+	}
+}
+
+static void master_begin(struct sim *s, double t)
+{
+	s->now = t > s->m_free ? t : s->m_free;
+	s->c0 = plb__cpu_now();
+	struct plb_balancer_stats st;
+	plb_balancer_stats(s->b, &st);
+	s->solves0 = st.solves;
+	s->noutq = 0;
+}
+
+/* Charge the event's balancer work and send the grants it decided. */
+static void master_end(struct sim *s)
+{
+	double cost;
+	if (s->o->solve_us >= 0) {
+		struct plb_balancer_stats st;
+		plb_balancer_stats(s->b, &st);
+		cost = (double)(st.solves - s->solves0) * s->o->solve_us * 1e-6;
+	} else {
+		cost = plb__cpu_now() - s->c0;
+	}
+	s->m_free = s->now + cost;
+	for (int i = 0; i < s->noutq; i++) {
+		int rc = push(s, s->m_free + s->lat, EV_GRANT_ARRIVE, s->outq[i].pu, s->outq[i].slot);
+		if (rc)
+			fail(s, rc, "event queue");
+	}
+}
+
+/* Ask the balancer for PU pu's next blocks, up to the pipeline depth. */
+static void poll(struct sim *s, int pu)
+{
+	struct spu *p = &s->pu[pu];
+	p->parked = 0;
+	while (!p->noticed && !p->finished && p->nout < s->cfg->pipeline && !s->err) {
+		struct plb_grant g;
+		int rc = plb_balancer_next(s->b, pu, s->now, &g);
+		if (rc == PLB_NEXT_WAIT) {
+			p->parked = 1;
+			return;
+		}
+		if (rc == PLB_NEXT_DONE) {
+			p->finished = 1;
+			return;
+		}
+		if (rc != PLB_NEXT_GRANT) {
+			fail(s, rc, "plb_balancer_next");
+			return;
+		}
+		int slot = 0;
+		while (slot < SLOTS && p->used[slot])
+			slot++;
+		if (slot == SLOTS) {
+			fail(s, PLB_ESTATE, "too many grants on one PU");
+			return;
+		}
+		p->used[slot] = 1;
+		p->jobs[slot].g = g;
+		p->nout++;
+		s->outq[s->noutq].pu = pu;
+		s->outq[s->noutq++].slot = slot;
+		trace(s, s->now, pu, "grant", &g, 0, 0);
+		if (s->o->on_grant) {
+			struct plb_balancer_stats st;
+			plb_balancer_stats(s->b, &st);
+			s->o->on_grant(s->o->ctx, pu, s->now, (double)g.units, g.kind, st.step);
+		}
+	}
+}
+
+static void poll_parked(struct sim *s)
+{
+	for (int i = 0; i < s->n && !s->err; i++)
+		if (s->pu[i].parked)
+			poll(s, i);
+}
+
+static void on_grant_arrive(struct sim *s, const struct ev *e)
+{
+	struct spu *p = &s->pu[e->pu];
+	struct job *j = &p->jobs[e->slot];
+	if (p->dead)
+		return;         /* sent to a dead PU: lost until the master notices */
+	const struct plb__devmodel *m = p->m;
+	double u = (double)j->g.units;
+	double G = plb__curve_spec_eval(&m->transfer, u) * plb__rng_noise(&p->rng, m->noise);
+	double F = plb__curve_spec_eval(&m->compute, u) * plb__rng_noise(&p->rng, m->noise);
+	j->xs = fmax(e->t, p->xfer_free);
+	j->xe = plb__devmodel_finish(m, j->xs, G);
+	p->xfer_free = j->xe;
+	j->cs = fmax(j->xe, p->comp_free);
+	j->ce = plb__devmodel_finish(m, j->cs, F);
+	p->comp_free = j->ce;
+	double b0 = fmax(j->xs, p->busy_until), b1 = fmin(j->ce, m->fail_t);
+	if (b1 > b0) {
+		p->busy += b1 - b0;
+		p->busy_until = b1;
+	}
+	if (j->ce <= m->fail_t) {
+		int rc = push(s, j->ce + s->lat, EV_DONE_ARRIVE, e->pu, e->slot);
+		if (rc)
+			fail(s, rc, "event queue");
+	}
+}
+
+static void on_done_arrive(struct sim *s, const struct ev *e)
+{
+	struct spu *p = &s->pu[e->pu];
+	struct job *j = &p->jobs[e->slot];
+	master_begin(s, e->t);
+	struct plb_sample smp = {.grant_id = j->g.id, .exec_s = j->ce - j->cs,
+				 .xfer_s = j->xe - j->xs, .finish = s->now};
+	int rc = plb_balancer_done(s->b, e->pu, &smp);
+	p->used[e->slot] = 0;
+	p->nout--;
+	if (rc == 0) {
+		if (plb__coverage_add(&s->done, j->g.offset, j->g.units)) {
+			fail(s, PLB_ENOMEM, "coverage record");
+			return;
+		}
+		p->units += (double)j->g.units;
+		p->last_finish = j->ce;
+		p->nblocks++;
+		trace(s, s->now, e->pu, "done", &j->g, smp.exec_s, smp.xfer_s);
+	} else if (rc == PLB_ESTALE) {
+		trace(s, s->now, e->pu, "stale", &j->g, smp.exec_s, smp.xfer_s);
+	} else {
+		fail(s, rc, "plb_balancer_done");
+	}
+	if (plb_balancer_finished(s->b) && !s->finished) {
+		s->finished = 1;
+		s->makespan = s->now;
+	}
+	poll(s, e->pu);
+	poll_parked(s);
+	master_end(s);
+}
+
+static void on_lost_noticed(struct sim *s, const struct ev *e)
+{
+	master_begin(s, e->t);
+	int rc = plb_balancer_lost(s->b, e->pu, s->now);
+	if (rc)
+		fail(s, rc, "plb_balancer_lost");
+	s->pu[e->pu].noticed = 1;
+	s->pu[e->pu].parked = 0;
+	trace(s, s->now, e->pu, "lost", NULL, 0, 0);
+	poll_parked(s);
+	master_end(s);
+}
+
+static void fill_report(struct sim *s, struct plb__sim_result *res)
+{
+	const struct plb__config *cfg = s->cfg;
+	struct plb_balancer_stats st;
+	plb_balancer_stats(s->b, &st);
+	struct plb__report *r = &res->rep;
+	r->scenario = cfg->path;
+	r->policy = s->o->policy;
+	r->seed = s->o->seed;
+	r->units = (uint64_t)cfg->units;
+	r->units_done = st.units_done;
+	r->coverage_ok = s->finished && plb__coverage_ok(&s->done, (uint64_t)cfg->units);
+	r->makespan_s = s->finished ? s->makespan : INFINITY;
+	double first = INFINITY, last = -INFINITY;
+	for (int i = 0; i < s->n; i++) {
+		struct spu *p = &s->pu[i];
+		double avail = fmin(r->makespan_s, p->m->fail_t);
+		res->idle[i] = avail > 0 && isfinite(avail) ? 1 - p->busy / avail : 1;
+		res->units[i] = p->units;
+		if (p->nblocks > 0 && p->m->fail_t > r->makespan_s) {
+			first = fmin(first, p->last_finish);
+			last = fmax(last, p->last_finish);
+		}
+	}
+	r->imbalance = last >= first && s->finished ? (last - first) / r->makespan_s : NAN;
+	r->npu = s->n;
+	r->pu_names = (const char *const *)res->names;
+	r->idle_frac = res->idle;
+	r->pu_units = res->units;
+	plb__report_set_stats(r, &st);
+	res->stalled = !s->finished;
+}
+
+int plb__sim_run(const struct plb__config *cfg, const struct plb__sim_opts *o,
+		 struct plb__sim_result *res, char *err, size_t errlen)
+{
+	double w0 = plb__now();
+	memset(res, 0, sizeof *res);
+	struct sim s = {.cfg = cfg, .o = o, .n = cfg->npu, .lat = cfg->latency_us * 1e-6,
+			.errbuf = err, .errlen = errlen};
+	int rc = plb_balancer_create(&cfg->params, o->policy, cfg->npu,
+				     (uint64_t)cfg->units, &s.b);
+	if (rc) {
+		snprintf(err, errlen, "cannot create balancer for policy '%s': %s",
+			 o->policy, plb_strerror(rc));
+		return rc;
+	}
+	s.pu = calloc((size_t)s.n, sizeof *s.pu);
+	s.outq = calloc((size_t)s.n * SLOTS + 1, sizeof *s.outq);
+	res->names = calloc((size_t)s.n, sizeof *res->names);
+	res->idle = calloc((size_t)s.n, sizeof *res->idle);
+	res->units = calloc((size_t)s.n, sizeof *res->units);
+	const struct plb__devmodel **models = calloc((size_t)s.n, sizeof *models);
+	res->rep.npu = s.n;
+	if (!s.pu || !s.outq || !res->names || !res->idle || !res->units || !models) {
+		snprintf(err, errlen, "out of memory");
+		rc = PLB_ENOMEM;
+		goto out;
+	}
+	for (int i = 0; i < s.n; i++) {
+		struct spu *p = &s.pu[i];
+		p->m = models[i] = &cfg->models[cfg->pus[i].model];
+		plb__rng_seed(&p->rng, o->seed, (uint64_t)i);
+		res->names[i] = strdup(cfg->pus[i].name);
+		if (!res->names[i]) {
+			rc = PLB_ENOMEM;
+			goto out;
+		}
+		if (isfinite(p->m->fail_t) && push(&s, p->m->fail_t, EV_FAIL, i, 0)) {
+			rc = PLB_ENOMEM;
+			goto out;
+		}
+	}
+	if (o->trace)
+		fprintf(o->trace, "t,pu,event,grant,offset,units,kind,exec_s,xfer_s\n");
+	master_begin(&s, 0);
+	for (int i = 0; i < s.n; i++)
+		poll(&s, i);
+	master_end(&s);
+	while (s.nheap > 0 && !s.finished && !s.err) {
+		struct ev e = pop(&s);
+		switch (e.type) {
+		case EV_GRANT_ARRIVE:
+			on_grant_arrive(&s, &e);
+			break;
+		case EV_DONE_ARRIVE:
+			on_done_arrive(&s, &e);
+			break;
+		case EV_FAIL:
+			s.pu[e.pu].dead = 1;
+			trace(&s, e.t, e.pu, "fail", NULL, 0, 0);
+			if (push(&s, e.t + cfg->fail_detect_ms * 1e-3, EV_LOST_NOTICED, e.pu, 0))
+				fail(&s, PLB_ENOMEM, "event queue");
+			break;
+		case EV_LOST_NOTICED:
+			on_lost_noticed(&s, &e);
+			break;
+		}
+	}
+	if (s.err) {
+		rc = s.err;
+		goto out;
+	}
+	fill_report(&s, res);
+	res->rep.lower_bound_s = plb__bound_lower(models, s.n, cfg->units, cfg->pipeline > 1);
+	res->rep.eq_optimum_s = plb__bound_eq(models, s.n, cfg->units);
+	res->rep.bound_note = cfg->pipeline > 1
+		? "true curves of the emulated PUs, E = max(F, G): transfers overlap compute"
+		: "true curves of the emulated PUs, E = F + G";
+	res->rep.wall_s = plb__now() - w0;
+out:
+	free(models);
+	free(s.pu);
+	free(s.outq);
+	free(s.heap);
+	plb__coverage_fini(&s.done);
+	plb_balancer_destroy(s.b);
+	return rc;
+}
+
+void plb__sim_result_fini(struct plb__sim_result *res)
+{
+	if (res->names)
+		for (int i = 0; i < res->rep.npu; i++)
+			free(res->names[i]);
+	free(res->names);
+	free(res->idle);
+	free(res->units);
+	memset(res, 0, sizeof *res);
+}

@@ -1,0 +1,42 @@
+/* plbsim's engine: a discrete-event simulation, in virtual time, of a master
+ * running the balancer and the scenario's emulated PUs. Messages take the
+ * network latency each way; the master is one server that charges each
+ * event the cost of its balancer work (the measured CPU time of the calls,
+ * or solve_us per solve for bit-exact runs); each PU is a transfer stage and
+ * a compute stage, so with pipeline = 2 the next block's transfer overlaps
+ * the current block's compute. Deterministic for a seed when solve_us is
+ * fixed. */
+#ifndef PLB_SIM_H
+#define PLB_SIM_H
+
+#include <stdio.h>
+
+#include "runtime/config/config.h"
+#include "runtime/config/report.h"
+
+struct plb__sim_opts {
+	const char *policy;
+	uint64_t seed;
+	double solve_us;        /* < 0: measured */
+	FILE *trace;            /* CSV of every event, or NULL */
+	/* called after every grant (units, kind, policy step), for studies */
+	void (*on_grant)(void *ctx, int pu, double now, double units, int kind, int step);
+	void *ctx;
+};
+
+/* The result of one run; free with plb__sim_result_fini. */
+struct plb__sim_result {
+	struct plb__report rep;
+	char **names;
+	double *idle, *units;
+	int stalled;            /* the run could not finish (e.g. every PU lost) */
+};
+
+/* Run cfg with opts. Returns 0 (also when stalled: see res->stalled) or a
+ * negative PLB_E code with a message in err. */
+PLB_WUR int plb__sim_run(const struct plb__config *cfg,
+			 const struct plb__sim_opts *opts,
+			 struct plb__sim_result *res, char *err, size_t errlen);
+void plb__sim_result_fini(struct plb__sim_result *res);
+
+#endif

@@ -1,0 +1,270 @@
+/* The MPI transport, and the only file that includes mpi.h. One message is
+ * one MPI message of bytes (header and payload together) on a duplicate of
+ * MPI_COMM_WORLD; receives use MPI_Improbe + MPI_Mrecv so a message of any
+ * size is taken whole, and sends are MPI_Isend whose buffers are freed as
+ * MPI_Testsome reports them done. Errors are returned (MPI_ERRORS_RETURN),
+ * never fatal, and name file:line and MPI's own text. MPI_THREAD_FUNNELED:
+ * only the thread that called MPI_Init makes MPI calls (the runtime's
+ * communication thread). In a build without MPI (make MPI=0) only
+ * plb__transport_mpi_create is here, and it says so. */
+#include <stdio.h>
+
+#include "runtime/transport/transport.h"
+
+#ifndef PLB_HAVE_MPI
+int plb__transport_mpi_create(int *argc, char ***argv, struct plb__transport **out,
+			      char *err, size_t errlen)
+{
+	(void)argc;
+	(void)argv;
+	*out = NULL;
+	snprintf(err, errlen, "this build has no MPI (make MPI=0) but was started by mpirun; accepted: run it directly (one process), or build with MPI");
+	return PLB_ESTATE;
+}
+#else
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <mpi.h>
+
+#include "balancer/base/clock.h"
+
+#define TAG 7
+
+struct mpi_transport {
+	struct plb__transport t;
+	MPI_Comm comm;
+	MPI_Request *req;
+	void **buf;
+	int npend, cap;
+	int *idx;
+	MPI_Status *st;
+};
+
+/* Every MPI call goes through this: on failure, record file:line and MPI's
+ * error string and return PLB_EIO from the calling function. */
+#define MPI_CHECK(t, call)                                                   \
+	do {                                                                 \
+		int mpi_rc_ = (call);                                        \
+		if (mpi_rc_ != MPI_SUCCESS)                                  \
+			return mpi_fail((t), __FILE__, __LINE__, #call, mpi_rc_); \
+	} while (0)
+
+static int mpi_fail(struct plb__transport *t, const char *file, int line,
+		    const char *call, int rc)
+{
+	char msg[MPI_MAX_ERROR_STRING];
+	int len = 0;
+	if (MPI_Error_string(rc, msg, &len) != MPI_SUCCESS)
+		snprintf(msg, sizeof msg, "MPI error %d", rc);
+	snprintf(t->err, sizeof t->err, "%s:%d: %.40s: %.150s", file, line, call, msg);
+	return PLB_EIO;
+}
+
+static int progress(struct mpi_transport *m)
+{
+	int n = 0;
+	if (!m->npend)
+		return 0;
+	MPI_CHECK(&m->t, MPI_Testsome(m->npend, m->req, &n, m->idx, m->st));
+	if (n == MPI_UNDEFINED || n == 0)
+		return 0;
+	for (int i = 0; i < n; i++) {
+		plb__msg_free(m->buf[m->idx[i]]);
+		m->buf[m->idx[i]] = NULL;
+	}
+	/* compact: completed requests are MPI_REQUEST_NULL now */
+	int k = 0;
+	for (int i = 0; i < m->npend; i++) {
+		if (m->buf[i]) {
+			m->req[k] = m->req[i];
+			m->buf[k++] = m->buf[i];
+		}
+	}
+	m->npend = k;
+	return 0;
+}
+
+static int grow(struct mpi_transport *m)
+{
+	int cap = m->cap ? 2 * m->cap : 64;
+	MPI_Request *r = realloc(m->req, (size_t)cap * sizeof *r);
+	if (r)
+		m->req = r;
+	void **b = realloc(m->buf, (size_t)cap * sizeof *b);
+	if (b)
+		m->buf = b;
+	int *x = realloc(m->idx, (size_t)cap * sizeof *x);
+	if (x)
+		m->idx = x;
+	MPI_Status *s = realloc(m->st, (size_t)cap * sizeof *s);
+	if (s)
+		m->st = s;
+	if (!r || !b || !x || !s)
+		return PLB_ENOMEM;
+	m->cap = cap;
+	return 0;
+}
+
+static int mpi_send(struct plb__transport *t, int dst, void *buf)
+{
+	struct mpi_transport *m = (struct mpi_transport *)t;
+	size_t len = PLB__HDR_SIZE + plb__msg_hdr(buf)->len;
+	if (len > INT_MAX) {
+		plb__msg_free(buf);
+		snprintf(t->err, sizeof t->err, "a message of %zu bytes is over MPI's limit of %d; use smaller blocks (max_block)",
+			 len, INT_MAX);
+		return PLB_EINVAL;
+	}
+	if (m->npend == m->cap && grow(m)) {
+		plb__msg_free(buf);
+		snprintf(t->err, sizeof t->err, "out of memory");
+		return PLB_ENOMEM;
+	}
+	int rc = MPI_Isend(buf, (int)len, MPI_BYTE, dst, TAG, m->comm, &m->req[m->npend]);
+	if (rc != MPI_SUCCESS) {
+		plb__msg_free(buf);
+		return mpi_fail(t, __FILE__, __LINE__, "MPI_Isend", rc);
+	}
+	m->buf[m->npend++] = buf;
+	return 0;
+}
+
+static int mpi_recv(struct plb__transport *t, void **out, int *src)
+{
+	struct mpi_transport *m = (struct mpi_transport *)t;
+	int flag = 0, count = 0, rc;
+	MPI_Message msg;
+	MPI_Status st;
+
+	if ((rc = progress(m)))
+		return rc;
+	MPI_CHECK(t, MPI_Improbe(MPI_ANY_SOURCE, TAG, m->comm, &flag, &msg, &st));
+	if (!flag)
+		return 0;
+	MPI_CHECK(t, MPI_Get_count(&st, MPI_BYTE, &count));
+	/* the header is received over the one plb__msg_alloc wrote */
+	void *buf = plb__msg_alloc(0, count > PLB__HDR_SIZE ? (size_t)count - PLB__HDR_SIZE : 0);
+	if (!buf) {
+		snprintf(t->err, sizeof t->err, "out of memory for a message of %d bytes", count);
+		return PLB_ENOMEM;
+	}
+	rc = MPI_Mrecv(buf, count, MPI_BYTE, &msg, &st);
+	if (rc != MPI_SUCCESS) {
+		plb__msg_free(buf);
+		return mpi_fail(t, __FILE__, __LINE__, "MPI_Mrecv", rc);
+	}
+	if (count < PLB__HDR_SIZE || plb__msg_hdr(buf)->len != (uint64_t)count - PLB__HDR_SIZE) {
+		plb__msg_free(buf);
+		snprintf(t->err, sizeof t->err, "malformed message of %d bytes from rank %d",
+			 count, st.MPI_SOURCE);
+		return PLB_EIO;
+	}
+	*out = buf;
+	*src = st.MPI_SOURCE;
+	return 1;
+}
+
+static int mpi_flush(struct plb__transport *t, double timeout_s)
+{
+	struct mpi_transport *m = (struct mpi_transport *)t;
+	double end = plb__now() + timeout_s;
+	int rc;
+	while (m->npend) {
+		if ((rc = progress(m)))
+			return rc;
+		if (!m->npend)
+			break;
+		if (plb__now() > end) {
+			snprintf(t->err, sizeof t->err, "%d messages still unsent after %.0f s", m->npend,
+				 timeout_s);
+			return PLB_EIO;
+		}
+		nanosleep(&(struct timespec){0, 100000}, NULL);
+	}
+	return 0;
+}
+
+static void mpi_destroy(struct plb__transport *t)
+{
+	struct mpi_transport *m = (struct mpi_transport *)t;
+	if (!m)
+		return;
+	/* Never leave a request pending (MPI_Finalize would hang on it). */
+	for (int i = 0; i < m->npend; i++) {
+		MPI_Cancel(&m->req[i]);
+		MPI_Request_free(&m->req[i]);
+		plb__msg_free(m->buf[i]);
+	}
+	MPI_Comm_free(&m->comm);
+	MPI_Finalize();
+	free(m->req);
+	free(m->buf);
+	free(m->idx);
+	free(m->st);
+	free(m);
+}
+
+static int mpi_pending(const struct plb__transport *t)
+{
+	return ((const struct mpi_transport *)t)->npend;
+}
+
+static const struct plb__transport_ops mpi_ops = {
+	.name = "mpi",
+	.send = mpi_send,
+	.recv = mpi_recv,
+	.pending = mpi_pending,
+	.flush = mpi_flush,
+	.destroy = mpi_destroy,
+};
+
+int plb__transport_mpi_create(int *argc, char ***argv, struct plb__transport **out,
+			      char *err, size_t errlen)
+{
+	struct mpi_transport *m = calloc(1, sizeof *m);
+	int provided = 0, rc, len = 0;
+
+	*out = NULL;
+	if (!m) {
+		snprintf(err, errlen, "out of memory");
+		return PLB_ENOMEM;
+	}
+	m->t.ops = &mpi_ops;
+	rc = MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
+	if (rc != MPI_SUCCESS) {
+		mpi_fail(&m->t, __FILE__, __LINE__, "MPI_Init_thread", rc);
+		snprintf(err, errlen, "%s", m->t.err);
+		free(m);
+		return PLB_EIO;
+	}
+	if ((rc = MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN)) != MPI_SUCCESS ||
+	    (rc = MPI_Comm_dup(MPI_COMM_WORLD, &m->comm)) != MPI_SUCCESS ||
+	    (rc = MPI_Comm_set_errhandler(m->comm, MPI_ERRORS_RETURN)) != MPI_SUCCESS ||
+	    (rc = MPI_Comm_rank(m->comm, &m->t.rank)) != MPI_SUCCESS ||
+	    (rc = MPI_Comm_size(m->comm, &m->t.size)) != MPI_SUCCESS) {
+		mpi_fail(&m->t, __FILE__, __LINE__, "MPI setup", rc);
+		snprintf(err, errlen, "%s", m->t.err);
+		MPI_Finalize();
+		free(m);
+		return PLB_EIO;
+	}
+	char host[MPI_MAX_PROCESSOR_NAME];
+	if (MPI_Get_processor_name(host, &len) != MPI_SUCCESS || len <= 0)
+		gethostname(host, sizeof host);
+	host[sizeof host - 1] = '\0';
+	snprintf(m->t.host, sizeof m->t.host, "%s", host);
+	if (provided < MPI_THREAD_FUNNELED) {
+		snprintf(err, errlen, "MPI gives thread level %d, plb needs MPI_THREAD_FUNNELED (%d)",
+			 provided, MPI_THREAD_FUNNELED);
+		mpi_destroy(&m->t);
+		return PLB_EIO;
+	}
+	*out = &m->t;
+	return 0;
+}
+#endif

@@ -1,0 +1,144 @@
+/* Message buffers, with a small cache of large ones.
+ *
+ * A block's data travels in one buffer per message (transport.h), tens of
+ * MB for a large block. glibc serves such sizes with mmap and gives them
+ * back with munmap, so every block paid one page fault per 4 KiB where the
+ * master packs its input and again where the kernel writes its output:
+ * 18% of plb-mm's samples on one CPU PU were in the page-fault handler
+ * (`perf record -g build/plb-mm --config X --n 4096 --prec single`, X with
+ * one `cpu = 1` node). Freed buffers of at least PLB__MSG_CACHE_MIN bytes
+ * are kept (at most PLB__MSG_CACHE_N of them and PLB__MSG_CACHE_MAX bytes
+ * in all) and the smallest that fits serves the next message, its pages
+ * already mapped. A new large buffer is mapped in one call
+ * (MADV_POPULATE_WRITE, Linux 5.14+; ignored where it is refused) rather
+ * than one fault per page (`build/bench/bench_msgbuf` times the three
+ * ways to fill 48 MB). Threads share the cache under one mutex. */
+#define _DEFAULT_SOURCE         /* madvise */
+#include <malloc.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sys/mman.h>
+
+#include "runtime/transport/transport.h"
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+
+#define PLB__MSG_CACHE_N   8
+#define PLB__MSG_CACHE_MIN ((size_t)256 << 10)
+#define PLB__MSG_CACHE_MAX ((size_t)1 << 30)
+
+static struct {
+	pthread_mutex_t mu;
+	int n;
+	size_t bytes;
+	void *buf[PLB__MSG_CACHE_N];
+	size_t cap[PLB__MSG_CACHE_N];
+	unsigned long hits, misses;
+} cache = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+static void *cache_take(size_t need)
+{
+	void *buf = NULL;
+	pthread_mutex_lock(&cache.mu);
+	int best = -1;
+	for (int i = 0; i < cache.n; i++)
+		if (cache.cap[i] >= need && (best < 0 || cache.cap[i] < cache.cap[best]))
+			best = i;
+	if (best >= 0) {
+		buf = cache.buf[best];
+		cache.bytes -= cache.cap[best];
+		cache.n--;
+		cache.buf[best] = cache.buf[cache.n];
+		cache.cap[best] = cache.cap[cache.n];
+		cache.hits++;
+	} else if (need >= PLB__MSG_CACHE_MIN) {
+		cache.misses++;
+	}
+	pthread_mutex_unlock(&cache.mu);
+	return buf;
+}
+
+/* Maps the whole pages of a new buffer now, in one call. */
+static void populate(void *buf, size_t len)
+{
+	uintptr_t a = ((uintptr_t)buf + 4095) & ~(uintptr_t)4095;
+	uintptr_t e = ((uintptr_t)buf + len) & ~(uintptr_t)4095;
+	if (e > a)
+		(void)madvise((void *)a, e - a, MADV_POPULATE_WRITE);
+}
+
+void *plb__msg_alloc(uint32_t type, size_t len)
+{
+	size_t need = PLB__HDR_SIZE + len;
+	int large = need >= PLB__MSG_CACHE_MIN;
+	void *buf = large ? cache_take(need) : NULL;
+	if (!buf) {
+		if (!(buf = malloc(need)))
+			return NULL;
+		if (large)
+			populate(buf, need);
+	}
+	memset(buf, 0, PLB__HDR_SIZE);
+	plb__msg_hdr(buf)->type = type;
+	plb__msg_hdr(buf)->len = len;
+	return buf;
+}
+
+void plb__msg_free(void *buf)
+{
+	if (!buf)
+		return;
+	size_t cap = malloc_usable_size(buf);
+	if (cap < PLB__MSG_CACHE_MIN || cap > PLB__MSG_CACHE_MAX) {
+		free(buf);
+		return;
+	}
+	pthread_mutex_lock(&cache.mu);
+	/* full: the smallest of the cached ones and this one goes */
+	while (cache.n > 0 && (cache.n == PLB__MSG_CACHE_N ||
+			       cache.bytes + cap > PLB__MSG_CACHE_MAX)) {
+		int small = 0;
+		for (int i = 1; i < cache.n; i++)
+			if (cache.cap[i] < cache.cap[small])
+				small = i;
+		if (cache.cap[small] >= cap)
+			break;
+		void *drop = cache.buf[small];
+		cache.bytes -= cache.cap[small];
+		cache.n--;
+		cache.buf[small] = cache.buf[cache.n];
+		cache.cap[small] = cache.cap[cache.n];
+		free(drop);
+	}
+	if (cache.n < PLB__MSG_CACHE_N && cache.bytes + cap <= PLB__MSG_CACHE_MAX) {
+		cache.buf[cache.n] = buf;
+		cache.cap[cache.n] = cap;
+		cache.n++;
+		cache.bytes += cap;
+		buf = NULL;
+	}
+	pthread_mutex_unlock(&cache.mu);
+	free(buf);
+}
+
+void plb__msg_cache_clear(struct plb__msg_cache_stats *st)
+{
+	pthread_mutex_lock(&cache.mu);
+	if (st) {
+		st->hits = cache.hits;
+		st->misses = cache.misses;
+		st->kept = cache.n;
+		st->kept_bytes = cache.bytes;
+	}
+	for (int i = 0; i < cache.n; i++)
+		free(cache.buf[i]);
+	cache.n = 0;
+	cache.bytes = 0;
+	cache.hits = cache.misses = 0;
+	pthread_mutex_unlock(&cache.mu);
+}

@@ -1,0 +1,115 @@
+/* How the master and the workers talk: one message is a fixed header
+ * (struct plb__hdr) followed by a payload (block input or output, shared
+ * data, config text), in one malloc'd buffer, so a block's data is packed
+ * once and never copied again by the transport. A transport moves such
+ * buffers between ranks without blocking; the MPI transport (mpi.c,
+ * the only file that includes mpi.h) is one, in-process queues another.
+ * Not thread-safe: one thread per process (the communication thread) makes
+ * every call. */
+#ifndef PLB_TRANSPORT_H
+#define PLB_TRANSPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "plb_errors.h"
+
+enum plb__msg_type {
+	PLB__MSG_HELLO0 = 1,    /* worker -> master: its host name */
+	PLB__MSG_CONFIG,        /* master -> worker: node index, config text; or an error */
+	PLB__MSG_HELLO,         /* worker -> master: its PUs (struct plb__pu_desc[]) or an error */
+	PLB__MSG_START,         /* master -> worker: a run: kernel, shared data */
+	PLB__MSG_DISPATCH,      /* master -> worker: a block and its input */
+	PLB__MSG_DONE,          /* worker -> master: a finished block and its output */
+	PLB__MSG_LOST,          /* worker -> master: a PU died */
+	PLB__MSG_END,           /* master -> worker: the run is over */
+	PLB__MSG_SHUTDOWN,      /* master -> worker: stop */
+	PLB__MSG_BYE,           /* worker -> master: its idle CPU figures, stopping */
+};
+
+/* 96 bytes; the payload follows at PLB__HDR_SIZE (16-byte aligned). */
+struct plb__hdr {
+	uint32_t type;
+	int32_t pu;             /* the worker's local PU index */
+	int32_t status;         /* 0, or a PLB_E code (DONE, HELLO, CONFIG) */
+	int32_t arg;            /* CONFIG: node index; DISPATCH, DONE: run number */
+	uint64_t id;            /* grant id */
+	uint64_t offset, units;
+	int32_t kind;           /* enum plb_grant_kind */
+	int32_t pad;
+	double exec_s, xfer_s;  /* DONE: measured on the PU */
+	double busy_s;          /* DONE: PU busy time for this block */
+	double d0, d1;          /* START: in_unit, out_unit; BYE: idle wall s, idle CPU s */
+	uint64_t len;           /* payload bytes */
+};
+#define PLB__HDR_SIZE 96
+_Static_assert(sizeof(struct plb__hdr) == PLB__HDR_SIZE, "header size");
+
+/* START's payload: the kernel name in a field of this size (NUL-padded, so
+ * the shared data after it stays 16-byte aligned), then the shared data. */
+#define PLB__KERNEL_NAME_MAX 64
+
+/* A message buffer for type with room for len payload bytes (header zeroed
+ * but for type and len); NULL when out of memory. Free with plb__msg_free,
+ * which keeps large buffers for reuse (msgbuf.c). */
+void *plb__msg_alloc(uint32_t type, size_t len);
+void plb__msg_free(void *buf);
+/* Frees the kept buffers; with st, first says how the cache did. */
+struct plb__msg_cache_stats {
+	unsigned long hits, misses;     /* large allocations served / not */
+	int kept;
+	size_t kept_bytes;
+};
+void plb__msg_cache_clear(struct plb__msg_cache_stats *st);
+static inline struct plb__hdr *plb__msg_hdr(void *buf) { return (struct plb__hdr *)buf; }
+static inline void *plb__msg_data(void *buf) { return (char *)buf + PLB__HDR_SIZE; }
+
+struct plb__transport;
+
+struct plb__transport_ops {
+	const char *name;
+	/* Queue buf (from plb__msg_alloc, header len filled in) for rank dst;
+	 * takes it over (frees it once sent, also on error). Never blocks. */
+	PLB_WUR int (*send)(struct plb__transport *t, int dst, void *buf);
+	/* The next message that has arrived, if any: 1 with *buf (caller frees)
+	 * and *src, 0 if none. Moves pending sends on. Never blocks. */
+	PLB_WUR int (*recv)(struct plb__transport *t, void **buf, int *src);
+	/* Sends still under way (they move only while recv or flush is called,
+	 * so callers poll more often while there are some). */
+	int (*pending)(const struct plb__transport *t);
+	/* Waits until every queued send has left (at most timeout_s). */
+	PLB_WUR int (*flush)(struct plb__transport *t, double timeout_s);
+	/* Ends the transport (MPI_Finalize) and frees t. */
+	void (*destroy)(struct plb__transport *t);
+};
+
+struct plb__transport {
+	const struct plb__transport_ops *ops;
+	int rank, size;
+	char host[256];
+	char err[256];          /* the last error, with file:line and the library's text */
+};
+
+/* An idle loop that answers fast after traffic and then sleeps longer
+ * (MPI's own blocking waits spin at 100% of a core: docs/MPI.md). */
+struct plb__backoff { double last_traffic; long sleep_us; };
+void plb__backoff_reset(struct plb__backoff *b);
+/* Microseconds to sleep now (0: spin once more). With sends under way
+ * (busy), at most 20 us: large messages move only while polled. */
+long plb__backoff_next(struct plb__backoff *b, int busy);
+
+/* The MPI transport (MPI_Init_thread, MPI_ERRORS_RETURN). Returns 0, or
+ * PLB_EIO / PLB_ESTATE (built without MPI) with the reason in err. */
+PLB_WUR int plb__transport_mpi_create(int *argc, char ***argv,
+				      struct plb__transport **out,
+				      char *err, size_t errlen);
+/* The rank an MPI launcher (Open MPI, MPICH/Hydra, PMI and PMIx ones) gives
+ * this process, from the environment, so also known before MPI_Init and in
+ * a build without MPI; NULL when no launcher started it. */
+const char *plb__launcher_rank(void);
+/* The in-process pair: rank 0 (master) and rank 1 (worker) of one process;
+ * each endpoint is destroyed on its own. Returns 0 or PLB_ENOMEM. */
+PLB_WUR int plb__transport_local_create(struct plb__transport **master,
+					struct plb__transport **worker);
+
+#endif
