@@ -31,17 +31,22 @@
 
 #include "plb_errors.h"
 
-#if defined(__GNUC__)
-#define PLB_API __attribute__((visibility("default")))
-#else
-#define PLB_API
+#ifdef __cplusplus
+extern "C" {
 #endif
 
 typedef struct plb plb_t;
 
+/* The device classes a kernel may have functions for, one line each:
+ * X(ID, member) gives PLB_DEV_ID and struct plb_kernel's member. */
+#define PLB_DEVICE_CLASSES(X)                                                \
+	X(CPU, cpu)     /* host cores (also what an emulated PU runs) */     \
+	X(CUDA, cuda)   /* one CUDA GPU */
+
 enum plb_device_class {
-	PLB_DEV_CPU,            /* host cores (also what an emulated PU runs) */
-	PLB_DEV_CUDA,           /* one CUDA GPU */
+#define PLB_X_(ID, member) PLB_DEV_##ID,
+	PLB_DEVICE_CLASSES(PLB_X_)
+#undef PLB_X_
 	PLB_DEV_NCLASS
 };
 
@@ -78,7 +83,9 @@ struct plb_kernel_class {
  * per device type; a class without run is not offered on that device. */
 struct plb_kernel {
 	const char *name;
-	struct plb_kernel_class cpu, cuda;
+#define PLB_X_(ID, member) struct plb_kernel_class member;
+	PLB_DEVICE_CLASSES(PLB_X_)
+#undef PLB_X_
 };
 
 /* One run over a domain. in/out are read and written on the master only:
@@ -143,5 +150,9 @@ PLB_API double plb_ratio(const plb_t *p);
 PLB_API int plb_finalize(plb_t *p);
 /* The last error's message ("" if none). */
 PLB_API const char *plb_errmsg(const plb_t *p);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

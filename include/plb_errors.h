@@ -3,6 +3,18 @@
 #ifndef PLB_ERRORS_H
 #define PLB_ERRORS_H
 
+#if defined(__GNUC__)
+#define PLB_API __attribute__((visibility("default")))
+#define PLB_WUR __attribute__((warn_unused_result))
+#else
+#define PLB_API
+#define PLB_WUR
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define PLB_ERRORS(X)                                                   \
 	X(OK,       0, "success")                                       \
 	X(EINVAL,  -1, "invalid argument")                              \
@@ -21,15 +33,13 @@ enum plb_err {
 #undef X
 };
 
-#if defined(__GNUC__)
-#define PLB_WUR __attribute__((warn_unused_result))
-#else
-#define PLB_WUR
-#endif
-
 /* Human-readable message for a plb error code (static storage). */
-const char *plb_strerror(int err);
+PLB_API const char *plb_strerror(int err);
 /* The code's name, e.g. "PLB_EINVAL" (static storage). */
-const char *plb_errname(int err);
+PLB_API const char *plb_errname(int err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

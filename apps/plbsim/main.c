@@ -150,11 +150,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "plbsim: --trace needs a single --policy\n");
 		goto out;
 	}
-	for (int i = 0; i < cfg.nnodes; i++)
-		if (cfg.nodes[i].cpu || cfg.nodes[i].ngpu)
-			fprintf(stderr, "plbsim: %s:%d: node %s: real devices (cpu, gpu) are not "
+	for (int i = 0; i < cfg.nnodes; i++) {
+		char real[128];
+		if (plb__node_npu(&cfg.nodes[i], 1))
+			fprintf(stderr, "plbsim: %s:%d: node %s: real devices (%s) are not "
 				"simulated; only its emu PUs are\n", cfg.path, cfg.nodes[i].line,
-				cfg.nodes[i].name);
+				cfg.nodes[i].name, plb__pu_keys(real, sizeof real, 1));
+	}
 
 	struct plb__sim_opts o = {
 		.seed = have_seed ? seed : cfg.seed,

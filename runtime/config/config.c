@@ -5,8 +5,8 @@
  * handler, so our own reader hands it the lines, counts them and opens each
  * section as its header line goes by (an empty [model X] is seen too).
  * Checks that need the whole file (emu lists naming models defined later,
- * unused models, at least one PU) run after parsing. Not thread-safe: inih's
- * options are process globals. */
+ * unused models, at least one PU) run after parsing; node.c has the [node]
+ * sections. Not thread-safe: inih's options are process globals. */
 #include <ctype.h>
 #include <errno.h>
 #include <float.h>
@@ -21,24 +21,19 @@
 #include <ini.h>
 
 #include "balancer/balancer.h"
-#include "runtime/config/config.h"
-
-enum sect { S_NONE, S_RUN, S_BALANCER, S_NETWORK, S_NODE, S_MODEL };
+#include "runtime/config/parse.h"
 
 enum ktype {
 	K_NUM,          /* double */
 	K_INT,          /* int */
 	K_U64,          /* uint64_t */
 	K_POLICY,       /* char[32], a name plb_policy_name() knows */
-	K_CLASS,        /* enum plb_pu_class */
+	K_CLASS,        /* enum plb__model_class */
 	K_TEXT,         /* char *, copied as is */
 	K_CURVE,        /* struct plb__curve_spec */
 	K_CHANGE,       /* the model's nchange, change_t, change_f */
-	K_EMU,          /* a node's emu list: names now, model indices later */
-	K_CPU,          /* a node's cpu: int, -1 all, N cores */
-	K_GPU,          /* a node's gpu: device index list */
+	K_PUS,          /* a [node] key asking for PUs: off is its enum plb__pu_kind */
 };
-
 enum { F_REQ = 1, F_INTEGER = 2, F_HI_OPEN = 4 };
 
 struct key {
@@ -73,14 +68,11 @@ static const struct key keys[] = {
 	 "microseconds in [0, 1e9] charged per solve (leave out to charge the measured time)"},
 	{S_NETWORK, "fail_detect_ms", K_NUM, 0, 0, 1e9, 1000, NULL, CFG(fail_detect_ms),
 	 "milliseconds in [0, 1e9] until the master notices a dead PU"},
-	{S_NODE, "emu", K_EMU, 0, 0, 0, 0, NULL, NODE(emu),
-	 "model names separated by spaces, each a [model NAME] of this file; a name may repeat"},
 	{S_NODE, "host", K_TEXT, 0, 0, 0, 0, NULL, NODE(host),
 	 "a host name, or * for any"},
-	{S_NODE, "cpu", K_CPU, 0, 1, 65536, 0, NULL, NODE(cpu),
-	 "all, or a core count in [1, 65536]: one CPU PU over those cores"},
-	{S_NODE, "gpu", K_GPU, 0, 0, 1023, 0, NULL, NODE(gpu),
-	 "CUDA device indices in [0, 1023] separated by spaces, each once, e.g. 0 1"},
+#define X(ID, cls, key, value, accepts) {S_NODE, key, K_PUS, 0, 0, 0, 0, NULL, PLB__PU_##ID, accepts},
+	PLB__PU_KINDS(X)
+#undef X
 	{S_MODEL, "class", K_CLASS, F_REQ, 0, 0, 0, NULL, MODEL(cls),
 	 "cpu | gpu | mic (required)"},
 	{S_MODEL, "compute", K_CURVE, F_REQ, 0, 0, 0, NULL, MODEL(compute),
@@ -96,44 +88,15 @@ static const struct key keys[] = {
 };
 #define NKEYS (int)(sizeof keys / sizeof keys[0])
 
-static const char *const classes[] = {[PLB_PU_CPU] = "cpu", [PLB_PU_GPU] = "gpu", [PLB_PU_MIC] = "mic"};
+_Static_assert(NKEYS <= NKEYS_MAX, "NKEYS_MAX is too small for the key table");
 
-#define SECTIONS_ACCEPTED "[run], [balancer], [network], [node NAME], [model NAME]"
-#define MAX_PARAMS 256          /* more than params.h will ever hold */
-
-struct ctx {
-	struct plb__config *cfg;
-	const char *path;
-	FILE *f;
-	/* the reader's current line and how much of it inih has taken */
-	char *buf;
-	size_t cap, len, pos;
-	int lineno;
-	/* the open section */
-	enum sect sect;
-	int idx;                /* node or model index */
-	int sect_line;
-	char label[96];         /* "[node A]", for messages */
-	int seen[NKEYS];        /* line each key was set on, 0 if not yet */
-	int pseen[MAX_PARAMS];  /* the same for [balancer] keys */
-	int run_line, bal_line, net_line;
-	int cap_nodes, cap_models;
-	char **emu_text;        /* per node, resolved after parsing */
-	char *err;
-	size_t errlen;
-	int rc;
+static const char *const classes[] = {
+	[PLB__MODEL_CPU] = "cpu", [PLB__MODEL_GPU] = "gpu", [PLB__MODEL_MIC] = "mic",
 };
 
-#if defined(__GNUC__)
-#define PRINTF(f, a) __attribute__((format(printf, f, a)))
-#else
-#define PRINTF(f, a)
-#endif
+#define SECTIONS_ACCEPTED "[run], [balancer], [network], [node NAME], [model NAME]"
 
-/* Record an error; only the first one is kept, as later ones are usually
- * its consequences. line <= 0: the error belongs to no line. */
-PRINTF(4, 5)
-static int report(struct ctx *c, int rc, int line, const char *fmt, ...)
+int plb__cfg_report(struct ctx *c, int rc, int line, const char *fmt, ...)
 {
 	if (c->rc)
 		return c->rc;
@@ -151,13 +114,7 @@ static int report(struct ctx *c, int rc, int line, const char *fmt, ...)
 	return rc;
 }
 
-#define fail(c, line, ...) report(c, PLB_ECONFIG, line, __VA_ARGS__)
-#define oom(c) report(c, PLB_ENOMEM, 0, "out of memory")
-
-/* Values and names quoted in messages are cut here: enough to recognise. */
-#define SHOW 60
-
-static int count_words(const char *s)
+int plb__cfg_count_words(const char *s)
 {
 	int n = 0;
 
@@ -173,8 +130,7 @@ static int count_words(const char *s)
 	return n;
 }
 
-/* A finite number and nothing else (inih has trimmed the value). */
-static int parse_num(const char *s, double *v)
+int plb__cfg_parse_num(const char *s, double *v)
 {
 	char *end;
 
@@ -240,7 +196,7 @@ static void *field(struct ctx *c, const struct key *k)
 static int set_change(struct ctx *c, const struct key *k, const char *v)
 {
 	struct plb__devmodel *m = &c->cfg->models[c->idx];
-	int n = count_words(v), i = 0;
+	int n = plb__cfg_count_words(v), i = 0;
 	char *copy = strdup(v), *save = NULL;
 	double *t = malloc(n * sizeof *t), *f = malloc(n * sizeof *f);
 
@@ -253,7 +209,7 @@ static int set_change(struct ctx *c, const struct key *k, const char *v)
 		char *colon = strchr(tok, ':');
 		if (colon)
 			*colon = '\0';
-		if (!colon || parse_num(tok, &t[i]) || parse_num(colon + 1, &f[i])) {
+		if (!colon || plb__cfg_parse_num(tok, &t[i]) || plb__cfg_parse_num(colon + 1, &f[i])) {
 			if (colon)
 				*colon = ':';
 			fail(c, c->lineno, "%s %s: point %d '%.*s' is malformed; accepted: %s",
@@ -281,47 +237,15 @@ err:
 	return c->rc;
 }
 
-static int set_gpu(struct ctx *c, const struct key *k, const char *v)
-{
-	struct plb__node *n = &c->cfg->nodes[c->idx];
-	int max = count_words(v);
-	char *save = NULL, *copy = strdup(v);
-
-	n->gpu_line = c->lineno;
-	if (!copy || !(n->gpu = malloc((size_t)max * sizeof *n->gpu))) {
-		free(copy);
-		return oom(c);
-	}
-	for (char *tok = strtok_r(copy, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save)) {
-		double d;
-		if (parse_num(tok, &d) || d != floor(d) || d < k->lo || d > k->hi) {
-			fail(c, c->lineno, "%s %s: '%.*s' is not a device index; accepted: %s",
-			     c->label, k->name, SHOW, tok, k->accepts);
-			break;
-		}
-		for (int i = 0; i < n->ngpu; i++)
-			if (n->gpu[i] == (int)d) {
-				fail(c, c->lineno, "%s %s: device %d is listed twice; accepted: %s",
-				     c->label, k->name, (int)d, k->accepts);
-				break;
-			}
-		if (c->rc)
-			break;
-		n->gpu[n->ngpu++] = (int)d;
-	}
-	free(copy);
-	return c->rc;
-}
-
 static int set_key(struct ctx *c, const struct key *k, const char *v)
 {
-	void *p = field(c, k);
+	void *p = k->type == K_PUS ? NULL : field(c, k);
 	double d;
 
 	switch (k->type) {
 	case K_NUM:
 	case K_INT:
-		if (parse_num(v, &d))
+		if (plb__cfg_parse_num(v, &d))
 			return fail(c, c->lineno, "%s %s: '%.*s' is not a number; accepted: %s",
 				    c->label, k->name, SHOW, v, k->accepts);
 		if (d < k->lo || d > k->hi || ((k->flags & F_HI_OPEN) && d >= k->hi))
@@ -363,7 +287,7 @@ static int set_key(struct ctx *c, const struct key *k, const char *v)
 	case K_CLASS:
 		for (size_t i = 0; i < sizeof classes / sizeof classes[0]; i++) {
 			if (!strcmp(v, classes[i])) {
-				*(enum plb_pu_class *)p = (enum plb_pu_class)i;
+				*(enum plb__model_class *)p = (enum plb__model_class)i;
 				return 0;
 			}
 		}
@@ -375,19 +299,8 @@ static int set_key(struct ctx *c, const struct key *k, const char *v)
 		if (k->off == NODE(host))
 			c->cfg->nodes[c->idx].host_line = c->lineno;
 		return 0;
-	case K_CPU:
-		c->cfg->nodes[c->idx].cpu_line = c->lineno;
-		if (!strcmp(v, "all")) {
-			*(int *)p = -1;
-			return 0;
-		}
-		if (parse_num(v, &d) || d != floor(d) || d < k->lo || d > k->hi)
-			return fail(c, c->lineno, "%s %s = %.*s: not a core count; accepted: %s",
-				    c->label, k->name, SHOW, v, k->accepts);
-		*(int *)p = (int)d;
-		return 0;
-	case K_GPU:
-		return set_gpu(c, k, v);
+	case K_PUS:
+		return plb__cfg_set_pus(c, (enum plb__pu_kind)k->off, v, k->accepts);
 	case K_CURVE: {
 		char msg[320];
 		struct plb__curve_spec cs;
@@ -401,11 +314,6 @@ static int set_key(struct ctx *c, const struct key *k, const char *v)
 	}
 	case K_CHANGE:
 		return set_change(c, k, v);
-	case K_EMU:
-		if (!(c->emu_text[c->idx] = strdup(v)))
-			return oom(c);
-		c->cfg->nodes[c->idx].emu_line = c->lineno;
-		return 0;
 	}
 	return fail(c, c->lineno, "%s %s: unhandled key type", c->label, k->name);
 }
@@ -521,82 +429,77 @@ static int open_single(struct ctx *c, enum sect s, int *line, const char *name)
 	return 0;
 }
 
-/* [node NAME] / [model NAME]: NAME is s[0, len), already trimmed. */
-static int check_name(struct ctx *c, const char *kind, const char *s, size_t len)
+void *plb__cfg_open_named(struct ctx *c, const char *kind, const char *s, size_t len,
+			  void *arr, int *n, int *cap, size_t size, size_t name_off,
+			  size_t line_off)
 {
-	if (!len)
-		return fail(c, c->lineno, "[%s]: missing name; accepted: [%s NAME]", kind, kind);
+	if (!len) {
+		fail(c, c->lineno, "[%s]: missing name; accepted: [%s NAME]", kind, kind);
+		return NULL;
+	}
 	for (size_t i = 0; i < len; i++)
-		if (isspace((unsigned char)s[i]))
-			return fail(c, c->lineno, "[%s %.*s]: name contains a space; accepted: [%s NAME], NAME without spaces",
-				    kind, (int)(len > SHOW ? SHOW : len), s, kind);
-	return 0;
+		if (isspace((unsigned char)s[i])) {
+			fail(c, c->lineno, "[%s %.*s]: name contains a space; accepted: [%s NAME], NAME without spaces",
+			     kind, (int)(len > SHOW ? SHOW : len), s, kind);
+			return NULL;
+		}
+	for (int i = 0; i < *n; i++) {
+		char *el = (char *)arr + (size_t)i * size;
+		const char *name = *(char **)(el + name_off);
+		if (strlen(name) == len && !memcmp(name, s, len)) {
+			fail(c, c->lineno, "[%s %s]: duplicate %s (first on line %d); accepted: one [%s NAME] per NAME",
+			     kind, name, kind, *(int *)(el + line_off), kind);
+			return NULL;
+		}
+	}
+	char *name = strndup(s, len);
+	if (name && *n == *cap) {
+		int ncap = *cap ? 2 * *cap : 8;
+		void *na = realloc(arr, (size_t)ncap * size);
+		if (na) {
+			arr = na;
+			*cap = ncap;
+		} else {
+			free(name);
+			name = NULL;
+		}
+	}
+	if (!name) {
+		oom(c);
+		return NULL;
+	}
+	char *el = (char *)arr + (size_t)(*n)++ * size;
+	memset(el, 0, size);
+	*(char **)(el + name_off) = name;
+	*(int *)(el + line_off) = c->lineno;
+	snprintf(c->label, sizeof c->label, "[%s %s]", kind, name);
+	return arr;
 }
 
 static int open_node(struct ctx *c, const char *s, size_t len)
 {
 	struct plb__config *cfg = c->cfg;
-	int rc = check_name(c, "node", s, len);
-
-	if (rc)
-		return rc;
-	for (int i = 0; i < cfg->nnodes; i++)
-		if (strlen(cfg->nodes[i].name) == len && !memcmp(cfg->nodes[i].name, s, len))
-			return fail(c, c->lineno, "[node %s]: duplicate node (first on line %d); accepted: one [node NAME] per NAME",
-				    cfg->nodes[i].name, cfg->nodes[i].line);
-	if (cfg->nnodes == c->cap_nodes) {
-		int cap = c->cap_nodes ? 2 * c->cap_nodes : 8;
-		struct plb__node *nodes = realloc(cfg->nodes, cap * sizeof *nodes);
-		if (!nodes)
-			return oom(c);
-		cfg->nodes = nodes;
-		char **text = realloc(c->emu_text, cap * sizeof *text);
-		if (!text)
-			return oom(c);
-		c->emu_text = text;
-		c->cap_nodes = cap;
-	}
-	struct plb__node *n = &cfg->nodes[cfg->nnodes];
-	memset(n, 0, sizeof *n);
-	if (!(n->name = strndup(s, len)))
-		return oom(c);
-	n->line = c->lineno;
-	c->emu_text[cfg->nnodes] = NULL;
-	apply_defaults(S_NODE, n);
-	c->idx = cfg->nnodes++;
+	void *a = plb__cfg_open_named(c, "node", s, len, cfg->nodes, &cfg->nnodes, &c->cap_nodes,
+				      sizeof *cfg->nodes, NODE(name), NODE(line));
+	if (!a)
+		return c->rc;
+	cfg->nodes = a;
+	c->idx = cfg->nnodes - 1;
 	c->sect = S_NODE;
-	snprintf(c->label, sizeof c->label, "[node %s]", n->name);
 	return 0;
 }
 
 static int open_model(struct ctx *c, const char *s, size_t len)
 {
 	struct plb__config *cfg = c->cfg;
-	int rc = check_name(c, "model", s, len);
-
-	if (rc)
-		return rc;
-	for (int i = 0; i < cfg->nmodels; i++)
-		if (strlen(cfg->models[i].name) == len && !memcmp(cfg->models[i].name, s, len))
-			return fail(c, c->lineno, "[model %s]: duplicate model (first on line %d); accepted: one [model NAME] per NAME",
-				    cfg->models[i].name, cfg->models[i].line);
-	if (cfg->nmodels == c->cap_models) {
-		int cap = c->cap_models ? 2 * c->cap_models : 8;
-		struct plb__devmodel *models = realloc(cfg->models, cap * sizeof *models);
-		if (!models)
-			return oom(c);
-		cfg->models = models;
-		c->cap_models = cap;
-	}
-	struct plb__devmodel *m = &cfg->models[cfg->nmodels];
-	memset(m, 0, sizeof *m);
-	if (!(m->name = strndup(s, len)))
-		return oom(c);
-	m->line = c->lineno;
-	apply_defaults(S_MODEL, m);
-	c->idx = cfg->nmodels++;
+	void *a = plb__cfg_open_named(c, "model", s, len, cfg->models, &cfg->nmodels, &c->cap_models,
+				      sizeof *cfg->models, MODEL(name), MODEL(line));
+	if (!a)
+		return c->rc;
+	cfg->models = a;
+	c->idx = cfg->nmodels - 1;
 	c->sect = S_MODEL;
-	snprintf(c->label, sizeof c->label, "[model %s]", m->name);
+	apply_defaults(S_MODEL, &cfg->models[c->idx]);
 	return 0;
 }
 
@@ -689,7 +592,7 @@ static char *reader(char *str, int num, void *stream)
 			if (errno == ENOMEM)
 				oom(c);
 			else if (ferror(c->f))
-				report(c, PLB_EIO, c->lineno + 1, "cannot read: %s", strerror(errno));
+				plb__cfg_report(c, PLB_EIO, c->lineno + 1, "cannot read: %s", strerror(errno));
 			return NULL;
 		}
 		c->len = (size_t)n;
@@ -707,97 +610,13 @@ static char *reader(char *str, int num, void *stream)
 	return str;
 }
 
-static int find_model(const struct plb__config *cfg, const char *name)
-{
-	for (int i = 0; i < cfg->nmodels; i++)
-		if (!strcmp(cfg->models[i].name, name))
-			return i;
-	return -1;
-}
-
-static int resolve_emu(struct ctx *c, int i)
-{
-	struct plb__config *cfg = c->cfg;
-	struct plb__node *n = &cfg->nodes[i];
-	char *save = NULL;
-
-	if (!c->emu_text[i])
-		return 0;
-	if (!(n->emu = malloc(count_words(c->emu_text[i]) * sizeof *n->emu)))
-		return oom(c);
-	for (char *tok = strtok_r(c->emu_text[i], " \t", &save); tok;
-	     tok = strtok_r(NULL, " \t", &save)) {
-		int m = find_model(cfg, tok);
-		if (m < 0) {
-			char list[200];
-			size_t used = 0;
-			list[0] = '\0';
-			for (int j = 0; j < cfg->nmodels && used < sizeof list; j++) {
-				int w = snprintf(list + used, sizeof list - used, "%s%s",
-						 j ? ", " : "", cfg->models[j].name);
-				if (w < 0)
-					break;
-				used += (size_t)w;
-			}
-			return fail(c, n->emu_line, "[node %s] emu: model '%.*s' is not defined; accepted: names of [model NAME] sections (%s)",
-				    n->name, SHOW, tok, cfg->nmodels ? list : "this file has none");
-		}
-		n->emu[n->nemu++] = m;
-		cfg->models[m].used = 1;
-	}
-	return 0;
-}
-
 /* Checks that need the whole file, then the PU list. */
 static int finish(struct ctx *c)
 {
-	struct plb__config *cfg = c->cfg;
-	int rc;
-
 	if (!c->run_line)
 		return fail(c, 0, "[run] units: missing (the file has no [run] section); accepted: %s",
 			    keys[0].accepts);   /* units is the first row */
-	for (int i = 0; i < cfg->nnodes; i++)
-		if ((rc = resolve_emu(c, i)))
-			return rc;
-	for (int i = 0; i < cfg->nmodels; i++)
-		if (!cfg->models[i].used)
-			return fail(c, cfg->models[i].line, "[model %s]: defined but never used; accepted: models named in some node's emu list (use it or remove the section)",
-				    cfg->models[i].name);
-	int npu = 0, nreal = 0;
-	for (int i = 0; i < cfg->nnodes; i++) {
-		npu += cfg->nodes[i].nemu;
-		nreal += (cfg->nodes[i].cpu != 0) + cfg->nodes[i].ngpu;
-	}
-	if (!npu && !nreal)
-		return fail(c, 0, "no PU at all; accepted: at least one [node NAME] section with emu = MODEL ..., cpu = or gpu =");
-	if (!npu)
-		return 0;       /* real devices only: the runtime lists them */
-	int *count = calloc(cfg->nmodels, sizeof *count);
-	if (!count || !(cfg->pus = malloc(npu * sizeof *cfg->pus))) {
-		free(count);
-		return oom(c);
-	}
-	for (int i = 0; i < cfg->nnodes; i++) {
-		struct plb__node *n = &cfg->nodes[i];
-		memset(count, 0, cfg->nmodels * sizeof *count);
-		for (int j = 0; j < n->nemu; j++) {
-			struct plb__pu *pu = &cfg->pus[cfg->npu++];
-			pu->node = i;
-			pu->model = n->emu[j];
-			int k = ++count[pu->model];
-			int w = snprintf(pu->name, sizeof pu->name, "%s.%s#%d", n->name,
-					 cfg->models[pu->model].name, k);
-			if (w < 0 || (size_t)w >= sizeof pu->name) {
-				free(count);
-				return fail(c, n->line, "[node %.*s]: PU name '%.*s.%.*s#%d' is too long; accepted: node and model names that make PU names of at most %zu characters",
-					    SHOW, n->name, SHOW, n->name, SHOW,
-					    cfg->models[pu->model].name, k, sizeof pu->name - 1);
-			}
-		}
-	}
-	free(count);
-	return 0;
+	return plb__cfg_finish_nodes(c);
 }
 
 /* Parses c->f (closed here) into c->cfg. */
@@ -838,9 +657,9 @@ static int load(struct ctx *c0)
 	if (!c.rc)
 		finish(&c);
 out:
-	for (int i = 0; i < cfg->nnodes; i++)
-		free(c.emu_text[i]);
-	free(c.emu_text);
+	for (int i = 0; i < c.cap_names * PLB__PU_NKIND; i++)
+		free(c.names[i]);
+	free(c.names);
 	free(c.buf);
 	fclose(c.f);
 	if (c.rc)
@@ -857,7 +676,7 @@ int plb__config_load(const char *path, struct plb__config *cfg, char *err,
 	if (err && errlen)
 		err[0] = '\0';
 	if (!(c.f = fopen(path, "r")))
-		return report(&c, PLB_EIO, 0, "cannot open: %s; accepted: a readable file",
+		return plb__cfg_report(&c, PLB_EIO, 0, "cannot open: %s; accepted: a readable file",
 			      strerror(errno));
 	return load(&c);
 }
@@ -873,7 +692,7 @@ int plb__config_load_text(const char *path, const char *text, size_t len,
 	if (len == 0)
 		text = "\n", len = 1;  /* fmemopen refuses an empty buffer */
 	if (!(c.f = fmemopen((void *)text, len, "r")))
-		return report(&c, PLB_ENOMEM, 0, "cannot read the text: %s", strerror(errno));
+		return plb__cfg_report(&c, PLB_ENOMEM, 0, "cannot read the text: %s", strerror(errno));
 	return load(&c);
 }
 
@@ -888,13 +707,8 @@ static void model_fini(struct plb__devmodel *m)
 
 void plb__config_fini(struct plb__config *cfg)
 {
-	for (int i = 0; i < cfg->nnodes; i++) {
-		struct plb__node *n = &cfg->nodes[i];
-		free(n->name);
-		free(n->host);
-		free(n->gpu);
-		free(n->emu);
-	}
+	for (int i = 0; i < cfg->nnodes; i++)
+		plb__cfg_node_fini(&cfg->nodes[i]);
 	for (int i = 0; i < cfg->nmodels; i++)
 		model_fini(&cfg->models[i]);
 	free(cfg->nodes);

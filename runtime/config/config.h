@@ -7,29 +7,59 @@
 #ifndef PLB_CONFIG_H
 #define PLB_CONFIG_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "balancer/params.h"
 #include "runtime/config/devmodel.h"
+
+/* The kinds of PU a [node] section can ask for, one line each, in the
+ * order a node's PUs are listed: X(ID, class, key, value, accepted).
+ * class is the device class that runs them (runtime/device/CLASS.c), key
+ * the [node] key, and value how that key's value reads:
+ *   CORES    all, or a core count: one PU over that many cores
+ *   INDICES  device indices, each once: one PU per device
+ *   MODELS   names of [model NAME] sections, a name may repeat: one
+ *            emulated PU each (the only PUs plbsim simulates)
+ * Adding a kind of device: a line here, and its class file. */
+#define PLB__PU_KINDS(X)                                                          \
+	X(CPU, cpu, "cpu", CORES,                                                  \
+	  "all, or a core count in [1, 65536]: one CPU PU over those cores")       \
+	X(CUDA, cuda, "gpu", INDICES,                                              \
+	  "CUDA device indices in [0, 1023] separated by spaces, each once, e.g. 0 1") \
+	X(EMU, emu, "emu", MODELS,                                                 \
+	  "model names separated by spaces, each a [model NAME] of this file; a name may repeat")
+
+enum plb__pu_kind {
+#define X(ID, cls, key, value, accepts) PLB__PU_##ID,
+	PLB__PU_KINDS(X)
+#undef X
+	PLB__PU_NKIND
+};
+
+enum plb__pu_value { PLB__VALUE_CORES, PLB__VALUE_INDICES, PLB__VALUE_MODELS };
+
+/* One kind's key in a [node] section. */
+struct plb__node_pus {
+	int n;                  /* values; 0 when the key is absent */
+	int *v;                 /* CORES: one, the core count (-1: all);
+				 * INDICES: device indices; MODELS: indices
+				 * into plb__config.models, in file order */
+	int line;               /* the key's line */
+};
 
 struct plb__node {
 	char *name;
 	int line;               /* line of the [node NAME] header */
 	char *host;             /* "host =", NULL if absent ("*" = any) */
 	int host_line;
-	int cpu;                /* "cpu =" (runtime): 0 absent, -1 all, N cores */
-	int cpu_line;
-	int ngpu;               /* "gpu =" (runtime): CUDA device indices */
-	int *gpu;
-	int gpu_line;
-	int nemu;
-	int *emu;               /* indices into plb__config.models, in file order */
-	int emu_line;
+	struct plb__node_pus pus[PLB__PU_NKIND];
 };
 
-/* One emulated PU, in scenario order (nodes in file order, emu list order).
- * Real devices (cpu, gpu) are not in this list: the runtime adds them. */
-struct plb__pu {
+/* One emulated PU, in scenario order (nodes in file order, then its MODELS
+ * keys' lists in order). Real devices (cpu, gpu) are not in this list: the
+ * runtime adds them. */
+struct plb__emu_pu {
 	int node, model;
 	char name[64];          /* "A.k5200#1": node, model, index within node */
 };
@@ -52,7 +82,7 @@ struct plb__config {
 	int nmodels;
 	struct plb__devmodel *models;
 	int npu;
-	struct plb__pu *pus;
+	struct plb__emu_pu *pus;        /* the emulated PUs */
 };
 
 /* Read and check `path` into cfg (caller-owned, zeroed by the call). Returns
@@ -76,5 +106,14 @@ void plb__config_fini(struct plb__config *cfg);
  * sections are not used. */
 PLB_WUR int plb__nodes_assign(const struct plb__config *cfg, const char *const *hosts,
 			      int nworkers, int single, int *assign, char *err, size_t errlen);
+
+/* How a PU kind's value reads (enum plb__pu_value), its [node] key. */
+enum plb__pu_value plb__pu_kind_value(enum plb__pu_kind k);
+const char *plb__pu_kind_key(enum plb__pu_kind k);
+/* The [node] keys that ask for PUs, for messages: "cpu =, gpu = or emu =",
+ * or with real_only the ones plbsim does not simulate: "cpu, gpu". */
+const char *plb__pu_keys(char *buf, size_t len, int real_only);
+/* PUs the node asks for, of every kind; of real devices only. */
+int plb__node_npu(const struct plb__node *n, int real_only);
 
 #endif

@@ -24,12 +24,14 @@ struct plb__curve_spec {
 	double *c;              /* poly: c[0] + c[1] x + ... */
 };
 
-enum plb_pu_class { PLB_PU_CPU, PLB_PU_GPU, PLB_PU_MIC };
+/* What an emulated PU stands for (the model's class =), for the reader of
+ * a scenario: it changes nothing in how the PU runs. */
+enum plb__model_class { PLB__MODEL_CPU, PLB__MODEL_GPU, PLB__MODEL_MIC };
 
 struct plb__devmodel {
 	char *name;
 	int line;                       /* line of the [model NAME] header */
-	enum plb_pu_class cls;
+	enum plb__model_class cls;
 	struct plb__curve_spec compute; /* required */
 	struct plb__curve_spec transfer;/* optional: NONE means 0 s */
 	double noise;                   /* relative sd of a lognormal factor, mean 1 */

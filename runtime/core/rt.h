@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "plb.h"
+#include "balancer/base/clock.h"
 #include "runtime/config/config.h"
 #include "runtime/config/report.h"
 #include "runtime/device/device.h"

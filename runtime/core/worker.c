@@ -94,11 +94,6 @@ static void post(struct plb__worker *w, enum out_kind kind, void *msg)
 	pthread_mutex_unlock(&w->mu);
 }
 
-static const struct plb_kernel_class *class_of(const struct plb_kernel *k, int kind)
-{
-	return kind == PLB__PU_CUDA ? &k->cuda : &k->cpu;
-}
-
 /* First block of a run on this PU: reset the emulation, start the kernel. */
 static void run_begin(struct wpu *u)
 {
@@ -106,17 +101,15 @@ static void run_begin(struct wpu *u)
 	struct plb__dev *d = &u->dev;
 
 	u->run_seen = w->run;
-	u->kc = class_of(w->k, d->desc.kind);
+	u->kc = plb__kernel_class(w->k, d->info.cls);
 	u->kerr = 0;
-	d->t0 = w->t0;
-	d->in_unit = w->in_unit;
-	d->out_unit = w->out_unit;
-	d->xfer_free = d->comp_free = d->busy_until = 0;
-	plb__rng_seed(&d->rng, w->seed, (uint64_t)(w->pu0 + u->idx));
+	plb__dev_begin(d, &(struct plb__dev_run){.t0 = w->t0, .seed = w->seed,
+						 .stream = (uint64_t)(w->pu0 + u->idx),
+						 .in_unit = w->in_unit, .out_unit = w->out_unit});
 	if (!u->kc->run) {
 		u->kerr = PLB_ENOENT;
 		snprintf(u->err, sizeof u->err, "kernel '%s' has no %s function", w->k->name,
-			 d->desc.kind == PLB__PU_CUDA ? "cuda" : "cpu");
+			 plb__device_class_name(d->info.cls));
 	} else if (u->kc->init) {
 		u->kerr = u->kc->init(&d->info, w->shared, w->shared_bytes, &u->kstate);
 		if (u->kerr)
@@ -161,8 +154,7 @@ static void do_block(struct wpu *u, struct job *j)
 	if (!rc) {
 		struct plb_block b = {.offset = in->offset, .units = in->units,
 				      .in = plb__msg_data(j->msg), .out = plb__msg_data(out)};
-		u->dev.arrive = j->arrive;
-		rc = u->dev.cls->run(&u->dev, u->kc, u->kstate, &b, &t);
+		rc = plb__dev_run(&u->dev, u->kc, u->kstate, &b, j->arrive, &t);
 		if (rc && !u->err[0])
 			snprintf(u->err, sizeof u->err, "kernel '%s' failed on block %llu (%llu units at %llu): %s",
 				 w->k->name, (unsigned long long)in->id, (unsigned long long)in->units,
@@ -180,7 +172,7 @@ static void do_block(struct wpu *u, struct job *j)
 		 * as the simulator does; its blocks never come back. */
 		plb__msg_free(out);
 		u->dead = 1;
-		plb__sleep_until(u->dev.t0 + u->dev.model->fail_t + w->p->cfg.fail_detect_ms * 1e-3);
+		plb__sleep_until(t.dead_at + w->p->cfg.fail_detect_ms * 1e-3);
 		void *lost = plb__msg_alloc(PLB__MSG_LOST, 0);
 		if (!lost)
 			abort();
@@ -205,7 +197,7 @@ static void *pu_main(void *arg)
 	char err[256] = "";
 
 	plb__log_thread(u->w->p->tp->rank);
-	if (u->dev.cls->thread_start(&u->dev, err, sizeof err)) {
+	if (plb__dev_thread_start(&u->dev, err, sizeof err)) {
 		u->start_err = PLB_EDEVICE;
 		snprintf(u->err, sizeof u->err, "%s", err);
 	}
@@ -264,56 +256,13 @@ static void blas_one_thread(void)
 		set(1);
 }
 
-static int add_pu(struct plb__worker *w, enum plb__pu_kind kind, int arg, const char *name)
-{
-	struct wpu *u = &w->pu[w->npu];
-	struct plb__dev *d = &u->dev;
-	memset(u, 0, sizeof *u);
-	u->w = w;
-	u->idx = w->npu++;
-	d->desc.kind = kind;
-	d->desc.model = kind == PLB__PU_EMU ? arg : -1;
-	d->desc.device = kind == PLB__PU_CUDA ? arg : -1;
-	d->desc.cores = kind == PLB__PU_CPU ? arg : 1;
-	snprintf(d->desc.name, sizeof d->desc.name, "%s", name);
-	d->info.cls = kind == PLB__PU_CUDA ? PLB_DEV_CUDA : PLB_DEV_CPU;
-	d->info.device = d->desc.device;
-	d->info.cores = 1;
-	d->info.name = d->desc.name;
-	if (kind == PLB__PU_EMU)
-		d->model = &w->p->cfg.models[arg];
-	switch (kind) {
-	case PLB__PU_CPU:
-		d->cls = &plb__dev_cpu;
-		break;
-	case PLB__PU_EMU:
-		d->cls = &plb__dev_emu;
-		break;
-	case PLB__PU_CUDA:
-#ifdef PLB_HAVE_CUDA
-		d->cls = &plb__dev_cuda;
-		break;
-#else
-		return PLB_ENOENT;
-#endif
-	}
-	pthread_mutex_init(&u->mu, NULL);
-	pthread_cond_init(&u->cv, NULL);
-	return 0;
-}
-
-static int dev_open(struct plb__dev *d, char *err, size_t errlen)
-{
-	return d->cls->open ? d->cls->open(d, err, errlen) : 0;
-}
-
 int plb__worker_open(struct plb *p, struct plb__pu_desc **desc_out, int *npu_out)
 {
 	const struct plb__config *cfg = &p->cfg;
 	const struct plb__node *n = &cfg->nodes[p->node];
 	struct plb__worker *w = calloc(1, sizeof *w);
-	int max = (n->cpu != 0) + n->ngpu + n->nemu, rc = 0;
-	char name[64], err[400];
+	int max = plb__node_npu(n, 0), rc = 0;
+	char err[400];
 
 	*desc_out = NULL;
 	*npu_out = 0;
@@ -326,28 +275,19 @@ int plb__worker_open(struct plb *p, struct plb__pu_desc **desc_out, int *npu_out
 	pthread_mutex_init(&w->mu, NULL);
 	pthread_cond_init(&w->cv, NULL);
 	p->wk = w;
-	if (n->cpu) {
-		snprintf(name, sizeof name, "%s.cpu", n->name);
-		(void)add_pu(w, PLB__PU_CPU, n->cpu, name);
-		if ((rc = dev_open(&w->pu[0].dev, err, sizeof err)))
-			return plb__fail(p, rc, "%s:%d: [node %s] %s", cfg->path, n->cpu_line, n->name, err);
-	}
-	for (int i = 0; i < n->ngpu; i++) {
-		snprintf(name, sizeof name, "%s.gpu%d", n->name, n->gpu[i]);
-		struct wpu *u = &w->pu[w->npu];
-		if (add_pu(w, PLB__PU_CUDA, n->gpu[i], name))
-			return plb__fail(p, PLB_ECONFIG, "%s:%d: [node %s] gpu = %d: plb was built without CUDA (no nvcc, or no cuBLAS, at build time); accepted: leave gpu out, or rebuild where nvcc and cuBLAS are installed",
-					 cfg->path, n->gpu_line, n->name, n->gpu[i]);
-		if ((rc = dev_open(&u->dev, err, sizeof err)))
-			return plb__fail(p, rc, "%s:%d: [node %s] %s", cfg->path, n->gpu_line, n->name, err);
-	}
-	for (int i = 0; i < cfg->npu; i++) {
-		if (cfg->pus[i].node != p->node)
-			continue;
-		struct wpu *u = &w->pu[w->npu];
-		(void)add_pu(w, PLB__PU_EMU, cfg->pus[i].model, cfg->pus[i].name);
-		if ((rc = dev_open(&u->dev, err, sizeof err)))
-			return plb__fail(p, rc, "%s:%d: [node %s] %s", cfg->path, n->emu_line, n->name, err);
+	/* the node's PUs, kind by kind in PLB__PU_KINDS order */
+	for (int k = 0; k < PLB__PU_NKIND; k++) {
+		for (int i = 0; i < n->pus[k].n; i++) {
+			struct wpu *u = &w->pu[w->npu++];
+			struct plb__dev_spec s = {cfg, p->node, i, n->pus[k].v[i]};
+			u->w = w;
+			u->idx = w->npu - 1;
+			pthread_mutex_init(&u->mu, NULL);
+			pthread_cond_init(&u->cv, NULL);
+			if ((rc = plb__dev_open(&u->dev, (enum plb__pu_kind)k, &s, err, sizeof err)))
+				return plb__fail(p, rc, "%s:%d: [node %s] %s", cfg->path, n->pus[k].line,
+						 n->name, err);
+		}
 	}
 	struct plb__pu_desc *desc = calloc((size_t)w->npu + 1, sizeof *desc);
 	if (!desc)
@@ -387,8 +327,7 @@ void plb__worker_close(struct plb *p)
 			plb__msg_free(j->msg);
 			free(j);
 		}
-		if (u->dev.cls && u->dev.cls->close)
-			u->dev.cls->close(&u->dev);
+		plb__dev_close(&u->dev);
 		pthread_mutex_destroy(&u->mu);
 		pthread_cond_destroy(&u->cv);
 	}

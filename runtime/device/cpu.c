@@ -1,7 +1,8 @@
-/* The cpu device class: one PU over a team of cores. The PU's thread and
- * cores - 1 helpers are each bound to one core (hwloc); a block is cut into
- * one contiguous part per team member and the kernel's cpu function runs on
- * every part at once (the worker has set BLAS to one thread per caller). */
+/* The cpu device class (cpu = all | N in a [node]): one PU over a team of
+ * cores. The PU's thread and cores - 1 helpers are each bound to one core
+ * (hwloc); a block is cut into one contiguous part per team member and the
+ * kernel's cpu function runs on every part at once (the worker has set
+ * BLAS to one thread per caller). */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,7 +72,8 @@ static void *member_main(void *arg)
 	return NULL;
 }
 
-int plb__host_cores(void)
+/* Cores of this node (hwloc), at least 1. */
+static int host_cores(void)
 {
 	hwloc_topology_t topo;
 	int n = 1;
@@ -107,10 +109,12 @@ static void cpu_close(struct plb__dev *d)
 	d->state = NULL;
 }
 
-static int cpu_open(struct plb__dev *d, char *err, size_t errlen)
+static int cpu_open(struct plb__dev *d, const struct plb__dev_spec *s, char *err, size_t errlen)
 {
-	int have = plb__host_cores();
-	int n = d->desc.cores < 0 ? have : d->desc.cores;
+	int have = host_cores();
+	int n = s->value < 0 ? have : s->value;
+
+	snprintf(d->desc.name, sizeof d->desc.name, "%s.cpu", s->cfg->nodes[s->node].name);
 	if (n > have) {
 		snprintf(err, errlen, "cpu = %d: this node has %d cores; accepted: all, or 1 to %d",
 			 n, have, have);
@@ -160,10 +164,9 @@ static int cpu_thread_start(struct plb__dev *d, char *err, size_t errlen)
 }
 
 static int cpu_run(struct plb__dev *d, const struct plb_kernel_class *kc, void *kstate,
-		   const struct plb_block *b, struct plb__dev_times *tm)
+		   const struct plb_block *b, double arrive, struct plb__dev_times *tm)
 {
 	struct team *t = d->state;
-	double t0 = plb__now();
 	int rc = 0;
 
 	if (t->n == 1 || b->units < (uint64_t)t->n) {
@@ -176,8 +179,8 @@ static int cpu_run(struct plb__dev *d, const struct plb_kernel_class *kc, void *
 			uint64_t u = per + ((uint64_t)i < rem);
 			t->part[i].offset = b->offset + off;
 			t->part[i].units = u;
-			t->part[i].in = (const char *)b->in + off * d->in_unit;
-			t->part[i].out = (char *)b->out + off * d->out_unit;
+			t->part[i].in = (const char *)b->in + off * d->run.in_unit;
+			t->part[i].out = (char *)b->out + off * d->run.out_unit;
 			t->rc[i] = 0;
 			off += u;
 		}
@@ -195,13 +198,12 @@ static int cpu_run(struct plb__dev *d, const struct plb_kernel_class *kc, void *
 		for (int i = 1; i < t->n && !rc; i++)
 			rc = t->rc[i];
 	}
-	tm->exec_s = tm->busy_s = plb__now() - t0;
-	tm->xfer_s = 0;
 	return rc;
 }
 
 const struct plb__devclass plb__dev_cpu = {
 	.name = "cpu",
+	.kernel = PLB_DEV_CPU,
 	.open = cpu_open,
 	.thread_start = cpu_thread_start,
 	.run = cpu_run,

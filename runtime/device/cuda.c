@@ -1,16 +1,22 @@
-/* The cuda device class: one GPU per PU. The runtime's only file with CUDA
- * headers; built when nvcc is found (PLB_HAVE_CUDA). The PU's thread makes
- * the device current; streams, cuBLAS handles and pinned staging buffers
- * belong to the kernel's cuda class (e.g. kernels/mm/mm_cuda.cu), which gets
- * the device ordinal in plb_pu_info. */
-#ifdef PLB_HAVE_CUDA
+/* The cuda device class (gpu = 0 1 ... in a [node]): one GPU per PU. The
+ * runtime's only file with CUDA headers, and built either way: without a
+ * whole CUDA toolkit at build time (PLB_HAVE_CUDA unset) a config that asks
+ * for a GPU gets a message saying so. The PU's thread makes the device
+ * current; streams, cuBLAS handles and pinned staging buffers belong to
+ * the kernel's cuda class (e.g. kernels/mm/mm_cuda.cu), which gets the
+ * device ordinal in plb_pu_info. A block's exec time is its wall time. */
 #include <stdio.h>
 
+#ifdef PLB_HAVE_CUDA
 #include <cuda_runtime.h>
+#endif
 
 #include "runtime/device/device.h"
 
-int plb__cuda_count(char *err, size_t errlen)
+#ifdef PLB_HAVE_CUDA
+/* CUDA devices this process sees; negative (and err) when the driver
+ * cannot be asked. */
+static int device_count(char *err, size_t errlen)
 {
 	int n = 0;
 	cudaError_t e = cudaGetDeviceCount(&n);
@@ -23,21 +29,24 @@ int plb__cuda_count(char *err, size_t errlen)
 	return n;
 }
 
-static int cuda_open(struct plb__dev *d, char *err, size_t errlen)
+static int cuda_open(struct plb__dev *d, const struct plb__dev_spec *s, char *err, size_t errlen)
 {
 	char why[200] = "";
-	int n = plb__cuda_count(why, sizeof why);
+	int dev = s->value, n = device_count(why, sizeof why);
+
+	d->desc.device = d->info.device = dev;
+	snprintf(d->desc.name, sizeof d->desc.name, "%s.gpu%d", s->cfg->nodes[s->node].name, dev);
 	if (n < 0) {
-		snprintf(err, errlen, "gpu = %d: cannot ask the CUDA driver (%s)", d->desc.device, why);
+		snprintf(err, errlen, "gpu = %d: cannot ask the CUDA driver (%s)", dev, why);
 		return PLB_EDEVICE;
 	}
-	if (d->desc.device >= n) {
+	if (dev >= n) {
 		if (n)
 			snprintf(err, errlen, "gpu = %d: this node has %d CUDA device%s; accepted: indices 0 to %d",
-				 d->desc.device, n, n == 1 ? "" : "s", n - 1);
+				 dev, n, n == 1 ? "" : "s", n - 1);
 		else
 			snprintf(err, errlen, "gpu = %d: this node has no CUDA device; accepted: leave gpu out",
-				 d->desc.device);
+				 dev);
 		return PLB_ECONFIG;
 	}
 	return 0;
@@ -52,22 +61,20 @@ static int cuda_thread_start(struct plb__dev *d, char *err, size_t errlen)
 	}
 	return 0;
 }
-
-static int cuda_run(struct plb__dev *d, const struct plb_kernel_class *kc, void *kstate,
-		    const struct plb_block *b, struct plb__dev_times *t)
+#else
+static int cuda_open(struct plb__dev *d, const struct plb__dev_spec *s, char *err, size_t errlen)
 {
 	(void)d;
-	double t0 = plb__now();
-	int rc = kc->run(kstate, b);
-	t->exec_s = t->busy_s = plb__now() - t0;
-	t->xfer_s = 0;          /* the kernel's copies overlap its compute: part of exec */
-	return rc;
+	snprintf(err, errlen, "gpu = %d: plb was built without CUDA (no nvcc, or no cuBLAS, at build time); accepted: leave gpu out, or rebuild where nvcc and cuBLAS are installed",
+		 s->value);
+	return PLB_ECONFIG;
 }
+#define cuda_thread_start NULL
+#endif
 
 const struct plb__devclass plb__dev_cuda = {
 	.name = "cuda",
+	.kernel = PLB_DEV_CUDA,
 	.open = cuda_open,
 	.thread_start = cuda_thread_start,
-	.run = cuda_run,
 };
-#endif

@@ -1,9 +1,13 @@
-/* Device classes of the worker daemon: cpu (a team of cores, bound with
- * hwloc), cuda (one GPU; dev_cuda.c, built only with nvcc, the one runtime
- * file with CUDA headers) and emu (an emulated PU: it runs the real CPU
- * kernel, then waits out its model's time). Each sits behind this vtable,
- * one instance per file. A PU's thread calls thread_start once, then run
- * per block; open and close run on the daemon's main thread. */
+/* Device classes: what runs a PU's blocks on a worker. One class per file
+ * (runtime/device/CLASS.c, one instance built with designated
+ * initialisers), named in PLB__PU_KINDS (runtime/config/config.h) beside
+ * the [node] key that asks for it; devices.c binds the two, so adding a
+ * class is its file and one line in that list. cpu: a team of cores bound
+ * with hwloc; cuda: one GPU (the runtime's only file with CUDA headers; a
+ * build without CUDA says so when a config asks for a GPU); emu: an
+ * emulated PU whose block times follow a [model] (it runs the real CPU
+ * kernel, then waits out the model's time). open and close run on the
+ * worker's main thread; thread_start, begin and run on the PU's own. */
 #ifndef PLB_DEVICE_H
 #define PLB_DEVICE_H
 
@@ -11,40 +15,61 @@
 #include <stdint.h>
 
 #include "plb.h"
-#include "balancer/base/clock.h"
-#include "runtime/config/devmodel.h"
+#include "runtime/config/config.h"
 
 /* What a PU is, as a worker announces it in HELLO (fixed size, no pointers). */
-enum plb__pu_kind { PLB__PU_CPU, PLB__PU_CUDA, PLB__PU_EMU };
-
 struct plb__pu_desc {
-	int32_t kind;           /* enum plb__pu_kind */
-	int32_t model;          /* emu: index of its [model] in the config */
-	int32_t device;         /* cuda: device ordinal */
-	int32_t cores;          /* cpu: team size */
+	int32_t kind;           /* enum plb__pu_kind: the [node] key that made it */
+	int32_t model;          /* index of its [model] in the config; -1: a real device */
+	int32_t device;         /* device ordinal; -1: none */
+	int32_t cores;          /* cores in its team; 1 but for a CPU team */
 	char name[64];
 };
 
-struct plb__dev;
+/* Where a PU comes from: value number `index` of node `node`'s key. */
+struct plb__dev_spec {
+	const struct plb__config *cfg;
+	int node, index;
+	int value;              /* that value: cores (-1 all), device index, model index */
+};
+
+/* What a run gives every PU; set before begin. */
+struct plb__dev_run {
+	double t0;              /* the run's start on this worker (plb__now) */
+	uint64_t seed, stream;  /* the run's random seed, this PU's stream */
+	size_t in_unit, out_unit;       /* bytes per unit of a block's input, output */
+};
 
 /* What one block cost, measured (or, for emu, modelled). */
 struct plb__dev_times {
 	double exec_s, xfer_s;  /* compute stage, transfer stage */
 	double busy_s;          /* time the PU was busy for it, not counting overlap */
-	int died;               /* emu: the PU failed during the block */
+	int died;               /* the PU failed during the block (emu) ... */
+	double dead_at;         /* ... at this time (plb__now) */
 };
+
+struct plb__dev;
 
 struct plb__devclass {
 	const char *name;
-	/* Check and set up (device present, cores there); NULL: nothing to
-	 * check. err says what is wrong for the user; the caller adds the
-	 * config's file:line. */
-	PLB_WUR int (*open)(struct plb__dev *d, char *err, size_t errlen);
-	/* On the PU's own thread, before anything else (binding, device). */
+	enum plb_device_class kernel;   /* which of a kernel's functions it runs */
+	int own_times;          /* run fills in the times; else a block's exec
+				 * time is the wall time of run */
+	/* Check and set up the PU (device present, cores there) and fill in
+	 * d->desc and d->info (its name above all). err says what is wrong
+	 * for the user; the caller adds the key's file:line. */
+	PLB_WUR int (*open)(struct plb__dev *d, const struct plb__dev_spec *s,
+			    char *err, size_t errlen);
+	/* On the PU's own thread, before anything else (binding, device);
+	 * NULL: nothing to do. */
 	PLB_WUR int (*thread_start)(struct plb__dev *d, char *err, size_t errlen);
-	/* Run one block with the kernel class kc and its state. */
+	/* A run starts: d->run holds it. NULL: nothing to reset. */
+	void (*begin)(struct plb__dev *d);
+	/* Run one block with the kernel class kc and its state; arrive is
+	 * when the block's message reached this worker (plb__now). NULL: the
+	 * kernel's run, called on the PU's thread. */
 	PLB_WUR int (*run)(struct plb__dev *d, const struct plb_kernel_class *kc, void *kstate,
-			   const struct plb_block *b, struct plb__dev_times *t);
+			   const struct plb_block *b, double arrive, struct plb__dev_times *t);
 	void (*close)(struct plb__dev *d);     /* NULL: nothing to free */
 };
 
@@ -52,25 +77,28 @@ struct plb__dev {
 	const struct plb__devclass *cls;
 	struct plb__pu_desc desc;
 	struct plb_pu_info info;
+	struct plb__dev_run run;
 	void *state;                    /* the class's own */
-	size_t in_unit, out_unit;       /* the run's bytes per unit */
-	/* emu */
-	const struct plb__devmodel *model;
-	struct plb__rng rng;
-	double t0;                      /* the run's start on this worker (plb__now) */
-	double arrive;                  /* when the current block's message arrived */
-	double xfer_free, comp_free, busy_until;
 };
 
-extern const struct plb__devclass plb__dev_cpu, plb__dev_emu;
-#ifdef PLB_HAVE_CUDA
-extern const struct plb__devclass plb__dev_cuda;
-/* CUDA devices this process sees; negative (and err) when the driver
- * cannot be asked. */
-int plb__cuda_count(char *err, size_t errlen);
-#endif
+#define X(ID, cls, key, value, accepts) extern const struct plb__devclass plb__dev_##cls;
+PLB__PU_KINDS(X)
+#undef X
 
-/* Cores of this node (hwloc), at least 1. */
-int plb__host_cores(void);
+/* The class behind each PU kind's methods, with the defaults above. d is
+ * caller-owned; plb__dev_open fills it in (zeroed first), plb__dev_close
+ * frees what open made (also after open failed). */
+PLB_WUR int plb__dev_open(struct plb__dev *d, enum plb__pu_kind kind,
+			  const struct plb__dev_spec *s, char *err, size_t errlen);
+PLB_WUR int plb__dev_thread_start(struct plb__dev *d, char *err, size_t errlen);
+void plb__dev_begin(struct plb__dev *d, const struct plb__dev_run *run);
+PLB_WUR int plb__dev_run(struct plb__dev *d, const struct plb_kernel_class *kc, void *kstate,
+			 const struct plb_block *b, double arrive, struct plb__dev_times *t);
+void plb__dev_close(struct plb__dev *d);
+
+/* A kernel's functions for device class c, and c's name ("cpu", "cuda"). */
+const struct plb_kernel_class *plb__kernel_class(const struct plb_kernel *k,
+						 enum plb_device_class c);
+const char *plb__device_class_name(enum plb_device_class c);
 
 #endif

@@ -1,19 +1,46 @@
-/* The emu device class: a PU whose block times follow a [model] of the
- * config, exactly as plbsim simulates it (transfer stage, then compute
- * stage; a block's transfer starts when its message arrives, so with two
- * grants held the next transfer overlaps the current compute; speed changes
- * and noise; a failure ends the PU). It runs the real CPU kernel on its own
- * thread first (at low priority), so results stay correct, then sleeps
- * until the model's finish time. */
+/* The emu device class (emu = MODEL ... in a [node]): a PU whose block
+ * times follow a [model] of the config, exactly as plbsim simulates it
+ * (transfer stage, then compute stage; a block's transfer starts when its
+ * message arrives, so with two grants held the next transfer overlaps the
+ * current compute; speed changes and noise; a failure ends the PU). It
+ * runs the real CPU kernel on its own thread first (at low priority), so
+ * results stay correct, then sleeps until the model's finish time. */
 #define _GNU_SOURCE
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "balancer/base/clock.h"
 #include "balancer/base/log.h"
 #include "runtime/device/device.h"
+
+struct emu {
+	const struct plb__devmodel *m;
+	struct plb__rng rng;
+	double xfer_free, comp_free;    /* the stages are free from (run time) */
+	double busy_until;              /* the PU is busy until (run time) */
+};
+
+static int emu_open(struct plb__dev *d, const struct plb__dev_spec *s, char *err, size_t errlen)
+{
+	const struct plb__config *cfg = s->cfg;
+	struct emu *e = calloc(1, sizeof *e);
+	if (!e) {
+		snprintf(err, errlen, "out of memory");
+		return PLB_ENOMEM;
+	}
+	d->state = e;
+	e->m = &cfg->models[s->value];
+	d->desc.model = s->value;
+	/* its name is the config's: the index-th emulated PU of its node */
+	for (int i = 0, k = 0; i < cfg->npu; i++)
+		if (cfg->pus[i].node == s->node && k++ == s->index)
+			snprintf(d->desc.name, sizeof d->desc.name, "%s", cfg->pus[i].name);
+	return 0;
+}
 
 /* Emulated PUs run their real kernels at low priority (nice 10, this
  * thread only), so that on a machine that also has real PUs the emulation's
@@ -27,42 +54,62 @@ static int emu_thread_start(struct plb__dev *d, char *err, size_t errlen)
 	return 0;
 }
 
-static int emu_run(struct plb__dev *d, const struct plb_kernel_class *kc, void *kstate,
-		   const struct plb_block *b, struct plb__dev_times *t)
+static void emu_begin(struct plb__dev *d)
 {
-	const struct plb__devmodel *m = d->model;
-	double u = (double)b->units;
-	double G = plb__curve_spec_eval(&m->transfer, u) * plb__rng_noise(&d->rng, m->noise);
-	double F = plb__curve_spec_eval(&m->compute, u) * plb__rng_noise(&d->rng, m->noise);
-	double xs = fmax(d->arrive - d->t0, d->xfer_free);
+	struct emu *e = d->state;
+	e->xfer_free = e->comp_free = e->busy_until = 0;
+	plb__rng_seed(&e->rng, d->run.seed, d->run.stream);
+}
+
+static int emu_run(struct plb__dev *d, const struct plb_kernel_class *kc, void *kstate,
+		   const struct plb_block *b, double arrive, struct plb__dev_times *t)
+{
+	struct emu *e = d->state;
+	const struct plb__devmodel *m = e->m;
+	double t0 = d->run.t0, u = (double)b->units;
+	double G = plb__curve_spec_eval(&m->transfer, u) * plb__rng_noise(&e->rng, m->noise);
+	double F = plb__curve_spec_eval(&m->compute, u) * plb__rng_noise(&e->rng, m->noise);
+	double xs = fmax(arrive - t0, e->xfer_free);
 	double xe = plb__devmodel_finish(m, xs, G);
-	double cs = fmax(xe, d->comp_free);
+	double cs = fmax(xe, e->comp_free);
 	double ce = plb__devmodel_finish(m, cs, F);
 	int rc = 0;
 
-	d->xfer_free = xe;
-	d->comp_free = ce;
+	e->xfer_free = xe;
+	e->comp_free = ce;
 	if (kc && kc->run)
 		rc = kc->run(kstate, b);
 	if (ce > m->fail_t) {
-		plb__sleep_until(d->t0 + m->fail_t);
+		plb__sleep_until(t0 + m->fail_t);
 		t->died = 1;
+		t->dead_at = t0 + m->fail_t;
 		return rc;
 	}
-	double late = plb__now() - (d->t0 + ce);
+	double late = plb__now() - (t0 + ce);
 	if (late > 0.01 && late > 0.1 * (ce - cs))
 		plb__log(PLB__LOG_INFO, "emu", "%s: the real kernel took %.3f s past the model's finish",
 			 d->desc.name, late);
-	plb__sleep_until(d->t0 + ce);
+	plb__sleep_until(t0 + ce);
 	t->xfer_s = xe - xs;
 	t->exec_s = ce - cs;
-	t->busy_s = ce - fmax(xs, d->busy_until);
-	d->busy_until = ce;
+	t->busy_s = ce - fmax(xs, e->busy_until);
+	e->busy_until = ce;
 	return rc;
+}
+
+static void emu_close(struct plb__dev *d)
+{
+	free(d->state);
+	d->state = NULL;
 }
 
 const struct plb__devclass plb__dev_emu = {
 	.name = "emu",
+	.kernel = PLB_DEV_CPU,
+	.own_times = 1,
+	.open = emu_open,
 	.thread_start = emu_thread_start,
+	.begin = emu_begin,
 	.run = emu_run,
+	.close = emu_close,
 };

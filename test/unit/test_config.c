@@ -146,26 +146,27 @@ static void test_full_file(void **state)
 	assert_int_equal(a->line, 16);
 	assert_string_equal(a->host, "a.cluster");
 	assert_int_equal(a->host_line, 17);
-	assert_int_equal(a->cpu, -1);
-	assert_int_equal(a->cpu_line, 19);
-	assert_int_equal(a->ngpu, 2);
-	assert_int_equal(a->gpu[0], 0);
-	assert_int_equal(a->gpu[1], 1);
-	assert_int_equal(a->gpu_line, 20);
-	assert_int_equal(a->nemu, 3);
-	assert_int_equal(a->emu_line, 18);
+	assert_int_equal(a->pus[PLB__PU_CPU].n, 1);
+	assert_int_equal(a->pus[PLB__PU_CPU].v[0], -1);
+	assert_int_equal(a->pus[PLB__PU_CPU].line, 19);
+	assert_int_equal(a->pus[PLB__PU_CUDA].n, 2);
+	assert_int_equal(a->pus[PLB__PU_CUDA].v[0], 0);
+	assert_int_equal(a->pus[PLB__PU_CUDA].v[1], 1);
+	assert_int_equal(a->pus[PLB__PU_CUDA].line, 20);
+	assert_int_equal(a->pus[PLB__PU_EMU].n, 3);
+	assert_int_equal(a->pus[PLB__PU_EMU].line, 18);
 	assert_string_equal(b->name, "B");
 	assert_int_equal(b->line, 21);
 	assert_null(b->host);
-	assert_int_equal(b->cpu, 0);
-	assert_int_equal(b->ngpu, 0);
-	assert_int_equal(b->nemu, 2);
+	assert_int_equal(b->pus[PLB__PU_CPU].n, 0);
+	assert_int_equal(b->pus[PLB__PU_CUDA].n, 0);
+	assert_int_equal(b->pus[PLB__PU_EMU].n, 2);
 
 	assert_int_equal(c.nmodels, 2);
 	struct plb__devmodel *k = &c.models[0], *i7 = &c.models[1];
 	assert_string_equal(k->name, "k5200");
 	assert_int_equal(k->line, 23);
-	assert_int_equal(k->cls, PLB_PU_GPU);
+	assert_int_equal(k->cls, PLB__MODEL_GPU);
 	assert_int_equal(k->compute.kind, PLB__CURVE_TABLE);
 	assert_int_equal(k->compute.n, 4);
 	assert_near(k->compute.x[3], 65536, 0);
@@ -182,18 +183,18 @@ static void test_full_file(void **state)
 	assert_near(k->fail_t, 45, 0);
 	assert_true(k->used);
 	assert_string_equal(i7->name, "i7");
-	assert_int_equal(i7->cls, PLB_PU_CPU);
+	assert_int_equal(i7->cls, PLB__MODEL_CPU);
 	assert_int_equal(i7->compute.kind, PLB__CURVE_POLY);
 	assert_int_equal(i7->transfer.kind, PLB__CURVE_NONE);
 	assert_true(isinf(i7->fail_t));
 	assert_int_equal(i7->nchange, 0);
 	assert_true(i7->used);
 
-	assert_int_equal(a->emu[0], 1);
-	assert_int_equal(a->emu[1], 0);
-	assert_int_equal(a->emu[2], 0);
-	assert_int_equal(b->emu[0], 0);
-	assert_int_equal(b->emu[1], 1);
+	assert_int_equal(a->pus[PLB__PU_EMU].v[0], 1);
+	assert_int_equal(a->pus[PLB__PU_EMU].v[1], 0);
+	assert_int_equal(a->pus[PLB__PU_EMU].v[2], 0);
+	assert_int_equal(b->pus[PLB__PU_EMU].v[0], 0);
+	assert_int_equal(b->pus[PLB__PU_EMU].v[1], 1);
 
 	static const struct { const char *name; int node, model; } want[] = {
 		{"A.i7#1", 0, 1}, {"A.k5200#1", 0, 0}, {"A.k5200#2", 0, 0},
@@ -253,10 +254,10 @@ static void test_any_order(void **state)
 	assert_near(c.units, 7, 0);
 	assert_string_equal(c.policy, "static");
 	assert_near(c.solve_us, 0, 0);
-	assert_int_equal(c.models[0].cls, PLB_PU_MIC);
+	assert_int_equal(c.models[0].cls, PLB__MODEL_MIC);
 	assert_int_equal(c.nnodes, 2);
-	assert_int_equal(c.nodes[0].nemu, 0);
-	assert_null(c.nodes[0].emu);
+	assert_int_equal(c.nodes[0].pus[PLB__PU_EMU].n, 0);
+	assert_null(c.nodes[0].pus[PLB__PU_EMU].v);
 	assert_string_equal(c.nodes[0].host, "*");
 	assert_int_equal(c.npu, 2);
 	assert_string_equal(c.pus[0].name, "Y.m#1");
@@ -418,9 +419,10 @@ static void test_real_devices_from_text(void **state)
 	assert_string_equal(c.path, "mem.ini");
 	assert_int_equal(c.nnodes, 1);
 	assert_int_equal(c.npu, 0);
-	assert_int_equal(c.nodes[0].cpu, 3);
-	assert_int_equal(c.nodes[0].ngpu, 2);
-	assert_int_equal(c.nodes[0].gpu[0], 1);
+	assert_int_equal(c.nodes[0].pus[PLB__PU_CPU].n, 1);
+	assert_int_equal(c.nodes[0].pus[PLB__PU_CPU].v[0], 3);
+	assert_int_equal(c.nodes[0].pus[PLB__PU_CUDA].n, 2);
+	assert_int_equal(c.nodes[0].pus[PLB__PU_CUDA].v[0], 1);
 	assert_string_equal(c.nodes[0].host, "*");
 	plb__config_fini(&c);
 	assert_int_equal(plb__config_load_text("mem.ini", "[run]\nunits = x\n", 17, &c, err, sizeof err),
@@ -469,7 +471,7 @@ static void test_long_lines(void **state)
 	assert_int_equal(c.models[0].compute.n, POINTS);
 	assert_near(c.models[0].compute.x[POINTS - 1], 64.0 * POINTS, 0);
 	assert_near(c.models[0].compute.y[POINTS - 1], 0.001 * POINTS + 1e-6 * POINTS * POINTS, 1e-9);
-	assert_int_equal(c.nodes[0].nemu, NAMES);
+	assert_int_equal(c.nodes[0].pus[PLB__PU_EMU].n, NAMES);
 	assert_int_equal(c.npu, NAMES);
 	assert_string_equal(c.pus[0].name, "A.cpu_model#1");
 	assert_string_equal(c.pus[NAMES - 1].name, "A.m#200");

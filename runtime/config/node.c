@@ -1,0 +1,328 @@
+/* The [node] sections (config.h): the keys that ask for PUs, read by how
+ * their value reads (PLB__PU_KINDS), the emulated PU list built from them
+ * once the whole file is read, and which section each worker rank gets.
+ * Pure: no MPI, no devices. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/config/parse.h"
+
+#define CORES_MAX 65536
+#define INDEX_MAX 1023
+
+static const struct {
+	const char *key;
+	enum plb__pu_value value;
+} kinds[PLB__PU_NKIND] = {
+#define X(ID, cls, key, value, accepts) [PLB__PU_##ID] = {key, PLB__VALUE_##value},
+	PLB__PU_KINDS(X)
+#undef X
+};
+
+enum plb__pu_value plb__pu_kind_value(enum plb__pu_kind k)
+{
+	return kinds[k].value;
+}
+
+const char *plb__pu_kind_key(enum plb__pu_kind k)
+{
+	return kinds[k].key;
+}
+
+const char *plb__pu_keys(char *buf, size_t len, int real_only)
+{
+	int n = 0, last = -1;
+	size_t used = 0;
+
+	for (int k = 0; k < PLB__PU_NKIND; k++)
+		if (!real_only || kinds[k].value != PLB__VALUE_MODELS)
+			n++, last = k;
+	if (len)
+		buf[0] = '\0';
+	for (int k = 0, i = 0; k < PLB__PU_NKIND && used < len; k++) {
+		if (real_only && kinds[k].value == PLB__VALUE_MODELS)
+			continue;
+		int w = real_only ? snprintf(buf + used, len - used, "%s%s", i ? ", " : "", kinds[k].key)
+				  : snprintf(buf + used, len - used, "%s%s =",
+					     !i ? "" : k == last && n > 1 ? " or " : ", ", kinds[k].key);
+		if (w < 0)
+			break;
+		used += (size_t)w;
+		i++;
+	}
+	return buf;
+}
+
+int plb__node_npu(const struct plb__node *n, int real_only)
+{
+	int npu = 0;
+	for (int k = 0; k < PLB__PU_NKIND; k++)
+		if (!real_only || kinds[k].value != PLB__VALUE_MODELS)
+			npu += n->pus[k].n;
+	return npu;
+}
+
+/* CORES: all, or a core count. */
+static int set_cores(struct ctx *c, struct plb__node_pus *np, const char *key, const char *v,
+		     const char *accepts)
+{
+	double d;
+
+	if (!(np->v = malloc(sizeof *np->v)))
+		return oom(c);
+	if (!strcmp(v, "all")) {
+		np->v[np->n++] = -1;
+		return 0;
+	}
+	if (plb__cfg_parse_num(v, &d) || d != floor(d) || d < 1 || d > CORES_MAX)
+		return fail(c, c->lineno, "%s %s = %.*s: not a core count; accepted: %s",
+			    c->label, key, SHOW, v, accepts);
+	np->v[np->n++] = (int)d;
+	return 0;
+}
+
+/* INDICES: device indices, each once. */
+static int set_indices(struct ctx *c, struct plb__node_pus *np, const char *key, const char *v,
+		       const char *accepts)
+{
+	int max = plb__cfg_count_words(v);
+	char *save = NULL, *copy = strdup(v);
+
+	if (!copy || !(np->v = malloc((size_t)max * sizeof *np->v))) {
+		free(copy);
+		return oom(c);
+	}
+	for (char *tok = strtok_r(copy, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save)) {
+		double d;
+		if (plb__cfg_parse_num(tok, &d) || d != floor(d) || d < 0 || d > INDEX_MAX) {
+			fail(c, c->lineno, "%s %s: '%.*s' is not a device index; accepted: %s",
+			     c->label, key, SHOW, tok, accepts);
+			break;
+		}
+		for (int i = 0; i < np->n; i++)
+			if (np->v[i] == (int)d) {
+				fail(c, c->lineno, "%s %s: device %d is listed twice; accepted: %s",
+				     c->label, key, (int)d, accepts);
+				break;
+			}
+		if (c->rc)
+			break;
+		np->v[np->n++] = (int)d;
+	}
+	free(copy);
+	return c->rc;
+}
+
+/* MODELS: the names are kept until every [model] is known. */
+static int set_models(struct ctx *c, enum plb__pu_kind k, const char *v)
+{
+	if (c->cap_names < c->cap_nodes) {
+		size_t old = (size_t)c->cap_names * PLB__PU_NKIND, want = (size_t)c->cap_nodes * PLB__PU_NKIND;
+		char **names = realloc(c->names, want * sizeof *names);
+		if (!names)
+			return oom(c);
+		memset(names + old, 0, (want - old) * sizeof *names);
+		c->names = names;
+		c->cap_names = c->cap_nodes;
+	}
+	if (!(c->names[c->idx * PLB__PU_NKIND + k] = strdup(v)))
+		return oom(c);
+	return 0;
+}
+
+int plb__cfg_set_pus(struct ctx *c, enum plb__pu_kind k, const char *v, const char *accepts)
+{
+	struct plb__node_pus *np = &c->cfg->nodes[c->idx].pus[k];
+
+	np->line = c->lineno;
+	switch (kinds[k].value) {
+	case PLB__VALUE_CORES:
+		return set_cores(c, np, kinds[k].key, v, accepts);
+	case PLB__VALUE_INDICES:
+		return set_indices(c, np, kinds[k].key, v, accepts);
+	case PLB__VALUE_MODELS:
+		return set_models(c, k, v);
+	}
+	return fail(c, c->lineno, "%s %s: unhandled value kind", c->label, kinds[k].key);
+}
+
+static int find_model(const struct plb__config *cfg, const char *name)
+{
+	for (int i = 0; i < cfg->nmodels; i++)
+		if (!strcmp(cfg->models[i].name, name))
+			return i;
+	return -1;
+}
+
+/* Node i's key of kind k names models: their indices. */
+static int resolve_models(struct ctx *c, int i, enum plb__pu_kind k)
+{
+	struct plb__config *cfg = c->cfg;
+	struct plb__node *n = &cfg->nodes[i];
+	struct plb__node_pus *np = &n->pus[k];
+	char *text = i < c->cap_names ? c->names[i * PLB__PU_NKIND + k] : NULL, *save = NULL;
+
+	if (!text)
+		return 0;
+	if (!(np->v = malloc((size_t)plb__cfg_count_words(text) * sizeof *np->v)))
+		return oom(c);
+	for (char *tok = strtok_r(text, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save)) {
+		int m = find_model(cfg, tok);
+		if (m < 0) {
+			char list[200];
+			size_t used = 0;
+			list[0] = '\0';
+			for (int j = 0; j < cfg->nmodels && used < sizeof list; j++) {
+				int w = snprintf(list + used, sizeof list - used, "%s%s",
+						 j ? ", " : "", cfg->models[j].name);
+				if (w < 0)
+					break;
+				used += (size_t)w;
+			}
+			return fail(c, np->line, "[node %s] %s: model '%.*s' is not defined; accepted: names of [model NAME] sections (%s)",
+				    n->name, kinds[k].key, SHOW, tok, cfg->nmodels ? list : "this file has none");
+		}
+		np->v[np->n++] = m;
+		cfg->models[m].used = 1;
+	}
+	return 0;
+}
+
+/* The emulated PUs of node i, kind k, appended to cfg->pus; count[m] is
+ * how many of model m the node has so far. */
+static int add_emulated(struct ctx *c, int i, enum plb__pu_kind k, int *count)
+{
+	struct plb__config *cfg = c->cfg;
+	struct plb__node *n = &cfg->nodes[i];
+
+	for (int j = 0; j < n->pus[k].n; j++) {
+		struct plb__emu_pu *pu = &cfg->pus[cfg->npu++];
+		pu->node = i;
+		pu->model = n->pus[k].v[j];
+		int num = ++count[pu->model];
+		int w = snprintf(pu->name, sizeof pu->name, "%s.%s#%d", n->name,
+				 cfg->models[pu->model].name, num);
+		if (w < 0 || (size_t)w >= sizeof pu->name)
+			return fail(c, n->line, "[node %.*s]: PU name '%.*s.%.*s#%d' is too long; accepted: node and model names that make PU names of at most %zu characters",
+				    SHOW, n->name, SHOW, n->name, SHOW,
+				    cfg->models[pu->model].name, num, sizeof pu->name - 1);
+	}
+	return 0;
+}
+
+int plb__cfg_finish_nodes(struct ctx *c)
+{
+	struct plb__config *cfg = c->cfg;
+	int rc, npu = 0, nreal = 0;
+
+	for (int i = 0; i < cfg->nnodes; i++)
+		for (int k = 0; k < PLB__PU_NKIND; k++)
+			if (kinds[k].value == PLB__VALUE_MODELS && (rc = resolve_models(c, i, k)))
+				return rc;
+	for (int i = 0; i < cfg->nmodels; i++)
+		if (!cfg->models[i].used)
+			return fail(c, cfg->models[i].line, "[model %s]: defined but never used; accepted: models named in some node's emu list (use it or remove the section)",
+				    cfg->models[i].name);
+	for (int i = 0; i < cfg->nnodes; i++) {
+		nreal += plb__node_npu(&cfg->nodes[i], 1);
+		npu += plb__node_npu(&cfg->nodes[i], 0);
+	}
+	npu -= nreal;
+	if (!npu && !nreal) {
+		char keys[128];
+		return fail(c, 0, "no PU at all; accepted: at least one [node NAME] section with %s",
+			    plb__pu_keys(keys, sizeof keys, 0));
+	}
+	if (!npu)
+		return 0;       /* real devices only: the runtime lists them */
+	int *count = calloc((size_t)cfg->nmodels, sizeof *count);
+	if (!count || !(cfg->pus = malloc((size_t)npu * sizeof *cfg->pus))) {
+		free(count);
+		return oom(c);
+	}
+	rc = 0;
+	for (int i = 0; i < cfg->nnodes && !rc; i++) {
+		memset(count, 0, (size_t)cfg->nmodels * sizeof *count);
+		for (int k = 0; k < PLB__PU_NKIND && !rc; k++)
+			if (kinds[k].value == PLB__VALUE_MODELS)
+				rc = add_emulated(c, i, k, count);
+	}
+	free(count);
+	return rc;
+}
+
+void plb__cfg_node_fini(struct plb__node *n)
+{
+	free(n->name);
+	free(n->host);
+	for (int k = 0; k < PLB__PU_NKIND; k++)
+		free(n->pus[k].v);
+}
+
+/* Which worker rank gets which [node] section. */
+
+/* "a" matches "a" and "a.cluster" (and the other way round): MPI and the
+ * user do not always agree on the domain part. */
+static int host_match(const char *want, const char *have)
+{
+	size_t lw = strcspn(want, "."), lh = strcspn(have, ".");
+	if (!strcmp(want, have))
+		return 1;
+	if (want[lw] && have[lh])
+		return 0;       /* both fully qualified and different */
+	return lw == lh && !strncmp(want, have, lw);
+}
+
+static int is_any(const struct plb__node *n)
+{
+	return !n->host || !strcmp(n->host, "*");
+}
+
+int plb__nodes_assign(const struct plb__config *cfg, const char *const *hosts,
+		      int nworkers, int single, int *assign, char *err, size_t errlen)
+{
+	int taken[4096] = {0};
+	if (cfg->nnodes > (int)(sizeof taken / sizeof taken[0])) {
+		snprintf(err, errlen, "%s: %d [node] sections; accepted: at most %zu", cfg->path,
+			 cfg->nnodes, sizeof taken / sizeof taken[0]);
+		return PLB_ECONFIG;
+	}
+	for (int i = 0; i < nworkers; i++) {
+		assign[i] = -1;
+		for (int j = 0; j < cfg->nnodes && assign[i] < 0; j++)
+			if (!taken[j] && !is_any(&cfg->nodes[j]) && host_match(cfg->nodes[j].host, hosts[i]))
+				assign[i] = j, taken[j] = 1;
+	}
+	for (int i = 0; i < nworkers; i++)
+		for (int j = 0; j < cfg->nnodes && assign[i] < 0; j++)
+			if (!taken[j] && is_any(&cfg->nodes[j]))
+				assign[i] = j, taken[j] = 1;
+	/* A section nobody took is the likelier mistake: name it first. */
+	for (int j = 0; j < cfg->nnodes && !single; j++) {
+		const struct plb__node *n = &cfg->nodes[j];
+		if (taken[j])
+			continue;
+		if (is_any(n))
+			snprintf(err, errlen, "%s:%d: [node %s] gets no worker rank: the file has %d [node] sections for %d worker ranks; accepted: mpirun -np %d (a master and one worker per section)",
+				 cfg->path, n->line, n->name, cfg->nnodes, nworkers, cfg->nnodes + 1);
+		else
+			snprintf(err, errlen, "%s:%d: [node %s] host = %s: no worker rank runs on that host (or all there have a section already); accepted: a host that runs a worker rank (rank 1 runs on %s), or host = *",
+				 cfg->path, n->host_line ? n->host_line : n->line, n->name, n->host,
+				 nworkers ? hosts[0] : "no host");
+		return PLB_ECONFIG;
+	}
+	for (int i = 0; i < nworkers; i++) {
+		if (assign[i] < 0) {
+			if (single)
+				snprintf(err, errlen, "%s: no [node] section for this host (%s); accepted, without mpirun: a [node] with host = %s or host = *",
+					 cfg->path, hosts[i], hosts[i]);
+			else
+				snprintf(err, errlen, "%s: worker rank %d (host %s) gets no [node] section: the file has %d for %d worker ranks; accepted: a [node] with host = %s or host = *, one per worker rank",
+					 cfg->path, i + 1, hosts[i], cfg->nnodes, nworkers, hosts[i]);
+			return PLB_ECONFIG;
+		}
+	}
+	return 0;
+}

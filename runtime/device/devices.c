@@ -1,0 +1,82 @@
+/* The device classes behind the PU kinds (PLB__PU_KINDS), and what every
+ * class shares: the description a PU starts with, and timing a block for
+ * the classes that do not model their own times. */
+#include <string.h>
+
+#include "balancer/base/clock.h"
+#include "runtime/device/device.h"
+
+static const struct plb__devclass *const classes[PLB__PU_NKIND] = {
+#define X(ID, cls, key, value, accepts) [PLB__PU_##ID] = &plb__dev_##cls,
+	PLB__PU_KINDS(X)
+#undef X
+};
+
+int plb__dev_open(struct plb__dev *d, enum plb__pu_kind kind, const struct plb__dev_spec *s,
+		  char *err, size_t errlen)
+{
+	memset(d, 0, sizeof *d);
+	d->cls = classes[kind];
+	d->desc.kind = kind;
+	d->desc.model = -1;
+	d->desc.device = -1;
+	d->desc.cores = 1;
+	d->info.cls = d->cls->kernel;
+	d->info.device = -1;
+	d->info.cores = 1;
+	d->info.name = d->desc.name;
+	return d->cls->open(d, s, err, errlen);
+}
+
+int plb__dev_thread_start(struct plb__dev *d, char *err, size_t errlen)
+{
+	return d->cls->thread_start ? d->cls->thread_start(d, err, errlen) : 0;
+}
+
+void plb__dev_begin(struct plb__dev *d, const struct plb__dev_run *run)
+{
+	d->run = *run;
+	if (d->cls->begin)
+		d->cls->begin(d);
+}
+
+int plb__dev_run(struct plb__dev *d, const struct plb_kernel_class *kc, void *kstate,
+		 const struct plb_block *b, double arrive, struct plb__dev_times *t)
+{
+	if (d->cls->own_times)
+		return d->cls->run(d, kc, kstate, b, arrive, t);
+	double t0 = plb__now();
+	int rc = d->cls->run ? d->cls->run(d, kc, kstate, b, arrive, t) : kc->run(kstate, b);
+	t->exec_s = t->busy_s = plb__now() - t0;
+	t->xfer_s = 0;          /* a device's copies overlap its compute: part of exec */
+	return rc;
+}
+
+void plb__dev_close(struct plb__dev *d)
+{
+	if (d->cls && d->cls->close)
+		d->cls->close(d);
+}
+
+const struct plb_kernel_class *plb__kernel_class(const struct plb_kernel *k,
+						 enum plb_device_class c)
+{
+	switch (c) {
+#define X(ID, member) case PLB_DEV_##ID: return &k->member;
+	PLB_DEVICE_CLASSES(X)
+#undef X
+	case PLB_DEV_NCLASS:
+		break;
+	}
+	return NULL;
+}
+
+const char *plb__device_class_name(enum plb_device_class c)
+{
+	static const char *const names[] = {
+#define X(ID, member) [PLB_DEV_##ID] = #member,
+		PLB_DEVICE_CLASSES(X)
+#undef X
+	};
+	return c >= 0 && c < PLB_DEV_NCLASS ? names[c] : "?";
+}
