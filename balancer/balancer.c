@@ -12,8 +12,9 @@
 #include "balancer/internal.h"
 
 static const struct plb__policy *const policies[] = {
-	&plb__policy_hac, &plb__policy_hec, &plb__policy_hdss,
-	&plb__policy_greedy, &plb__policy_static,
+#define X(name) &plb__policy_##name,
+	PLB__POLICIES(X)
+#undef X
 };
 #define NPOLICIES (int)(sizeof policies / sizeof policies[0])
 
@@ -213,7 +214,7 @@ int plb_balancer_next(plb_balancer_t *b, int pu, double now, struct plb_grant *g
 	if (!b || pu < 0 || pu >= b->n || !g || !isfinite(now))
 		return PLB_EINVAL;
 	struct plb__pu *u = &b->pu[pu];
-	if (u->lost || u->nout >= PLB__MAX_OUT)
+	if (u->lost || u->nout >= PLB_MAX_GRANTS)
 		return PLB_ESTATE;
 	if (b->pool == 0)
 		return b->done_units == b->W ? PLB_NEXT_DONE : PLB_NEXT_WAIT;

@@ -23,6 +23,14 @@
 
 typedef struct plb_balancer plb_balancer_t;
 
+/* Grants one PU may hold at once: one block in its transfer stage and one
+ * in its compute stage ([run] pipeline = 2). plb_balancer_next refuses
+ * more; the runtime and the simulator size their records by it. */
+#define PLB_MAX_GRANTS 2
+
+/* A range [off, off + len) of the domain. */
+struct plb__range { uint64_t off, len; };
+
 enum plb_grant_kind {
 	PLB_GRANT_TRAINING,     /* a profiling block */
 	PLB_GRANT_REGULAR,      /* a block of a step or round */

@@ -11,8 +11,6 @@
 #include "balancer/model.h"
 #include "balancer/solver.h"
 
-#define PLB__MAX_OUT 4          /* outstanding grants per PU */
-
 struct plb__grant_rec {
 	uint64_t id, off, units;
 	enum plb_grant_kind kind;
@@ -23,7 +21,7 @@ struct plb__grant_rec {
 };
 
 struct plb__pu {
-	struct plb__grant_rec out[PLB__MAX_OUT];
+	struct plb__grant_rec out[PLB_MAX_GRANTS];
 	int nout;
 	int lost;
 	long blocks;            /* blocks done */
@@ -53,8 +51,6 @@ struct plb__policy {
 	/* A PU was lost (its grants are already back in the pool). */
 	void (*lost)(struct plb_balancer *b, int pu);
 };
-
-struct plb__range { uint64_t off, len; };
 
 struct plb_balancer {
 	struct plb_params p;
@@ -98,10 +94,12 @@ int plb__others_busy(const struct plb_balancer *b, int except);
  * and at least min_block. */
 double plb__first_block(const struct plb_balancer *b);
 
-extern const struct plb__policy plb__policy_hac;
-extern const struct plb__policy plb__policy_hec;
-extern const struct plb__policy plb__policy_hdss;
-extern const struct plb__policy plb__policy_greedy;
-extern const struct plb__policy plb__policy_static;
+/* The policies, one file each in policies/ defining plb__policy_NAME;
+ * adding one is its file and a word here (the order is plbsim's). */
+#define PLB__POLICIES(X) X(hac) X(hec) X(hdss) X(greedy) X(static)
+
+#define X(name) extern const struct plb__policy plb__policy_##name;
+PLB__POLICIES(X)
+#undef X
 
 #endif

@@ -13,6 +13,10 @@
 
 #include "plb_errors.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 enum plb__mm_prec { PLB__MM_F32, PLB__MM_F64 };
 
 /* Bytes of one element. */
@@ -49,5 +53,9 @@ PLB_WUR int plb__mm_cuda_set_a(struct plb__mm_cuda *m, const void *A);
 PLB_WUR int plb__mm_cuda_run(struct plb__mm_cuda *m, int64_t cols,
 			     const void *B_blk, void *C_blk);
 void plb__mm_cuda_destroy(struct plb__mm_cuda *m);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

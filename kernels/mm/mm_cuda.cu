@@ -9,9 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-extern "C" {
 #include "kernels/mm/mm.h"
-}
 
 #define NSTREAMS 2
 #define CHUNKS 4                /* chunks per block, at least */
@@ -53,7 +51,7 @@ static int cuda_fail(char *err, size_t len, const char *file, int line,
 					 __LINE__, #call, cublasGetStatusString(s_)); \
 	} while (0)
 
-extern "C" int plb__cuda_device_count(void)
+int plb__cuda_device_count(void)
 {
 	int n = 0;
 	if (cudaGetDeviceCount(&n) != cudaSuccess)
@@ -78,7 +76,7 @@ static int setup(struct plb__mm_cuda *m)
 	return 0;
 }
 
-extern "C" int plb__mm_cuda_create(int dev, enum plb__mm_prec prec, int n,
+int plb__mm_cuda_create(int dev, enum plb__mm_prec prec, int n,
 				   int64_t max_cols, struct plb__mm_cuda **out,
 				   char *err, size_t errlen)
 {
@@ -105,7 +103,7 @@ extern "C" int plb__mm_cuda_create(int dev, enum plb__mm_prec prec, int n,
 	return 0;
 }
 
-extern "C" int plb__mm_cuda_set_a(struct plb__mm_cuda *m, const void *A)
+int plb__mm_cuda_set_a(struct plb__mm_cuda *m, const void *A)
 {
 	CUDA_CHECK(m, cudaSetDevice(m->dev));
 	CUDA_CHECK(m, cudaMemcpy(m->dA, A, (size_t)m->n * m->n * m->elem,
@@ -121,7 +119,7 @@ static int drain(struct plb__mm_cuda *m, int s, void *dst, size_t bytes)
 	return 0;
 }
 
-extern "C" int plb__mm_cuda_run(struct plb__mm_cuda *m, int64_t cols,
+int plb__mm_cuda_run(struct plb__mm_cuda *m, int64_t cols,
 				const void *B_blk, void *C_blk)
 {
 	if (cols < 0 || cols > m->max_cols)
@@ -177,7 +175,7 @@ extern "C" int plb__mm_cuda_run(struct plb__mm_cuda *m, int64_t cols,
 	return 0;
 }
 
-extern "C" void plb__mm_cuda_destroy(struct plb__mm_cuda *m)
+void plb__mm_cuda_destroy(struct plb__mm_cuda *m)
 {
 	if (!m)
 		return;

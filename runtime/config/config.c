@@ -60,7 +60,7 @@ static const struct key keys[] = {
 	 "a policy name (see plbsim --help)"},
 	{S_RUN, "seed", K_U64, 0, 0, 0, 1, NULL, CFG(seed),
 	 "an integer in [0, 18446744073709551615]"},
-	{S_RUN, "pipeline", K_INT, 0, 1, 2, 1, NULL, CFG(pipeline),
+	{S_RUN, "pipeline", K_INT, 0, 1, PLB_MAX_GRANTS, 1, NULL, CFG(pipeline),
 	 "1 or 2, grants a PU may hold at once"},
 	{S_NETWORK, "latency_us", K_NUM, 0, 0, 1e9, 50, NULL, CFG(latency_us),
 	 "microseconds in [0, 1e9], one-way control message latency"},
@@ -88,6 +88,7 @@ static const struct key keys[] = {
 };
 #define NKEYS (int)(sizeof keys / sizeof keys[0])
 
+_Static_assert(PLB_MAX_GRANTS == 2, "the pipeline key's message says 1 or 2");
 _Static_assert(NKEYS <= NKEYS_MAX, "NKEYS_MAX is too small for the key table");
 
 static const char *const classes[] = {

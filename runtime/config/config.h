@@ -70,7 +70,7 @@ struct plb__config {
 	double units;           /* W (required) */
 	char policy[32];        /* default "plb-hac" */
 	uint64_t seed;          /* default 1 */
-	int pipeline;           /* grants a PU may hold, 1 or 2; default 1 */
+	int pipeline;           /* grants a PU may hold, 1 to PLB_MAX_GRANTS; default 1 */
 	/* [balancer] */
 	struct plb_params params;
 	/* [network] */

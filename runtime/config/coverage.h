@@ -9,9 +9,10 @@
 #include <stdint.h>
 
 #include "plb_errors.h"
+#include "balancer/balancer.h"
 
 struct plb__coverage {
-	struct plb__range { uint64_t off, len; } *r;
+	struct plb__range *r;
 	size_t n, cap;
 };
 

@@ -21,7 +21,6 @@
 #include "runtime/config/coverage.h"
 #include "runtime/core/rt.h"
 
-#define SLOTS 4
 #define BATCH 512               /* messages handled between two polls */
 
 struct slot {
@@ -33,7 +32,7 @@ struct mpu {
 	int peer;               /* index in p->peer */
 	int local;              /* the worker's PU index */
 	int lost, finished, parked, nout, touched;
-	struct slot s[SLOTS];
+	struct slot s[PLB_MAX_GRANTS];
 	double busy, units, best_rate, last_finish;
 	long blocks;
 };
@@ -85,11 +84,11 @@ static int dispatch(struct run *r, int i, const struct plb_grant *g)
 	if (len)
 		memcpy(plb__msg_data(msg), (const char *)r->job->in + g->offset * r->job->in_unit, len);
 	int k = 0;
-	while (k < SLOTS && u->s[k].used)
+	while (k < PLB_MAX_GRANTS && u->s[k].used)
 		k++;
-	if (k == SLOTS) {
+	if (k == PLB_MAX_GRANTS) {
 		plb__msg_free(msg);
-		return plb__fail(p, PLB_ESTATE, "more than %d grants outstanding on one PU", SLOTS);
+		return plb__fail(p, PLB_ESTATE, "more than %d grants outstanding on one PU", PLB_MAX_GRANTS);
 	}
 	plb__log(PLB__LOG_DEBUG, "master", "t=%.4f grant %llu to %s: %llu units at %llu (%s, predicted %.4f s)",
 		 r->now - r->t0, (unsigned long long)g->id, p->pu[i].name,
@@ -168,9 +167,9 @@ static int on_done(struct run *r, int peer, void *msg)
 	pe->idle_wall_s = h->d0;
 	pe->idle_cpu_s = h->d1;
 	int k = 0;
-	while (k < SLOTS && !(u->s[k].used && u->s[k].id == h->id))
+	while (k < PLB_MAX_GRANTS && !(u->s[k].used && u->s[k].id == h->id))
 		k++;
-	if (k == SLOTS || h->arg != r->gen)
+	if (k == PLB_MAX_GRANTS || h->arg != r->gen)
 		return 0;       /* from a PU already taken out (its block was granted
 				 * again), or from an earlier run */
 	struct slot sl = u->s[k];

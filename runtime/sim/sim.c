@@ -20,8 +20,6 @@ struct ev {
 	int type, pu, slot;
 };
 
-#define SLOTS 4
-
 struct job {
 	struct plb_grant g;
 	double xs, xe, cs, ce;  /* transfer start/end, compute start/end */
@@ -33,8 +31,8 @@ struct spu {
 	double xfer_free, comp_free;
 	int dead, noticed, finished, parked;
 	int nout;                       /* grants the master has outstanding on it */
-	struct job jobs[SLOTS];
-	int used[SLOTS];
+	struct job jobs[PLB_MAX_GRANTS];
+	int used[PLB_MAX_GRANTS];
 	double busy, busy_until, last_finish, units;
 	long nblocks;
 };
@@ -187,9 +185,9 @@ static void poll(struct sim *s, int pu)
 			return;
 		}
 		int slot = 0;
-		while (slot < SLOTS && p->used[slot])
+		while (slot < PLB_MAX_GRANTS && p->used[slot])
 			slot++;
-		if (slot == SLOTS) {
+		if (slot == PLB_MAX_GRANTS) {
 			fail(s, PLB_ESTATE, "too many grants on one PU");
 			return;
 		}
@@ -336,7 +334,7 @@ int plb__sim_run(const struct plb__config *cfg, const struct plb__sim_opts *o,
 		return rc;
 	}
 	s.pu = calloc((size_t)s.n, sizeof *s.pu);
-	s.outq = calloc((size_t)s.n * SLOTS + 1, sizeof *s.outq);
+	s.outq = calloc((size_t)s.n * PLB_MAX_GRANTS + 1, sizeof *s.outq);
 	res->names = calloc((size_t)s.n, sizeof *res->names);
 	res->idle = calloc((size_t)s.n, sizeof *res->idle);
 	res->units = calloc((size_t)s.n, sizeof *res->units);
