@@ -1,0 +1,439 @@
+/* Fitting F, a PU's compute-time curve (fit.h): weighted least squares
+ * (LAPACKE Householder QR) over subsets of seven basis functions of
+ * x = units / W. The subset is chosen by leave-one-out error (PRESS) with a
+ * price per term, among curves that are positive and increasing from half
+ * the smallest sampled block up to W and do not grow beyond the samples
+ * faster than within them, since the solver extrapolates up to W.
+ * Evaluating allocates nothing and costs one exp and one log at most. */
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <lapacke.h>
+
+#include "balancer/fit.h"
+
+#define NB PLB__B_COUNT
+/* Shape check points, log-spaced over [u_lo, W]. */
+#define GRID 64
+/* A unit-norm column whose distance from the span of the earlier ones
+ * (|R_jj|) is below this is collinear with them: the subset is skipped, a
+ * smaller one describes the same curve. */
+#define RANK_TOL 1e-9
+/* 1 - h_ii below this: leaving sample i out leaves the fit undetermined. */
+#define HAT_TOL 1e-8
+/* Selection (see plb__curve_fit): an extra term must cut the score by
+ * this factor; weight of the extrapolation variance at W in the score; how
+ * much steeper (log-log slope) than within the samples a curve may grow
+ * beyond them. */
+#define TERM_PENALTY 0.1
+#define EXTRAP_WEIGHT 0.2
+#define ELAST_SLACK 0.5
+
+#define BIT(b) (1u << (b))
+#define EXP_BITS (BIT(PLB__B_EXP) | BIT(PLB__B_XEXP))
+#define LN_BITS (BIT(PLB__B_LN) | BIT(PLB__B_XLN))
+
+/* All seven f_i(x) and df_i/dx. */
+static void basis(double x, double f[NB], double d[NB])
+{
+	double ex = exp(x), lx = log(x);
+
+	f[PLB__B_X] = x;
+	d[PLB__B_X] = 1;
+	f[PLB__B_X2] = x * x;
+	d[PLB__B_X2] = 2 * x;
+	f[PLB__B_X3] = x * x * x;
+	d[PLB__B_X3] = 3 * x * x;
+	f[PLB__B_EXP] = ex;
+	d[PLB__B_EXP] = ex;
+	f[PLB__B_LN] = lx;
+	d[PLB__B_LN] = 1 / x;
+	f[PLB__B_XEXP] = x * ex;
+	d[PLB__B_XEXP] = (1 + x) * ex;
+	f[PLB__B_XLN] = x * lx;
+	d[PLB__B_XLN] = lx + 1;
+}
+
+/* Coefficients outside the mask are 0, so one expression serves every
+ * subset; exp and log only when needed. */
+double plb__curve_eval_d(const struct plb__curve *c, double units, double *dfdu)
+{
+	const double *a = c->coef;
+	double x = units / c->scale;
+	double ex = 0, lx = 0;
+
+	if (!(x >= DBL_MIN))
+		x = DBL_MIN;    /* keeps ln finite; callers stay above u_lo */
+	if (c->mask & EXP_BITS)
+		ex = exp(x);
+	if (c->mask & LN_BITS)
+		lx = log(x);
+	double f = x * (a[PLB__B_X] + x * (a[PLB__B_X2] + x * a[PLB__B_X3])) +
+		   ex * (a[PLB__B_EXP] + x * a[PLB__B_XEXP]) +
+		   lx * (a[PLB__B_LN] + x * a[PLB__B_XLN]);
+	if (dfdu) {
+		double d = a[PLB__B_X] +
+			   x * (2 * a[PLB__B_X2] + 3 * x * a[PLB__B_X3]) +
+			   ex * (a[PLB__B_EXP] + (1 + x) * a[PLB__B_XEXP]) +
+			   (c->mask & BIT(PLB__B_LN) ? a[PLB__B_LN] / x : 0) +
+			   a[PLB__B_XLN] * (lx + 1);
+		*dfdu = d / c->scale;
+	}
+	return f;
+}
+
+double plb__curve_eval(const struct plb__curve *c, double units)
+{
+	return plb__curve_eval_d(c, units, NULL);
+}
+
+double plb__curve_deriv(const struct plb__curve *c, double units)
+{
+	double d;
+
+	plb__curve_eval_d(c, units, &d);
+	return d;
+}
+
+static int popcount(unsigned v)
+{
+	int k = 0;
+
+	for (; v; v &= v - 1)
+		k++;
+	return k;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Block sizes closer than this factor count as one: a slope taken over a
+ * few percent of size under a few percent of noise is noise (training
+ * gives a slow PU 2 x_init R ~ x_init when R ~ 1/2). */
+#define DISTINCT 1.2
+
+/* Distinct sizes among v (n of them; sorted in place): clusters whose
+ * neighbours lie within DISTINCT of each other count once. */
+static int count_distinct(double *v, int n)
+{
+	int nd = 1;
+	double base;
+
+	qsort(v, (size_t)n, sizeof *v, cmp_double);
+	base = v[0];
+	for (int i = 1; i < n; i++)
+		if (v[i] > base * DISTINCT) {
+			nd++;
+			base = v[i];
+		}
+	return nd;
+}
+
+/* The fallback, always increasing: F = c x, c = sum w t / sum w x. */
+static void fit_proportional(struct plb__curve *c, const double *x,
+			     const double *t, const double *w, int n)
+{
+	double st = 0, sx = 0;
+
+	for (int i = 0; i < n; i++) {
+		double wi = w ? w[i] : 1;
+		st += wi * t[i];
+		sx += wi * x[i];
+	}
+	c->mask = BIT(PLB__B_X);
+	c->coef[PLB__B_X] = sx > 0 ? st / sx : 0;
+}
+
+/* Where a candidate curve is checked: GRID points log-spaced from u_lo to
+ * W, and the smallest and largest samples (basis values and derivatives). */
+struct grid {
+	double x[GRID], v[GRID][NB], d[GRID][NB];
+	double xs[2], vs[2][NB], ds[2][NB];
+};
+
+/* F and x F'/F (elasticity: the log-log slope) from basis values. */
+static double fe(const double *coef, unsigned mask, const double *v,
+		 const double *d, double x, double *el)
+{
+	double f = 0, df = 0;
+
+	for (int j = 0; j < NB; j++) {
+		if (!(mask & BIT(j)))
+			continue;
+		f += coef[j] * v[j];
+		df += coef[j] * d[j];
+	}
+	*el = x * df / f;
+	return f;
+}
+
+/* A usable curve is positive and increasing on the grid, and beyond the
+ * largest sample its log-log slope stays below max(1, the steepest within
+ * the samples) + ELAST_SLACK: growth the samples do not show must not
+ * decide how much data the solver gives (a spurious x^3 or x e^x term
+ * barely visible in the samples can grow 100-fold up to W). */
+static int shape_ok(const double *coef, unsigned mask, const struct grid *gr)
+{
+	double f, e, prev = 0, el[GRID], emax = 1;
+
+	for (int s = 0; s < 2; s++) {
+		if (!(fe(coef, mask, gr->vs[s], gr->ds[s], gr->xs[s], &e) > 0))
+			return 0;
+		emax = fmax(emax, e);
+	}
+	for (int g = 0; g < GRID; g++) {
+		f = fe(coef, mask, gr->v[g], gr->d[g], gr->x[g], &el[g]);
+		if (!(f > 0) || !(el[g] > 0) || !isfinite(f) || f < prev)
+			return 0;
+		if (gr->x[g] >= gr->xs[0] && gr->x[g] <= gr->xs[1])
+			emax = fmax(emax, el[g]);
+		prev = f;
+	}
+	for (int g = 0; g < GRID; g++)
+		if (gr->x[g] > gr->xs[1] && el[g] > emax + ELAST_SLACK)
+			return 0;
+	return 1;
+}
+
+/* Workspace of one fit, carved from one allocation. */
+struct fitws {
+	double *x, *sw, *b, *col[NB], *q, *srt;
+	struct grid gr;
+};
+
+/* Least squares on the columns in mask, scored by how well it predicts:
+ * PRESS / |b|^2 (the leave-one-out error, relative) plus the squared
+ * relative standard error of F at the top of the range, top (the
+ * normalised basis at W), where the solver extrapolates: a term that the
+ * samples barely determine must not decide the curve far beyond them.
+ * Returns 0 and fills coef (per basis function of x) and *score, or -1 if
+ * the subset is rank deficient or (if loo) a sample's leave-one-out
+ * prediction is undefined. */
+static int fit_subset(const struct fitws *ws, const double *norm,
+		      const double *top, double bsq, int n, unsigned mask,
+		      int loo, double coef[NB], double *score)
+{
+	int idx[NB], k = 0;
+	double tau[NB + 1], work[NB + 1], c[NB], R[NB][NB];
+
+	for (int j = 0; j < NB; j++)
+		if (mask & BIT(j))
+			idx[k++] = j;
+	/* QR of [A_S | b]: Householder leaves the first k columns' factors as
+	 * for A_S alone, and the last column's top k entries are Q^T b. */
+	for (int j = 0; j < k; j++)
+		memcpy(ws->q + (size_t)j * n, ws->col[idx[j]],
+		       (size_t)n * sizeof(double));
+	memcpy(ws->q + (size_t)k * n, ws->b, (size_t)n * sizeof(double));
+	if (LAPACKE_dgeqr2_work(LAPACK_COL_MAJOR, n, k + 1, ws->q, n, tau,
+				work) != 0)
+		return -1;
+	for (int j = 0; j < k; j++) {
+		for (int i = 0; i <= j; i++)
+			R[i][j] = ws->q[i + (size_t)j * n];
+		if (!(fabs(R[j][j]) > RANK_TOL))
+			return -1;
+	}
+	for (int j = k - 1; j >= 0; j--) {
+		double s = ws->q[j + (size_t)k * n];
+		for (int l = j + 1; l < k; l++)
+			s -= R[j][l] * c[l];
+		c[j] = s / R[j][j];
+	}
+	/* h_ii = |R^-T a_i|^2; the leave-one-out residual is r_i / (1 - h_ii). */
+	double press = 0, rss = 0;
+	for (int i = 0; i < n; i++) {
+		double z[NB], h = 0, r = ws->b[i];
+		for (int j = 0; j < k; j++) {
+			double a = ws->col[idx[j]][i], s = a;
+			for (int l = 0; l < j; l++)
+				s -= R[l][j] * z[l];
+			z[j] = s / R[j][j];
+			h += z[j] * z[j];
+			r -= a * c[j];
+		}
+		if (!(1 - h > HAT_TOL)) {
+			if (loo)
+				return -1;
+			h = 0;
+		}
+		rss += r * r;
+		r /= 1 - h;
+		press += r * r;
+	}
+	/* Var F(W) = sigma^2 |R^-T a(W)|^2, sigma^2 = rss / (n - k). */
+	double z[NB], zz = 0, ftop = 0;
+	for (int j = 0; j < k; j++) {
+		double s = top[idx[j]];
+		for (int l = 0; l < j; l++)
+			s -= R[l][j] * z[l];
+		z[j] = s / R[j][j];
+		zz += z[j] * z[j];
+		ftop += top[idx[j]] * c[j];
+	}
+	double se2 = n > k ? rss / (n - k) * zz / (ftop * ftop) : 0;
+	*score = press / bsq + EXTRAP_WEIGHT * se2;
+	if (!(ftop > 0) || !isfinite(*score))
+		return -1;
+	memset(coef, 0, NB * sizeof(double));
+	for (int j = 0; j < k; j++)
+		coef[idx[j]] = c[j] / norm[idx[j]];
+	return 0;
+}
+
+/* The selection rule. Candidates: every subset of 1..min(max_terms,
+ * distinct sizes - 1) basis functions whose design has full rank, whose
+ * leave-one-out predictions all exist, and whose curve passes shape_ok.
+ * The lowest (PRESS / |b|^2 + EXTRAP_WEIGHT * relvar F(W)) * 1.1^terms
+ * wins. No candidate (or one distinct size): F = c x. Why not plain
+ * PRESS with a 2% tie: on 32 samples with 5% noise it gave a line 2 or 3
+ * terms 3 times in 10, and some fits were 1000-fold off at W. */
+int plb__curve_fit(struct plb__curve *c, double scale, const double *units,
+		   const double *t, const double *w, int n, int max_terms)
+{
+	if (!c || !units || !t || n < 1 || !(scale > 0) || !isfinite(scale))
+		return PLB_EINVAL;
+	double wsum = 0, umin = INFINITY, umax = 0;
+	for (int i = 0; i < n; i++) {
+		if (!(units[i] > 0) || !isfinite(units[i]) || !(t[i] >= 0) ||
+		    !isfinite(t[i]))
+			return PLB_EINVAL;
+		if (w && (!(w[i] >= 0) || !isfinite(w[i])))
+			return PLB_EINVAL;
+		wsum += w ? w[i] : 1;
+		umin = fmin(umin, units[i]);
+		umax = fmax(umax, units[i]);
+	}
+	if (!(wsum > 0))
+		return PLB_EINVAL;
+	if (max_terms < 1)
+		max_terms = 1;
+	if (max_terms > NB)
+		max_terms = NB;
+
+	struct fitws ws;
+	double *mem = malloc((size_t)n * (4 + 2 * NB + 1) * sizeof(double));
+	if (!mem)
+		return PLB_ENOMEM;
+	ws.x = mem;
+	ws.sw = ws.x + n;
+	ws.b = ws.sw + n;
+	ws.srt = ws.b + n;
+	for (int j = 0; j < NB; j++)
+		ws.col[j] = ws.srt + n + (size_t)j * n;
+	ws.q = ws.col[NB - 1] + n;      /* n x (NB + 1) */
+
+	memset(c, 0, sizeof *c);
+	c->scale = scale;
+	for (int i = 0; i < n; i++) {
+		ws.x[i] = units[i] / scale;
+		ws.srt[i] = ws.x[i];
+	}
+	int kmax = count_distinct(ws.srt, n) - 1;
+	if (kmax > max_terms)
+		kmax = max_terms;
+	if (kmax < 1) {
+		/* One block size says nothing about shape: proportional. */
+		fit_proportional(c, ws.x, t, w, n);
+		free(mem);
+		return 0;
+	}
+
+	/* sqrt(w)-scaled design with unit-norm columns (conditioning); a
+	 * column that is zero or overflows (ln 1, e^x of huge x) is unusable. */
+	double norm[NB];
+	unsigned bad = 0;
+	for (int i = 0; i < n; i++) {
+		double f[NB], d[NB];
+		ws.sw[i] = w ? sqrt(w[i]) : 1;
+		ws.b[i] = ws.sw[i] * t[i];
+		basis(ws.x[i], f, d);
+		for (int j = 0; j < NB; j++)
+			ws.col[j][i] = ws.sw[i] * f[j];
+	}
+	for (int j = 0; j < NB; j++) {
+		double s = 0;
+		for (int i = 0; i < n; i++)
+			s += ws.col[j][i] * ws.col[j][i];
+		norm[j] = sqrt(s);
+		if (!(norm[j] > 0) || !isfinite(norm[j])) {
+			bad |= BIT(j);
+			continue;
+		}
+		for (int i = 0; i < n; i++)
+			ws.col[j][i] /= norm[j];
+	}
+
+	/* The curve must hold from half the smallest block (below, E is held
+	 * flat) to W, where the solver may extrapolate. */
+	struct grid *gr = &ws.gr;
+	double glo = umin / 2 / scale, ghi = fmax(scale, umax) / scale;
+	for (int g = 0; g < GRID; g++) {
+		double x = g == GRID - 1 ? ghi
+			   : glo * pow(ghi / glo, (double)g / (GRID - 1));
+		gr->x[g] = x;
+		basis(x, gr->v[g], gr->d[g]);
+	}
+	gr->xs[0] = umin / scale;
+	gr->xs[1] = umax / scale;
+	for (int s = 0; s < 2; s++)
+		basis(gr->xs[s], gr->vs[s], gr->ds[s]);
+
+	double top[NB], bsq = 0;
+	for (int j = 0; j < NB; j++)
+		top[j] = bad & BIT(j) ? 0 : gr->v[GRID - 1][j] / norm[j];
+	for (int i = 0; i < n; i++)
+		bsq += ws.b[i] * ws.b[i];
+	if (!(bsq > 0))
+		bsq = 1;
+
+	/* The lowest score, with a factor (1 + TERM_PENALTY) per term so that
+	 * an extra term must buy a real gain; the floor makes rounding-level
+	 * scores (exact data) tie, and then the fewest terms win. */
+	double best = INFINITY, best_c[NB];
+	unsigned pick = 0;
+	for (unsigned mask = 1; mask < BIT(NB); mask++) {
+		int k = popcount(mask);
+		double coef[NB], sc;
+		if (k > kmax || (mask & bad))
+			continue;
+		if (fit_subset(&ws, norm, top, bsq, n, mask, 1, coef, &sc) != 0)
+			continue;
+		sc = (sc + 1e-20) * pow(1 + TERM_PENALTY, k);
+		/* the shape check costs most: only for a new best */
+		if (sc < best && shape_ok(coef, mask, gr)) {
+			best = sc;
+			pick = mask;
+			memcpy(best_c, coef, sizeof coef);
+		}
+	}
+	/* Two sizes (the training blocks): one term cannot follow a fixed
+	 * cost plus a rate (a GPU's time rises 1.2-fold from x_init to 2
+	 * x_init, which neither x nor e^x matches), so latency + rate, ~ a e^x
+	 * + b x, goes through both when a, b >= 0; cross-validation has
+	 * nothing to judge it by. */
+	unsigned lin = BIT(PLB__B_EXP) | BIT(PLB__B_X);
+	double coef[NB], sc;
+	if (kmax == 1 && max_terms >= 2 && !(bad & lin) &&
+	    fit_subset(&ws, norm, top, bsq, n, lin, 0, coef, &sc) == 0 &&
+	    coef[PLB__B_EXP] >= 0 && coef[PLB__B_X] >= 0 &&
+	    shape_ok(coef, lin, gr)) {
+		pick = lin;
+		memcpy(best_c, coef, sizeof coef);
+	}
+	if (pick) {
+		c->mask = pick;
+		memcpy(c->coef, best_c, sizeof c->coef);
+	} else {
+		fit_proportional(c, ws.x, t, w, n);
+	}
+	free(mem);
+	return 0;
+}
+
