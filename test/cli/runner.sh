@@ -1,0 +1,66 @@
+# test/run.sh, the runner itself, on fake cmocka programs: every kind of
+# result counts as it should, a crash or a missing plan fails, a build
+# with no test programs fails, and the closing line is always there.
+. test/cli/lib.bash
+cat >"$TMP/fake.c" <<'C'
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <cmocka.h>
+static void good(void **s) { (void)s; }
+static void bad(void **s) { (void)s; if (getenv("BAD")) fail_msg("bad"); }
+static void skipped(void **s) { (void)s; printf("skipped: no such device here\n"); skip(); }
+static void crash(void **s) { (void)s; if (getenv("CRASH")) abort(); }
+int main(void)
+{
+	if (getenv("NOPLAN"))
+		return 0;
+	const struct CMUnitTest t[] = {cmocka_unit_test(good), cmocka_unit_test(bad),
+				       cmocka_unit_test(skipped), cmocka_unit_test(crash),
+				       cmocka_unit_test(good)};
+	return cmocka_run_group_tests(t, NULL, NULL);
+}
+C
+mkdir -p "$TMP/b/test" "$TMP/cli" "$TMP/empty/test"
+check "fake test compiles" cc -o "$TMP/b/test/test_fake" "$TMP/fake.c" -lcmocka
+printf 'exit 0\n' >"$TMP/cli/pass.sh"
+printf 'echo not here; exit 77\n' >"$TMP/cli/skip.sh"
+
+run() {         # run ENV...: the runner on the fakes; output in $TMP/r, status in $rc
+	env "$@" BUILD="$TMP/b" TEST_CLI="$TMP/cli" bash test/run.sh >"$TMP/r" 2>&1; rc=$?
+}
+last() { tail -n 1 "$TMP/r"; }
+
+run
+check "all good: exit 0 (got $rc)" [ "$rc" -eq 0 ]
+check "all good: counts (got $(last))" [ "$(last)" = "5 passed, 0 failed, 2 skipped" ]
+check "a skip's reason is shown" grep -q "skipped: no such device here" "$TMP/r"
+
+run BAD=1
+check "a failure: exit 1 (got $rc)" [ "$rc" -eq 1 ]
+check "a failure: counts (got $(last))" [ "$(last)" = "4 passed, 1 failed, 2 skipped" ]
+check "a failure: names the program" grep -q "^failed: test_fake" "$TMP/r"
+
+run CRASH=1
+check "a crash: exit 1 (got $rc)" [ "$rc" -eq 1 ]
+check "a crash: missing results fail (got $(last))" [ "$(last)" = "3 passed, 2 failed, 2 skipped" ]
+check "a crash: says so" grep -q "test_fake: .*(3 of 5 results" "$TMP/r"
+
+run NOPLAN=1
+check "no plan: exit 1 (got $rc)" [ "$rc" -eq 1 ]
+check "no plan: fails (got $(last))" [ "$(last)" = "1 passed, 1 failed, 1 skipped" ]
+
+printf 'exit 3\n' >"$TMP/cli/broken.sh"
+run
+check "a failing script: exit 1 (got $rc)" [ "$rc" -eq 1 ]
+check "a failing script: counts (got $(last))" [ "$(last)" = "5 passed, 1 failed, 2 skipped" ]
+rm "$TMP/cli/broken.sh"
+
+BUILD="$TMP/empty" TEST_CLI="$TMP/cli" bash test/run.sh >"$TMP/r" 2>&1; rc=$?
+check "nothing built: exit 1 (got $rc)" [ "$rc" -eq 1 ]
+check "nothing built: says so" grep -q "no test programs in $TMP/empty/test" "$TMP/r"
+check "nothing built: closing line (got $(last))" [ "$(last)" = "1 passed, 1 failed, 1 skipped" ]
+finish
