@@ -1,0 +1,39 @@
+# The layers (docs/ARCHITECTURE.md) hold: every source file of balancer/
+# and runtime/ is in a layer folder (make layers lists them, lowest
+# first), and includes only headers of its own layer, lower layers and
+# include/; kernels/NAME includes only include/, balancer/base and its own
+# folder; mpi.h is in the MPI transport alone, CUDA headers in the cuda
+# device class and kernels' .cu files alone; the balancer uses none of
+# the runtime's libraries; git tracks no build output (test/cli/layers.py
+# has the rules). The checker is also shown to catch each kind of break.
+. test/cli/lib.bash
+layers=$(make -s --no-print-directory layers)
+check "make layers lists the layers (got '$layers')" [ "$(wc -w <<<"$layers")" -ge 5 ]
+# shellcheck disable=SC2086
+python3 test/cli/layers.py $layers >"$TMP/out" 2>&1; rc=$?
+cat "$TMP/out"
+check "layers hold" [ "$rc" -eq 0 ]
+
+# A scratch repository with one break of each kind.
+here=$PWD
+mkdir -p "$TMP/r/runtime/config" "$TMP/r/runtime/core" "$TMP/r/balancer" "$TMP/r/kernels/k" \
+	"$TMP/r/runtime/stray" "$TMP/r/build"
+cd "$TMP/r" || exit 1
+git init -q .
+printf '#include "runtime/core/rt.h"\n' >runtime/config/up.c
+printf '#include <mpi.h>\n' >runtime/core/mpi_elsewhere.c
+printf '#include <cuda_runtime.h>\n' >runtime/core/cuda_elsewhere.c
+printf '#include <hwloc.h>\n' >balancer/uses_hwloc.c
+printf '#include "runtime/config/config.h"\n' >kernels/k/k.c
+printf 'int x;\n' >runtime/stray/s.c
+printf 'x\n' >build/out.o
+git add -A
+out=$(python3 "$here/test/cli/layers.py" balancer runtime/config runtime/core 2>&1); rc=$?
+cd "$here" || exit 1
+check "breaks: exit 1 (got $rc)" [ "$rc" -eq 1 ]
+for what in "runtime/config/up.c: .*above" "runtime/core/mpi_elsewhere.c: .*mpi.h" \
+	    "runtime/core/cuda_elsewhere.c: .*CUDA" "balancer/uses_hwloc.c: .*the balancer" \
+	    "kernels/k/k.c: .*a kernel sees" "runtime/stray/s.c: not in a layer" "build/out.o: a build output"; do
+	check "caught: $what (got: $out)" grep -q "$what" <<<"$out"
+done
+finish
