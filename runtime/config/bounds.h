@@ -1,5 +1,5 @@
 /* Lower bound T_lb and single-round optimum T_eq of a run from the PUs' true
- * curves (emulated device models), as DESIGN.md defines them:
+ * curves (emulated device models), as docs/DESIGN.md defines them:
  *  - T_lb: in a time T a PU runs at most r_p(T_eff) T_eff units, where T_eff
  *    is its base-speed working time up to T (speed changes scale it, a
  *    failure ends it) and r_p(t) = max over block sizes b with E_p(b) <= t of

@@ -1,4 +1,4 @@
-/* The figures every run reports (DESIGN.md, "Measuring balance"), as a text
+/* The figures every run reports (docs/DESIGN.md, "Measuring balance"), as a text
  * table and as one JSON object, the same for plbsim and the runtime. */
 #ifndef PLB_REPORT_H
 #define PLB_REPORT_H

@@ -1,4 +1,4 @@
-/* Unit tests of the per-PU performance model (balancer/model.c): the fit
+/* Unit tests of the per-PU performance model (balancer/model.c, fit.c): the fit
  * recovers known curves without over-fitting, stays increasing where the
  * solver uses it, the transfer line stays non-negative, the inverse is
  * exact, speed changes are caught from one sample, the window forgets, and
