@@ -134,19 +134,14 @@ ifeq ($(HAVE_CUDA),1)
 $(BUILD)/runtime/device/cuda.o: CFLAGS += -I$(CUDA_INCDIR)
 endif
 
-define layer_rule
-$(call layer_lib,$1): $(call obj,$(call layer_src,$1))
+# archive_rule LIB, SOURCES: LIB holds exactly the objects of SOURCES.
+define archive_rule
+$1: $(call obj,$2)
 	@mkdir -p $$(@D)
 	$$(Q)rm -f $$@ && $$(AR) rcs $$@ $$^
 endef
-$(foreach l,$(LAYERS),$(eval $(call layer_rule,$l)))
-
-define kern_rule
-$(call kern_lib,$1): $(call obj,$(call kern_src,$1))
-	@mkdir -p $$(@D)
-	$$(Q)rm -f $$@ && $$(AR) rcs $$@ $$^
-endef
-$(foreach k,$(KERNELS),$(eval $(call kern_rule,$k)))
+$(foreach l,$(LAYERS),$(eval $(call archive_rule,$(call layer_lib,$l),$(call layer_src,$l))))
+$(foreach k,$(KERNELS),$(if $(call kern_lib,$k),$(eval $(call archive_rule,$(call kern_lib,$k),$(call kern_src,$k)))))
 
 define app_rule
 $(BUILD)/plb-$1: $(call obj,$(wildcard apps/$1/*.c)) $(call kern_lib,$1) $(call layer_libs,$(RUN_LAYERS))

@@ -14,6 +14,7 @@
 
 #include "balancer/base/clock.h"
 #include "balancer/solver.h"
+#include "test/unit/test_util.h"
 
 #define NINST 4		/* instances per size, solved in turn */
 
@@ -41,10 +42,7 @@ static uint64_t rng = 0x9e3779b97f4a7c15ull;
 
 static double urand(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return (double)(rng >> 11) / 9007199254740992.0;
+	return test_urand(&rng);
 }
 
 struct inst {

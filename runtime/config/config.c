@@ -430,77 +430,58 @@ static int open_single(struct ctx *c, enum sect s, int *line, const char *name)
 	return 0;
 }
 
-void *plb__cfg_open_named(struct ctx *c, const char *kind, const char *s, size_t len,
-			  void *arr, int *n, int *cap, size_t size, size_t name_off,
-			  size_t line_off)
+/* arr (n elements of `size` bytes in use, *cap allocated) with room for
+ * one more: moved by realloc, or NULL (arr unchanged) when out of memory. */
+static void *room_for_one(void *arr, int n, int *cap, size_t size)
 {
-	if (!len) {
-		fail(c, c->lineno, "[%s]: missing name; accepted: [%s NAME]", kind, kind);
-		return NULL;
-	}
+	if (n < *cap)
+		return arr;
+	int ncap = *cap ? 2 * *cap : 8;
+	void *na = realloc(arr, (size_t)ncap * size);
+	if (na)
+		*cap = ncap;
+	return na;
+}
+
+/* [node NAME] or [model NAME], NAME = s[0, len) already trimmed: checks
+ * NAME, refuses one already used, and appends a node, or a model with its
+ * defaults. */
+static int open_named(struct ctx *c, enum sect sect, const char *s, size_t len)
+{
+	struct plb__config *cfg = c->cfg;
+	int node = sect == S_NODE, n = node ? cfg->nnodes : cfg->nmodels;
+	const char *kind = node ? "node" : "model";
+
+	if (!len)
+		return fail(c, c->lineno, "[%s]: missing name; accepted: [%s NAME]", kind, kind);
 	for (size_t i = 0; i < len; i++)
-		if (isspace((unsigned char)s[i])) {
-			fail(c, c->lineno, "[%s %.*s]: name contains a space; accepted: [%s NAME], NAME without spaces",
-			     kind, (int)(len > SHOW ? SHOW : len), s, kind);
-			return NULL;
-		}
-	for (int i = 0; i < *n; i++) {
-		char *el = (char *)arr + (size_t)i * size;
-		const char *name = *(char **)(el + name_off);
-		if (strlen(name) == len && !memcmp(name, s, len)) {
-			fail(c, c->lineno, "[%s %s]: duplicate %s (first on line %d); accepted: one [%s NAME] per NAME",
-			     kind, name, kind, *(int *)(el + line_off), kind);
-			return NULL;
-		}
+		if (isspace((unsigned char)s[i]))
+			return fail(c, c->lineno, "[%s %.*s]: name contains a space; accepted: [%s NAME], NAME without spaces",
+				    kind, (int)(len > SHOW ? SHOW : len), s, kind);
+	for (int i = 0; i < n; i++) {
+		const char *name = node ? cfg->nodes[i].name : cfg->models[i].name;
+		if (strlen(name) == len && !memcmp(name, s, len))
+			return fail(c, c->lineno, "[%s %s]: duplicate %s (first on line %d); accepted: one [%s NAME] per NAME",
+				    kind, name, kind, node ? cfg->nodes[i].line : cfg->models[i].line, kind);
 	}
 	char *name = strndup(s, len);
-	if (name && *n == *cap) {
-		int ncap = *cap ? 2 * *cap : 8;
-		void *na = realloc(arr, (size_t)ncap * size);
-		if (na) {
-			arr = na;
-			*cap = ncap;
-		} else {
-			free(name);
-			name = NULL;
-		}
+	void *arr = !name ? NULL : node ? room_for_one(cfg->nodes, n, &c->cap_nodes, sizeof *cfg->nodes)
+				     : room_for_one(cfg->models, n, &c->cap_models, sizeof *cfg->models);
+	if (!arr) {
+		free(name);
+		return oom(c);
 	}
-	if (!name) {
-		oom(c);
-		return NULL;
+	c->idx = n;
+	if (node) {
+		cfg->nodes = arr;
+		cfg->nodes[cfg->nnodes++] = (struct plb__node){.name = name, .line = c->lineno};
+	} else {
+		cfg->models = arr;
+		cfg->models[cfg->nmodels++] = (struct plb__devmodel){.name = name, .line = c->lineno};
+		apply_defaults(S_MODEL, &cfg->models[n]);
 	}
-	char *el = (char *)arr + (size_t)(*n)++ * size;
-	memset(el, 0, size);
-	*(char **)(el + name_off) = name;
-	*(int *)(el + line_off) = c->lineno;
+	c->sect = sect;
 	snprintf(c->label, sizeof c->label, "[%s %s]", kind, name);
-	return arr;
-}
-
-static int open_node(struct ctx *c, const char *s, size_t len)
-{
-	struct plb__config *cfg = c->cfg;
-	void *a = plb__cfg_open_named(c, "node", s, len, cfg->nodes, &cfg->nnodes, &c->cap_nodes,
-				      sizeof *cfg->nodes, NODE(name), NODE(line));
-	if (!a)
-		return c->rc;
-	cfg->nodes = a;
-	c->idx = cfg->nnodes - 1;
-	c->sect = S_NODE;
-	return 0;
-}
-
-static int open_model(struct ctx *c, const char *s, size_t len)
-{
-	struct plb__config *cfg = c->cfg;
-	void *a = plb__cfg_open_named(c, "model", s, len, cfg->models, &cfg->nmodels, &c->cap_models,
-				      sizeof *cfg->models, MODEL(name), MODEL(line));
-	if (!a)
-		return c->rc;
-	cfg->models = a;
-	c->idx = cfg->nmodels - 1;
-	c->sect = S_MODEL;
-	apply_defaults(S_MODEL, &cfg->models[c->idx]);
 	return 0;
 }
 
@@ -538,9 +519,9 @@ static int open_section(struct ctx *c, const char *s, size_t len)
 	if (len == 7 && !memcmp(s, "network", 7))
 		return open_single(c, S_NETWORK, &c->net_line, "network");
 	if (starts_word(s, len, "node", &rest))
-		return open_node(c, s + rest, len - rest);
+		return open_named(c, S_NODE, s + rest, len - rest);
 	if (starts_word(s, len, "model", &rest))
-		return open_model(c, s + rest, len - rest);
+		return open_named(c, S_MODEL, s + rest, len - rest);
 	return fail(c, c->lineno, "[%.*s]: unknown section; accepted: " SECTIONS_ACCEPTED,
 		    (int)(len > SHOW ? SHOW : len), s);
 }

@@ -151,24 +151,11 @@ static int number_in(const char *s, size_t len, double *v)
 /* Token shown in messages: long enough to recognise, short enough to read. */
 #define TOK(s, len) (int)((len) > 40 ? 40 : (len)), (s)
 
+/* The c->n points of a table, s at the first one. */
 static int parse_table(struct plb__curve_spec *c, const char *s,
 		       char *err, size_t errlen)
 {
-	int n = count_tokens(s);
-
-	if (n == 0) {
-		snprintf(err, errlen, "empty table; accepted: " TABLE_ACCEPTS);
-		return PLB_EINVAL;
-	}
-	c->x = malloc(n * sizeof *c->x);
-	c->y = malloc(n * sizeof *c->y);
-	if (!c->x || !c->y) {
-		snprintf(err, errlen, "out of memory");
-		return PLB_ENOMEM;
-	}
-	c->n = n;
-	s = skip_space(s);
-	for (int i = 0; i < n; i++, s = skip_space(s + token_len(s))) {
+	for (int i = 0; i < c->n; i++, s = skip_space(s + token_len(s))) {
 		size_t len = token_len(s);
 		const char *colon = memchr(s, ':', len);
 		if (!colon || number_in(s, colon - s, &c->x[i]) ||
@@ -199,23 +186,11 @@ static int parse_table(struct plb__curve_spec *c, const char *s,
 	return 0;
 }
 
+/* The c->n coefficients of a polynomial, s at the first one. */
 static int parse_poly(struct plb__curve_spec *c, const char *s,
 		      char *err, size_t errlen)
 {
-	int n = count_tokens(s);
-
-	if (n == 0) {
-		snprintf(err, errlen, "poly has no coefficient; accepted: " POLY_ACCEPTS);
-		return PLB_EINVAL;
-	}
-	c->c = malloc(n * sizeof *c->c);
-	if (!c->c) {
-		snprintf(err, errlen, "out of memory");
-		return PLB_ENOMEM;
-	}
-	c->n = n;
-	s = skip_space(s);
-	for (int i = 0; i < n; i++, s = skip_space(s + token_len(s))) {
+	for (int i = 0; i < c->n; i++, s = skip_space(s + token_len(s))) {
 		size_t len = token_len(s);
 		if (number_in(s, len, &c->c[i])) {
 			snprintf(err, errlen, "coefficient %d '%.*s' is not a number; accepted: "
@@ -231,19 +206,34 @@ int plb__curve_spec_parse(struct plb__curve_spec *c, const char *text,
 {
 	const char *s = skip_space(text);
 	size_t len = token_len(s);
-	int rc;
+	int table = len == 5 && !memcmp(s, "table", 5), rc;
 
 	memset(c, 0, sizeof *c);
-	if (len == 5 && !memcmp(s, "table", 5)) {
-		c->kind = PLB__CURVE_TABLE;
-		rc = parse_table(c, s + len, err, errlen);
-	} else if (len == 4 && !memcmp(s, "poly", 4)) {
-		c->kind = PLB__CURVE_POLY;
-		rc = parse_poly(c, s + len, err, errlen);
-	} else {
+	if (!table && !(len == 4 && !memcmp(s, "poly", 4))) {
 		snprintf(err, errlen, "'%.*s' is not a curve kind; accepted: "
 			 TABLE_ACCEPTS " or " POLY_ACCEPTS, TOK(s, len));
 		return PLB_EINVAL;
+	}
+	s += len;
+	c->n = count_tokens(s);
+	if (c->n == 0) {
+		snprintf(err, errlen, table ? "empty table; accepted: " TABLE_ACCEPTS
+					    : "poly has no coefficient; accepted: " POLY_ACCEPTS);
+		return PLB_EINVAL;
+	}
+	c->kind = table ? PLB__CURVE_TABLE : PLB__CURVE_POLY;
+	if (table) {
+		c->x = malloc((size_t)c->n * sizeof *c->x);
+		c->y = malloc((size_t)c->n * sizeof *c->y);
+	} else {
+		c->c = malloc((size_t)c->n * sizeof *c->c);
+	}
+	if (table ? !c->x || !c->y : !c->c) {
+		snprintf(err, errlen, "out of memory");
+		rc = PLB_ENOMEM;
+	} else {
+		rc = table ? parse_table(c, skip_space(s), err, errlen)
+			   : parse_poly(c, skip_space(s), err, errlen);
 	}
 	if (rc)
 		plb__curve_spec_fini(c);

@@ -55,16 +55,6 @@ int plb__cfg_count_words(const char *s);
 /* A finite number and nothing else: 0, or -1. */
 int plb__cfg_parse_num(const char *s, double *v);
 
-/* [KIND NAME], NAME = s[0, len) already trimmed: checks NAME, refuses one
- * that arr's *n elements (of `size` bytes, each with its name, a char *, at
- * name_off and its header's line, an int, at line_off) already have, and
- * appends a zeroed element with NAME and this line. Returns the array
- * (moved by realloc; *cap elements allocated), or NULL after an error, when
- * arr is unchanged. */
-void *plb__cfg_open_named(struct ctx *c, const char *kind, const char *s, size_t len,
-			  void *arr, int *n, int *cap, size_t size, size_t name_off,
-			  size_t line_off);
-
 /* node.c: the key of kind k in the open [node] section has value v. */
 int plb__cfg_set_pus(struct ctx *c, enum plb__pu_kind k, const char *v, const char *accepts);
 /* node.c: after the whole file: model names resolved (and every model

@@ -22,17 +22,13 @@
 enum job_kind { JOB_BEGIN, JOB_BLOCK, JOB_END };
 enum out_kind { OUT_MSG, OUT_DROPPED, OUT_ENDED, OUT_LOST };
 
-struct job {
+/* What the queues carry: a job (enum job_kind) to a PU's inbox from the
+ * communication thread, a result (enum out_kind) to the outbox from a PU. */
+struct item {
 	struct plb__fifo_node link;
-	enum job_kind kind;
-	void *msg;              /* JOB_BLOCK: the DISPATCH message */
-	double arrive;
-};
-
-struct out {
-	struct plb__fifo_node link;
-	enum out_kind kind;
-	void *msg;              /* OUT_MSG, OUT_LOST: to send */
+	int kind;
+	void *msg;              /* JOB_BLOCK: the DISPATCH; OUT_MSG, OUT_LOST: to send */
+	double arrive;          /* a job: when its message arrived (plb__now) */
 };
 
 struct wpu {
@@ -78,20 +74,40 @@ struct plb__worker {
 	double last_wall, last_cpu;     /* the stretch's last sleep so far */
 };
 
+/* Queue an item on q, guarded by mu, and wake cv's waiter. */
+static int enqueue(pthread_mutex_t *mu, pthread_cond_t *cv, struct plb__fifo *q, int kind,
+		   void *msg, double arrive)
+{
+	struct item *it = malloc(sizeof *it);
+	if (!it)
+		return PLB_ENOMEM;
+	it->kind = kind;
+	it->msg = msg;
+	it->arrive = arrive;
+	pthread_mutex_lock(mu);
+	plb__fifo_push(q, &it->link);
+	pthread_cond_signal(cv);
+	pthread_mutex_unlock(mu);
+	return 0;
+}
+
+/* Frees the items left on q, with their messages. */
+static void free_items(struct plb__fifo *q)
+{
+	struct item *it;
+	while ((it = plb__fifo_pop(q))) {
+		plb__msg_free(it->msg);
+		free(it);
+	}
+}
+
 static void post(struct plb__worker *w, enum out_kind kind, void *msg)
 {
-	struct out *o = malloc(sizeof *o);
-	if (!o) {
+	if (enqueue(&w->mu, &w->cv, &w->outbox, kind, msg, 0)) {
 		/* Nothing sensible is left: the master would wait for ever. */
 		plb__log(PLB__LOG_ERROR, "worker", "out of memory for a finished block");
 		abort();
 	}
-	o->kind = kind;
-	o->msg = msg;
-	pthread_mutex_lock(&w->mu);
-	plb__fifo_push(&w->outbox, &o->link);
-	pthread_cond_signal(&w->cv);
-	pthread_mutex_unlock(&w->mu);
 }
 
 /* First block of a run on this PU: reset the emulation, start the kernel. */
@@ -128,7 +144,7 @@ static void run_end(struct wpu *u)
 	u->run_seen = 0;
 }
 
-static void do_block(struct wpu *u, struct job *j)
+static void do_block(struct wpu *u, struct item *j)
 {
 	struct plb__worker *w = u->w;
 	struct plb__hdr *in = plb__msg_hdr(j->msg);
@@ -205,7 +221,7 @@ static void *pu_main(void *arg)
 	for (;;) {
 		while (plb__fifo_empty(&u->inbox) && !u->stop)
 			pthread_cond_wait(&u->cv, &u->mu);
-		struct job *j = plb__fifo_pop(&u->inbox);
+		struct item *j = plb__fifo_pop(&u->inbox);
 		if (!j)
 			break;
 		pthread_mutex_unlock(&u->mu);
@@ -231,17 +247,7 @@ static void *pu_main(void *arg)
 
 static int push_job(struct wpu *u, enum job_kind kind, void *msg)
 {
-	struct job *j = malloc(sizeof *j);
-	if (!j)
-		return PLB_ENOMEM;
-	j->kind = kind;
-	j->msg = msg;
-	j->arrive = plb__now();
-	pthread_mutex_lock(&u->mu);
-	plb__fifo_push(&u->inbox, &j->link);
-	pthread_cond_signal(&u->cv);
-	pthread_mutex_unlock(&u->mu);
-	return 0;
+	return enqueue(&u->mu, &u->cv, &u->inbox, kind, msg, plb__now());
 }
 
 /* ---- set-up ---------------------------------------------------------- */
@@ -322,20 +328,12 @@ void plb__worker_close(struct plb *p)
 		struct wpu *u = &w->pu[i];
 		if (u->started)
 			pthread_join(u->th, NULL);
-		struct job *j;
-		while ((j = plb__fifo_pop(&u->inbox))) {
-			plb__msg_free(j->msg);
-			free(j);
-		}
+		free_items(&u->inbox);
 		plb__dev_close(&u->dev);
 		pthread_mutex_destroy(&u->mu);
 		pthread_cond_destroy(&u->cv);
 	}
-	struct out *o;
-	while ((o = plb__fifo_pop(&w->outbox))) {
-		plb__msg_free(o->msg);
-		free(o);
-	}
+	free_items(&w->outbox);
 	pthread_mutex_destroy(&w->mu);
 	pthread_cond_destroy(&w->cv);
 	plb__msg_free(w->start_msg);
@@ -475,10 +473,10 @@ static int drain(struct plb *p)
 	int n = 0, rc = 0;
 
 	pthread_mutex_lock(&w->mu);
-	struct out *o = plb__fifo_take_all(&w->outbox);
+	struct item *o = plb__fifo_take_all(&w->outbox);
 	pthread_mutex_unlock(&w->mu);
 	while (o) {
-		struct out *next = (struct out *)o->link.next;
+		struct item *next = (struct item *)o->link.next;
 		w->outstanding--;
 		if (o->kind == OUT_ENDED)
 			w->ending--;

@@ -34,33 +34,26 @@ run() {         # run ENV...: the runner on the fakes; output in $TMP/r, status 
 }
 last() { tail -n 1 "$TMP/r"; }
 
+# expect WHAT RC LAST: the last run's exit status and closing line
+expect() { check "$1: exit $2 (got $rc)" [ "$rc" -eq "$2" ]; check "$1: '$3' (got '$(last)')" [ "$(last)" = "$3" ]; }
+
 run
-check "all good: exit 0 (got $rc)" [ "$rc" -eq 0 ]
-check "all good: counts (got $(last))" [ "$(last)" = "5 passed, 0 failed, 2 skipped" ]
+expect "all good" 0 "5 passed, 0 failed, 2 skipped"
 check "a skip's reason is shown" grep -q "skipped: no such device here" "$TMP/r"
-
 run BAD=1
-check "a failure: exit 1 (got $rc)" [ "$rc" -eq 1 ]
-check "a failure: counts (got $(last))" [ "$(last)" = "4 passed, 1 failed, 2 skipped" ]
+expect "a failure" 1 "4 passed, 1 failed, 2 skipped"
 check "a failure: names the program" grep -q "^failed: test_fake" "$TMP/r"
-
 run CRASH=1
-check "a crash: exit 1 (got $rc)" [ "$rc" -eq 1 ]
-check "a crash: missing results fail (got $(last))" [ "$(last)" = "3 passed, 2 failed, 2 skipped" ]
+expect "a crash: missing results fail" 1 "3 passed, 2 failed, 2 skipped"
 check "a crash: says so" grep -q "test_fake: .*(3 of 5 results" "$TMP/r"
-
 run NOPLAN=1
-check "no plan: exit 1 (got $rc)" [ "$rc" -eq 1 ]
-check "no plan: fails (got $(last))" [ "$(last)" = "1 passed, 1 failed, 1 skipped" ]
-
+expect "no plan" 1 "1 passed, 1 failed, 1 skipped"
 printf 'exit 3\n' >"$TMP/cli/broken.sh"
 run
-check "a failing script: exit 1 (got $rc)" [ "$rc" -eq 1 ]
-check "a failing script: counts (got $(last))" [ "$(last)" = "5 passed, 1 failed, 2 skipped" ]
+expect "a failing script" 1 "5 passed, 1 failed, 2 skipped"
 rm "$TMP/cli/broken.sh"
 
 BUILD="$TMP/empty" TEST_CLI="$TMP/cli" bash test/run.sh >"$TMP/r" 2>&1; rc=$?
-check "nothing built: exit 1 (got $rc)" [ "$rc" -eq 1 ]
+expect "nothing built" 1 "1 passed, 1 failed, 1 skipped"
 check "nothing built: says so" grep -q "no test programs in $TMP/empty/test" "$TMP/r"
-check "nothing built: closing line (got $(last))" [ "$(last)" = "1 passed, 1 failed, 1 skipped" ]
 finish

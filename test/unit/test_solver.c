@@ -12,6 +12,7 @@
 #include <math.h>
 
 #include "balancer/solver.h"
+#include "test_util.h"
 
 #define NMAX 16
 
@@ -150,10 +151,7 @@ static uint64_t rng = 88172645463325252ull;
 
 static double urand(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return (double)(rng >> 11) / 9007199254740992.0;
+	return test_urand(&rng);
 }
 
 /* Realistic curves: fixed cost, linear, x ln x and exp parts, speed over a
