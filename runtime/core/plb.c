@@ -11,7 +11,6 @@
  * before the transport ends. */
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,35 +22,6 @@
 #include "runtime/core/rt.h"
 
 #define HANDSHAKE_S 120.0       /* a rank that says nothing for this long is gone */
-
-int plb__fail(struct plb *p, int rc, const char *fmt, ...)
-{
-	if (!p->err[0]) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(p->err, sizeof p->err, fmt, ap);
-		va_end(ap);
-	}
-	return rc;
-}
-
-const struct plb_kernel *plb__kernel_find(const struct plb *p, const char *name)
-{
-	for (int i = 0; i < p->nkernels; i++)
-		if (p->kernels[i] && p->kernels[i]->name && !strcmp(p->kernels[i]->name, name))
-			return p->kernels[i];
-	return NULL;
-}
-
-int plb_is_master(const plb_t *p)
-{
-	return p && p->master;
-}
-
-const char *plb_errmsg(const plb_t *p)
-{
-	return p ? p->err : "no plb handle";
-}
 
 /* Wait for the next message (any type) from anyone, for at most HANDSHAKE_S. */
 static int wait_msg(struct plb *p, void **msg, int *src, const char *what)
