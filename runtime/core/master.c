@@ -324,7 +324,7 @@ static int report(struct run *r, double wall)
 		}
 		res->idle[i] = makespan > 0 ? fmax(0, 1 - u->busy / makespan) : 0;
 		res->units[i] = u->units;
-		if (d->kind == PLB__PU_EMU) {
+		if (d->model >= 0) {             /* emulated: its true curve */
 			m[nm++] = &p->cfg.models[d->model];
 		} else if (u->best_rate > 0) {
 			coef[nreal][0] = 0;

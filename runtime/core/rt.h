@@ -1,5 +1,6 @@
 /* The runtime's internals shared by plb.c (init, finalize), master.c (rank
- * 0: the balancer loop) and worker.c (every other rank: the daemon). */
+ * 0: the balancer loop), worker.c (every other rank: the daemon) and
+ * handle.c (the first error, the kernel table). */
 #ifndef PLB_RT_H
 #define PLB_RT_H
 

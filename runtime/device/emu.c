@@ -35,9 +35,15 @@ static int emu_open(struct plb__dev *d, const struct plb__dev_spec *s, char *err
 	d->state = e;
 	e->m = &cfg->models[s->value];
 	d->desc.model = s->value;
-	/* its name is the config's: the index-th emulated PU of its node */
-	for (int i = 0, k = 0; i < cfg->npu; i++)
-		if (cfg->pus[i].node == s->node && k++ == s->index)
+	/* Its name is the config's: the emulated PUs of a node are listed
+	 * kind by kind, so it is the node's (PUs of earlier MODELS kinds +
+	 * index)-th one. */
+	int nth = s->index;
+	for (int k = 0; k < d->desc.kind; k++)
+		if (plb__pu_kind_value((enum plb__pu_kind)k) == PLB__VALUE_MODELS)
+			nth += cfg->nodes[s->node].pus[k].n;
+	for (int i = 0; i < cfg->npu; i++)
+		if (cfg->pus[i].node == s->node && nth-- == 0)
 			snprintf(d->desc.name, sizeof d->desc.name, "%s", cfg->pus[i].name);
 	return 0;
 }
