@@ -107,9 +107,8 @@ void plb__config_fini(struct plb__config *cfg);
 PLB_WUR int plb__nodes_assign(const struct plb__config *cfg, const char *const *hosts,
 			      int nworkers, int single, int *assign, char *err, size_t errlen);
 
-/* How a PU kind's value reads (enum plb__pu_value), its [node] key. */
+/* How a PU kind's value reads. */
 enum plb__pu_value plb__pu_kind_value(enum plb__pu_kind k);
-const char *plb__pu_kind_key(enum plb__pu_kind k);
 /* The [node] keys that ask for PUs, for messages: "cpu =, gpu = or emu =",
  * or with real_only the ones plbsim does not simulate: "cpu, gpu". */
 const char *plb__pu_keys(char *buf, size_t len, int real_only);

@@ -26,11 +26,6 @@ enum plb__pu_value plb__pu_kind_value(enum plb__pu_kind k)
 	return kinds[k].value;
 }
 
-const char *plb__pu_kind_key(enum plb__pu_kind k)
-{
-	return kinds[k].key;
-}
-
 const char *plb__pu_keys(char *buf, size_t len, int real_only)
 {
 	int n = 0, last = -1;

@@ -227,9 +227,12 @@ static int master_init(struct plb *p, const struct plb_options *o)
 		plb__msg_free(hello[k]);
 	}
 	free(hello);
-	if (!first_err && p->npu == 0)
-		first_err = plb__fail(p, PLB_ECONFIG, "%s:%d: [node %s], the section this process takes, has no PU; accepted: cpu =, gpu = or emu = in it",
-				      p->cfg.path, p->cfg.nodes[assign[0]].line, p->cfg.nodes[assign[0]].name);
+	if (!first_err && p->npu == 0) {
+		char keys[128];
+		first_err = plb__fail(p, PLB_ECONFIG, "%s:%d: [node %s], the section this process takes, has no PU; accepted: %s in it",
+				      p->cfg.path, p->cfg.nodes[assign[0]].line, p->cfg.nodes[assign[0]].name,
+				      plb__pu_keys(keys, sizeof keys, 0));
+	}
 	rc = first_err;
 	announce(p, rc);
 	for (int k = 0; k < nw; k++) {
