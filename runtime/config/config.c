@@ -131,14 +131,19 @@ int plb__cfg_count_words(const char *s)
 	return n;
 }
 
-int plb__cfg_parse_num(const char *s, double *v)
+int plb__cfg_number(const char *s, size_t len, double *v)
 {
 	char *end;
 
-	if (!*s || isspace((unsigned char)*s))
+	if (len == 0 || isspace((unsigned char)*s))
 		return -1;
 	*v = strtod(s, &end);
-	return *end == '\0' && isfinite(*v) ? 0 : -1;
+	return end == s + len && isfinite(*v) ? 0 : -1;
+}
+
+int plb__cfg_parse_num(const char *s, double *v)
+{
+	return plb__cfg_number(s, strlen(s), v);
 }
 
 static void key_list(enum sect s, char *buf, size_t n)

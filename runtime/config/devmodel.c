@@ -3,13 +3,13 @@
  * model may have, and the per-PU random streams that give blocks their
  * noise. Everything here is pure computation so that plbsim and the runtime's
  * emulated PUs see exactly the same device for the same seed. */
-#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "runtime/config/devmodel.h"
+#include "runtime/config/parse.h"
 
 #define TABLE_ACCEPTS "'table U:S U:S ...' (units:seconds for one block, " \
 	"units >= 0 strictly increasing, seconds >= 0 and non-decreasing, " \
@@ -128,25 +128,6 @@ static size_t token_len(const char *s)
 	return n;
 }
 
-static int count_tokens(const char *s)
-{
-	int n = 0;
-
-	for (s = skip_space(s); *s; s = skip_space(s + token_len(s)))
-		n++;
-	return n;
-}
-
-/* A finite number filling exactly [s, s + len). */
-static int number_in(const char *s, size_t len, double *v)
-{
-	char *end;
-
-	if (len == 0 || isspace((unsigned char)*s))
-		return -1;
-	*v = strtod(s, &end);
-	return end == s + len && isfinite(*v) ? 0 : -1;
-}
 
 /* Token shown in messages: long enough to recognise, short enough to read. */
 #define TOK(s, len) (int)((len) > 40 ? 40 : (len)), (s)
@@ -158,8 +139,8 @@ static int parse_table(struct plb__curve_spec *c, const char *s,
 	for (int i = 0; i < c->n; i++, s = skip_space(s + token_len(s))) {
 		size_t len = token_len(s);
 		const char *colon = memchr(s, ':', len);
-		if (!colon || number_in(s, colon - s, &c->x[i]) ||
-		    number_in(colon + 1, len - (colon + 1 - s), &c->y[i])) {
+		if (!colon || plb__cfg_number(s, colon - s, &c->x[i]) ||
+		    plb__cfg_number(colon + 1, len - (colon + 1 - s), &c->y[i])) {
 			snprintf(err, errlen, "point %d '%.*s' is malformed; accepted: "
 				 TABLE_ACCEPTS, i + 1, TOK(s, len));
 			return PLB_EINVAL;
@@ -192,7 +173,7 @@ static int parse_poly(struct plb__curve_spec *c, const char *s,
 {
 	for (int i = 0; i < c->n; i++, s = skip_space(s + token_len(s))) {
 		size_t len = token_len(s);
-		if (number_in(s, len, &c->c[i])) {
+		if (plb__cfg_number(s, len, &c->c[i])) {
 			snprintf(err, errlen, "coefficient %d '%.*s' is not a number; accepted: "
 				 POLY_ACCEPTS, i + 1, TOK(s, len));
 			return PLB_EINVAL;
@@ -215,7 +196,7 @@ int plb__curve_spec_parse(struct plb__curve_spec *c, const char *text,
 		return PLB_EINVAL;
 	}
 	s += len;
-	c->n = count_tokens(s);
+	c->n = plb__cfg_count_words(s);
 	if (c->n == 0) {
 		snprintf(err, errlen, table ? "empty table; accepted: " TABLE_ACCEPTS
 					    : "poly has no coefficient; accepted: " POLY_ACCEPTS);

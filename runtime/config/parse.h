@@ -1,6 +1,7 @@
 /* The config loader's internals, shared by config.c (the file reader, the
- * key table, the [run], [balancer], [network] and [model] sections) and
- * node.c (the [node] sections and the PU list). Not for other folders. */
+ * key table, the [run], [balancer], [network] and [model] sections),
+ * node.c (the [node] sections and the PU list) and devmodel.c (a model's
+ * curves). Not for other folders. */
 #ifndef PLB_CONFIG_PARSE_H
 #define PLB_CONFIG_PARSE_H
 
@@ -52,7 +53,9 @@ int plb__cfg_report(struct ctx *c, int rc, int line, const char *fmt, ...);
 
 /* Words separated by spaces or tabs. */
 int plb__cfg_count_words(const char *s);
-/* A finite number and nothing else: 0, or -1. */
+/* A finite number filling exactly [s, s + len): 0, or -1. */
+int plb__cfg_number(const char *s, size_t len, double *v);
+/* The same for a whole string. */
 int plb__cfg_parse_num(const char *s, double *v);
 
 /* node.c: the key of kind k in the open [node] section has value v. */
