@@ -3,27 +3,48 @@
 # with one `apt-get update` first when something is. `make` runs this when a
 # header or tool it needs is not found. Set PLB_NO_INSTALL=1 to only report;
 # MPI=0 (make MPI=0) leaves Open MPI out.
+#
+# A package counts as there when dpkg lists it, or when what plb uses from
+# it is found without it: its header by the C compiler (with CPATH, as an
+# environment module or a library unpacked by hand sets it), its command on
+# PATH. So a machine whose libraries came from elsewhere installs nothing.
 set -euo pipefail
 
-# package          what for
+# package          what plb uses of it         what for
 pkgs=(
-  build-essential  # gcc, make
-  pkg-config
-  libopenblas-dev  # BLAS for CPU kernels
-  liblapacke-dev   # least-squares fits in the balancer
-  libnlopt-dev     # SLSQP equal-time solve
-  libinih-dev      # config / scenario files
-  libcjson-dev     # --json output
-  libcmocka-dev    # unit tests
-  libhwloc-dev     # topology (runtime)
+  "build-essential cmd:cc cmd:make"             # compiler, make
+  "libopenblas-dev hdr:cblas.h"                 # BLAS for CPU kernels
+  "liblapacke-dev  hdr:lapacke.h"               # least-squares fits in the balancer
+  "libnlopt-dev    hdr:nlopt.h"                 # SLSQP equal-time solve
+  "libinih-dev     hdr:ini.h"                   # config / scenario files
+  "libcjson-dev    hdr:cjson/cJSON.h"           # --json output
+  "libcmocka-dev   hdr:cmocka.h"                # unit tests
+  "libhwloc-dev    hdr:hwloc.h"                 # topology (runtime)
 )
 if [ "${MPI:-1}" != 0 ]; then
-  pkgs+=(libopenmpi-dev openmpi-bin)   # MPI transport (runtime)
+  pkgs+=("libopenmpi-dev cmd:mpicc" "openmpi-bin cmd:mpirun")   # MPI transport (runtime)
 fi
 
+cc=${CC:-cc}
+found() {   # found hdr:H | cmd:C
+  case $1 in
+  cmd:*) command -v "${1#cmd:}" >/dev/null 2>&1 ;;
+  hdr:cmocka.h)   # cmocka.h needs these before it
+    printf '#include <stdarg.h>\n#include <stddef.h>\n#include <stdint.h>\n#include <setjmp.h>\n#include <cmocka.h>\n' |
+      "$cc" -E -x c - >/dev/null 2>&1 ;;
+  hdr:*) printf '#include <%s>\n' "${1#hdr:}" | "$cc" -E -x c - >/dev/null 2>&1 ;;
+  esac
+}
+
 missing=()
-for p in "${pkgs[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+for entry in "${pkgs[@]}"; do
+  read -r p probes <<<"$entry"
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" && continue
+  ok=1
+  for probe in $probes; do
+    found "$probe" || { ok=0; break; }
+  done
+  [ $ok = 1 ] || missing+=("$p")
 done
 
 if [ ${#missing[@]} -eq 0 ]; then
@@ -34,8 +55,8 @@ if [ "${PLB_NO_INSTALL:-0}" = 1 ]; then
   echo "install-deps: PLB_NO_INSTALL=1, not installing; run: apt-get install ${missing[*]}" >&2
   exit 1
 fi
-if [ "$(id -u)" -ne 0 ]; then
-  echo "install-deps: need root to install; run as root: apt-get install ${missing[*]}" >&2
+if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then
+  echo "install-deps: cannot install here (needs root and apt-get); install ${missing[*]}, or put their headers on CPATH and libraries on LIBRARY_PATH" >&2
   exit 1
 fi
 export DEBIAN_FRONTEND=noninteractive
