@@ -531,7 +531,7 @@ int plb__solve_slsqp(const struct plb__efun *e, int n, double S, double *x,
 	if (S == 0)
 		return zero_split(e, n, x, out);
 	idx = malloc((size_t)n * sizeof *idx);
-	f0 = malloc((4 * (size_t)n + 1) * sizeof *f0);
+	f0 = calloc(4 * (size_t)n + 1, sizeof *f0);  /* zeroed: no warning of gcc 13 */
 	if (!idx || !f0) {
 		rc = PLB_ENOMEM;
 		goto out;
