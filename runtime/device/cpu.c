@@ -2,7 +2,8 @@
  * cores. The PU's thread and cores - 1 helpers are each bound to one core
  * (hwloc); a block is cut into one contiguous part per team member and the
  * kernel's cpu function runs on every part at once (the worker has set
- * BLAS to one thread per caller). */
+ * BLAS to one thread per caller). cpu = all is every core but one per GPU
+ * of the same node section. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -112,7 +113,11 @@ static void cpu_close(struct plb__dev *d)
 static int cpu_open(struct plb__dev *d, const struct plb__dev_spec *s, char *err, size_t errlen)
 {
 	int have = host_cores();
-	int n = s->value < 0 ? have : s->value;
+	/* all: leave one core to each GPU of the node, whose PU thread feeds
+	 * it (staging copies, launches, waits); a team member sharing that
+	 * core would hold the whole team back */
+	int gpus = s->cfg->nodes[s->node].pus[PLB__PU_CUDA].n;
+	int n = s->value >= 0 ? s->value : have - gpus > 0 ? have - gpus : 1;
 
 	snprintf(d->desc.name, sizeof d->desc.name, "%s.cpu", s->cfg->nodes[s->node].name);
 	if (n > have) {
