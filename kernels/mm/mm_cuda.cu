@@ -13,6 +13,7 @@
 
 #define NSTREAMS 2
 #define CHUNKS 4                /* chunks per block, at least */
+#define CHUNK_BYTES (64u << 20) /* most bytes of B (or C) in one chunk */
 
 struct plb__mm_cuda {
 	int dev, n;
@@ -51,12 +52,16 @@ static int cuda_fail(char *err, size_t len, const char *file, int line,
 					 __LINE__, #call, cublasGetStatusString(s_)); \
 	} while (0)
 
-int plb__cuda_device_count(void)
+int plb__cuda_device_count(char *why, size_t len)
 {
 	int n = 0;
-	if (cudaGetDeviceCount(&n) != cudaSuccess)
-		return 0;
-	return n;
+	cudaError_t e = cudaGetDeviceCount(&n);
+	if (e == cudaSuccess)
+		return n;
+	if (why && len)
+		snprintf(why, len, "cudaGetDeviceCount: %s", cudaGetErrorString(e));
+	/* no device, or no driver at all: a machine without a GPU */
+	return e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver ? 0 : -1;
 }
 
 static int setup(struct plb__mm_cuda *m)
@@ -91,7 +96,11 @@ int plb__mm_cuda_create(int dev, enum plb__mm_prec prec, int n,
 	m->prec = prec;
 	m->elem = plb__mm_elem(prec);
 	m->max_cols = max_cols;
+	/* staging is 2 x NSTREAMS chunks of pinned memory, whatever n is */
+	int64_t fit = (int64_t)(CHUNK_BYTES / ((size_t)n * m->elem));
 	m->chunk_cols = (max_cols + CHUNKS - 1) / CHUNKS;
+	if (m->chunk_cols > fit)
+		m->chunk_cols = fit < 1 ? 1 : fit;
 	int rc = setup(m);
 	if (rc) {
 		if (err && errlen)

@@ -137,36 +137,52 @@ static void test_bad_args(void **state)
 	assert_true(c == 1);
 }
 
-/* The CUDA kernel equals the CPU kernel (skipped without a GPU). */
+/* The CUDA kernel equals the CPU kernel, for blocks of one column, of one
+ * chunk and of several chunks on alternating streams, and refuses a block
+ * wider than it was made for. Skipped without a GPU, unless
+ * PLB_REQUIRE_GPU=1 (set where a GPU must be found), which fails instead. */
 static void test_cuda_matches_cpu(void **state)
 {
+	const char *req = getenv("PLB_REQUIRE_GPU");
+	int must = req && !strcmp(req, "1");
 #ifdef PLB_HAVE_CUDA
-	if (plb__cuda_device_count() < 1) {
-		printf("test_cuda_matches_cpu: skipped: no CUDA device here\n");
+	char why[256] = "";
+	int ndev = plb__cuda_device_count(why, sizeof why);
+	if (ndev < 0)
+		fail_msg("the CUDA driver: %s", why);
+	if (ndev < 1) {
+		if (must)
+			fail_msg("PLB_REQUIRE_GPU=1 but no CUDA device here (%s)", why);
+		printf("test_cuda_matches_cpu: skipped: no CUDA device here (%s)\n", why);
 		skip();
 	}
+	static const int widths[] = {1, 64, 235, 300, 0};
 	for (int p = 0; p < 2; p++) {
 		enum plb__mm_prec prec = p ? PLB__MM_F64 : PLB__MM_F32;
-		int n = 257, cols = 101;
-		size_t col = (size_t)n * plb__mm_elem(prec);
+		int n = 300, max_cols = 300;
+		size_t col = (size_t)n * plb__mm_elem(prec), bytes = col * (size_t)n;
 		void *A = random_matrix(prec, n, n, 7), *B = random_matrix(prec, n, n, 8);
-		void *Cc = calloc((size_t)n * n, plb__mm_elem(prec));
-		void *Cg = calloc((size_t)n * n, plb__mm_elem(prec));
+		void *Cc = malloc(bytes), *Cg = malloc(bytes);
+		memset(Cg, 0xff, bytes);        /* NaN: a column not written fails */
 		struct plb__mm_cuda *m;
 		char err[256];
-		if (plb__mm_cuda_create(0, prec, n, cols, &m, err, sizeof err) != 0)
+		if (plb__mm_cuda_create(0, prec, n, max_cols, &m, err, sizeof err) != 0)
 			fail_msg("%s", err);
 		assert_int_equal(plb__mm_cuda_set_a(m, A), 0);
-		for (int off = 0; off < n; off += cols) {
-			int w = n - off < cols ? n - off : cols;
+		assert_int_equal(plb__mm_cuda_run(m, max_cols + 1, B, Cg), PLB_EINVAL);
+		assert_int_equal(plb__mm_cuda_run(m, 0, B, Cg), 0);
+		int off = 0;
+		for (int k = 0; off < n; k++) {
+			int w = widths[k % 4] < n - off ? widths[k % 4] : n - off;
 			assert_int_equal(plb__mm_cpu(prec, n, w, A, (char *)B + col * off,
 						     (char *)Cc + col * off), 0);
 			assert_int_equal(plb__mm_cuda_run(m, w, (char *)B + col * off,
 							  (char *)Cg + col * off), 0);
+			off += w;
 		}
 		double tol = prec == PLB__MM_F64 ? 1e-10 : 1e-3;
 		for (size_t i = 0; i < (size_t)n * n; i++)
-			if (fabs(get(prec, Cc, i) - get(prec, Cg, i)) > tol)
+			if (!(fabs(get(prec, Cc, i) - get(prec, Cg, i)) <= tol))
 				fail_msg("element %zu: cpu %g gpu %g", i, get(prec, Cc, i), get(prec, Cg, i));
 		plb__mm_cuda_destroy(m);
 		free(A);
@@ -175,7 +191,9 @@ static void test_cuda_matches_cpu(void **state)
 		free(Cg);
 	}
 #else
-	printf("test_cuda_matches_cpu: skipped: built without nvcc\n");
+	if (must)
+		fail_msg("PLB_REQUIRE_GPU=1 but this build has no CUDA (see make's warning)");
+	printf("test_cuda_matches_cpu: skipped: built without CUDA\n");
 	skip();
 #endif
 }
