@@ -1,7 +1,7 @@
 # plb: one entry point. `make` builds, `make test` runs every test, `make demo`
 # runs plb-mm under mpirun on config/demo.ini, then the simulator on the
 # paper's five-machine cluster with every policy,
-# `make bench` prints the benchmark figures. Missing Debian packages are
+# `make bench` prints the benchmark figures, `make bench-gpu` the GPU ones. Missing Debian packages are
 # installed first (scripts/install-deps.sh). Options:
 #   V=1                  show commands
 #   SANITIZE=address,undefined | SANITIZE=thread
@@ -99,8 +99,11 @@ KERNELS   := $(patsubst kernels/%/,%,$(wildcard kernels/*/))
 APP_BINS  := $(APPS:%=$(BUILD)/plb-%)
 TEST_SRC  := $(wildcard test/unit/test_*.c)
 BENCH_SRC := $(wildcard bench/*.c)
+# bench/*.cu call CUDA libraries directly, without plb: the references the
+# GPU figures are compared with (bench/gpu.sh).
+BENCH_CU  := $(if $(NVCC),$(wildcard bench/*.cu))
 TESTS     := $(TEST_SRC:test/unit/%.c=$(BUILD)/test/%)
-BENCHES   := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
+BENCHES   := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%) $(BENCH_CU:bench/%.cu=$(BUILD)/bench/%)
 PLBSIM    := $(BUILD)/plbsim
 DEPS_OK   := $(BUILD)/.deps-ok-mpi$(MPI)
 ALL_TOP   := $(call layer_libs,runtime/sim $(RUN_LAYERS))
@@ -109,7 +112,7 @@ ALL_OBJ   := $(call obj,$(foreach l,$(LAYERS),$(call layer_src,$l)) \
              $(foreach k,$(KERNELS),$(call kern_src,$k)) $(wildcard apps/*/*.c) \
              $(TEST_SRC) $(BENCH_SRC))
 
-.PHONY: all test demo bench clean deps app-flags layers
+.PHONY: all test demo bench bench-gpu clean deps app-flags layers
 all: $(PLBSIM) $(APP_BINS) $(TESTS) $(BENCHES)
 
 # Installs what is missing; re-checked when the script changes.
@@ -159,19 +162,27 @@ $(BUILD)/test/%: $(BUILD)/test/unit/%.o $(ALL_TOP) $(ALL_KERN)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(ALL_KERN) $(ALL_TOP) -lcmocka $(RT_LIBS) $(KERN_LIBS) $(BAL_LIBS) -lpthread
 
+$(BUILD)/bench/%: $(BUILD)/bench/%.cu.o
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(CUDA_LIBS) -lm
+
 $(BUILD)/bench/%: $(BUILD)/bench/%.o $(ALL_TOP)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(ALL_TOP) $(RT_LIBS) $(BAL_LIBS) -lpthread
 
 test: all
-	$(Q)PLBSIM=$(PLBSIM) BUILD=$(BUILD) MPI=$(MPI) bash test/run.sh
+	$(Q)PLBSIM=$(PLBSIM) BUILD=$(BUILD) MPI=$(MPI) HAVE_CUDA=$(HAVE_CUDA) bash test/run.sh
 
 demo: $(PLBSIM) $(APP_BINS)
 	$(Q)BUILD=$(BUILD) MPI=$(MPI) bash scripts/demo.sh
 
 bench: all
 	$(Q)PLBSIM=$(PLBSIM) BUILD=$(BUILD) bash bench/run.sh
+
+# plb-mm on a GPU against cuBLAS called directly (needs a CUDA GPU).
+bench-gpu: all
+	$(Q)BUILD=$(BUILD) bash bench/gpu.sh
 
 # How to build an app against plb (test/cli/readme_example.sh uses it).
 app-flags:

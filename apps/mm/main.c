@@ -5,6 +5,7 @@
  *
  *   mpirun -np K plb-mm --config FILE --n N [--prec single|double]
  *          [--policy P] [--set KEY=VALUE] [--verify] [--json] [--seed S]
+ *          [--runs K]
  */
 #include <errno.h>
 #include <math.h>
@@ -106,6 +107,7 @@ static void usage(FILE *f)
 		"  --json             the report as one JSON object\n"
 		"  --seed S           seed of A and B (default 1)\n"
 		"  --output FILE      write C (column-major, raw) to FILE\n"
+		"  --runs K           compute the product K times, one report each (default 1)\n"
 		"  --quiet            errors only on stderr, no warnings\n");
 }
 
@@ -138,7 +140,7 @@ int main(int argc, char **argv)
 {
 	static const struct plb_kernel *const kernels[] = {&mm_kernel};
 	struct plb_options o = {.kernels = kernels, .nkernels = 1};
-	long n = 0, seed = 1;
+	long n = 0, seed = 1, runs = 1;
 	int verify = 0, json = 0, say = plb_launch_rank() == 0;
 	const char *output = NULL;
 	enum plb__mm_prec prec = PLB__MM_F64;
@@ -160,6 +162,13 @@ int main(int argc, char **argv)
 			if (parse_long(v, 1, 1 << 20, &n)) {
 				if (say)
 					fprintf(stderr, "plb-mm: --n %s: accepted: an integer in [1, 1048576]\n", v);
+				return plb_usage_error();
+			}
+		} else if (!strcmp(a, "--runs") && v) {
+			i++;
+			if (parse_long(v, 1, 1000000, &runs)) {
+				if (say)
+					fprintf(stderr, "plb-mm: --runs %s: accepted: an integer in [1, 1000000]\n", v);
 				return plb_usage_error();
 			}
 		} else if (!strcmp(a, "--output") && v) {
@@ -225,12 +234,15 @@ int main(int argc, char **argv)
 		.in = B, .in_unit = (size_t)n * elem,
 		.out = C, .out_unit = (size_t)n * elem,
 	};
-	if ((rc = plb_run(p, &job))) {
-		fprintf(stderr, "plb-mm: %s\n", plb_errmsg(p));
-		goto out;
+	/* Later runs recompute the same C: a way to time warm runs. */
+	for (long r = 0; r < runs; r++) {
+		if ((rc = plb_run(p, &job))) {
+			fprintf(stderr, "plb-mm: %s\n", plb_errmsg(p));
+			goto out;
+		}
+		if ((rc = plb_report(p, stdout, json)))
+			goto out;
 	}
-	if ((rc = plb_report(p, stdout, json)))
-		goto out;
 	if (output) {
 		FILE *f = fopen(output, "wb");
 		int bad = !f || fwrite(C, elem, nn, f) != nn;
