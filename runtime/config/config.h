@@ -24,7 +24,8 @@
  * Adding a kind of device: a line here, and its class file. */
 #define PLB__PU_KINDS(X)                                                          \
 	X(CPU, cpu, "cpu", CORES,                                                  \
-	  "all (every core but one per GPU of the section), or a core count in [1, 65536]: one CPU PU over those cores")       \
+	  "all (every core but one per GPU of the section), or a core count "     \
+	  "in [1, 65536]: one CPU PU over those cores")                            \
 	X(CUDA, cuda, "gpu", INDICES,                                              \
 	  "CUDA device indices in [0, 1023] separated by spaces, each once, e.g. 0 1") \
 	X(EMU, emu, "emu", MODELS,                                                 \
