@@ -1,0 +1,141 @@
+/* The lower bound T_lb and the one-round optimum T_eq against answers
+ * worked out by hand, so that a bound that is off (half of what it should
+ * be, a failure or a speed change ignored) fails here and not only in the
+ * ratio it divides:
+ *  - linear curves: T_lb = T_eq = W / sum of rates;
+ *  - a fixed cost per block: c0 + c1 W / n for n equal PUs (a table and a
+ *    polynomial give the same line);
+ *  - a PU that fails, one that slows down;
+ *  - transfers overlapped (pipeline 2) or not;
+ *  - nothing left to run: INFINITY. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/config/bounds.h"
+
+#define MAXPU 4
+
+struct cluster {
+	struct plb__devmodel m[MAXPU];
+	const struct plb__devmodel *p[MAXPU];
+	double change_t[MAXPU], change_f[MAXPU];
+	int n;
+};
+
+/* PU i: compute curve, transfer curve (NULL: none). */
+static void add(struct cluster *c, const char *compute, const char *transfer)
+{
+	char err[200];
+	struct plb__devmodel *m = &c->m[c->n];
+	memset(m, 0, sizeof *m);
+	m->fail_t = INFINITY;
+	if (plb__curve_spec_parse(&m->compute, compute, err, sizeof err))
+		fail_msg("%s: %s", compute, err);
+	if (transfer && plb__curve_spec_parse(&m->transfer, transfer, err, sizeof err))
+		fail_msg("%s: %s", transfer, err);
+	c->p[c->n] = m;
+	c->n++;
+}
+
+static void slow_down(struct cluster *c, int i, double t, double factor)
+{
+	c->change_t[i] = t;
+	c->change_f[i] = factor;
+	c->m[i].nchange = 1;
+	c->m[i].change_t = &c->change_t[i];
+	c->m[i].change_f = &c->change_f[i];
+}
+
+static void clear(struct cluster *c)
+{
+	for (int i = 0; i < c->n; i++) {
+		plb__curve_spec_fini(&c->m[i].compute);
+		plb__curve_spec_fini(&c->m[i].transfer);
+	}
+	c->n = 0;
+}
+
+static void near(double got, double want, const char *what)
+{
+	if (!(fabs(got - want) <= 1e-6 * want))
+		fail_msg("%s: got %.9g, expected %.9g", what, got, want);
+}
+
+static void test_linear(void **state)
+{
+	struct cluster c = {0};
+	add(&c, "poly 0 0.01", NULL);           /* 100 units/s */
+	add(&c, "poly 0 3.3333333333333335e-3", NULL); /* 300 */
+	add(&c, "poly 0 1.6666666666666667e-3", NULL); /* 600 */
+	near(plb__bound_lower(c.p, c.n, 1000, 0), 1.0, "T_lb, rates 100+300+600, W 1000");
+	near(plb__bound_eq(c.p, c.n, 1000), 1.0, "T_eq, the same");
+	near(plb__bound_lower(c.p, 1, 250, 0), 2.5, "T_lb, one PU at 100/s, W 250");
+	clear(&c);
+}
+
+static void test_fixed_cost(void **state)
+{
+	struct cluster c = {0};
+	add(&c, "poly 0.5 0.01", NULL);
+	near(plb__bound_lower(c.p, 1, 400, 0), 0.5 + 4.0, "one PU: c0 + c1 W");
+	add(&c, "table 0:0.5 100:1.5", NULL);   /* the same line as a table */
+	near(plb__bound_lower(c.p, 2, 400, 0), 0.5 + 2.0, "two PUs: c0 + c1 W / 2");
+	near(plb__bound_eq(c.p, 2, 400), 0.5 + 2.0, "T_eq: one block each");
+	clear(&c);
+}
+
+static void test_failure(void **state)
+{
+	struct cluster c = {0};
+	add(&c, "poly 0 0.01", NULL);
+	add(&c, "poly 0 0.01", NULL);
+	c.m[0].fail_t = 2;
+	/* by T >= 2: 100 * 2 + 100 * T = 500 */
+	near(plb__bound_lower(c.p, 2, 500, 0), 3.0, "a PU that fails at 2 s");
+	/* one block each: the first must end by 2 s (200 units), the other
+	 * takes the remaining 300 */
+	near(plb__bound_eq(c.p, 2, 500), 3.0, "T_eq, a PU that fails at 2 s");
+	c.m[1].fail_t = 0;
+	c.m[0].fail_t = 0;
+	if (!isinf(plb__bound_lower(c.p, 2, 500, 0)))
+		fail_msg("every PU failed at 0 s: the bound must be INFINITY");
+	clear(&c);
+}
+
+static void test_speed_change(void **state)
+{
+	struct cluster c = {0};
+	add(&c, "poly 0 0.01", NULL);
+	slow_down(&c, 0, 1.0, 2.0);             /* half speed from 1 s on */
+	/* base-speed work by T: 1 + (T - 1) / 2 = 1.5 s for 150 units */
+	near(plb__bound_lower(c.p, 1, 150, 0), 2.0, "a PU at half speed from 1 s");
+	near(plb__bound_eq(c.p, 1, 150), 2.0, "T_eq, one block through the change");
+	clear(&c);
+}
+
+static void test_overlap(void **state)
+{
+	struct cluster c = {0};
+	add(&c, "poly 0 0.01", "poly 0 0.01");  /* compute and transfer 100/s each */
+	near(plb__bound_lower(c.p, 1, 100, 0), 2.0, "transfer then compute: F + G");
+	near(plb__bound_lower(c.p, 1, 100, 1), 1.0, "overlapped: max(F, G)");
+	clear(&c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_linear),
+		cmocka_unit_test(test_fixed_cost),
+		cmocka_unit_test(test_failure),
+		cmocka_unit_test(test_speed_change),
+		cmocka_unit_test(test_overlap),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
