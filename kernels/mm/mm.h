@@ -38,10 +38,6 @@ PLB_WUR int plb__mm_verify(enum plb__mm_prec prec, int n, const void *A,
 /* CUDA (mm_cuda.cu). Without nvcc these are absent: callers test
  * PLB_HAVE_CUDA. */
 struct plb__mm_cuda;
-/* CUDA devices usable here: 0 when there is no driver or no device, -1
- * when the driver answers with another error; why (may be NULL) gets the
- * CUDA error string whenever the count is not a plain success. */
-int plb__cuda_device_count(char *why, size_t len);
 /* Set up device `dev` for n x n products of blocks of at most max_cols
  * columns: a stream, a cuBLAS handle, A on the device, pinned staging
  * buffers. On error returns PLB_EIO and writes the CUDA/cuBLAS reason. */

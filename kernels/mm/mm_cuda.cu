@@ -52,18 +52,6 @@ static int cuda_fail(char *err, size_t len, const char *file, int line,
 					 __LINE__, #call, cublasGetStatusString(s_)); \
 	} while (0)
 
-int plb__cuda_device_count(char *why, size_t len)
-{
-	int n = 0;
-	cudaError_t e = cudaGetDeviceCount(&n);
-	if (e == cudaSuccess)
-		return n;
-	if (why && len)
-		snprintf(why, len, "cudaGetDeviceCount: %s", cudaGetErrorString(e));
-	/* no device, or no driver at all: a machine without a GPU */
-	return e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver ? 0 : -1;
-}
-
 static int setup(struct plb__mm_cuda *m)
 {
 	size_t nn = (size_t)m->n * (size_t)m->n * m->elem;

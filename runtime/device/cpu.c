@@ -2,8 +2,8 @@
  * cores. The PU's thread and cores - 1 helpers are each bound to one core
  * (hwloc); a block is cut into one contiguous part per team member and the
  * kernel's cpu function runs on every part at once (the worker has set
- * BLAS to one thread per caller). cpu = all is every core but one per GPU
- * of the same node section. */
+ * BLAS to one thread per caller). cpu = all is every core but one per PU
+ * of the same node section whose class has host_core (a GPU's). */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -113,11 +113,11 @@ static void cpu_close(struct plb__dev *d)
 static int cpu_open(struct plb__dev *d, const struct plb__dev_spec *s, char *err, size_t errlen)
 {
 	int have = host_cores();
-	/* all: leave one core to each GPU of the node, whose PU thread feeds
-	 * it (staging copies, launches, waits); a team member sharing that
-	 * core would hold the whole team back */
-	int gpus = s->cfg->nodes[s->node].pus[PLB__PU_CUDA].n;
-	int n = s->value >= 0 ? s->value : have - gpus > 0 ? have - gpus : 1;
+	/* all: leave a core to each PU whose thread feeds a device (a GPU's:
+	 * staging copies, launches, waits); a team member sharing that core
+	 * would hold the whole team back */
+	int others = plb__dev_host_cores(s->cfg, s->node);
+	int n = s->value >= 0 ? s->value : have - others > 0 ? have - others : 1;
 
 	snprintf(d->desc.name, sizeof d->desc.name, "%s.cpu", s->cfg->nodes[s->node].name);
 	if (n > have) {

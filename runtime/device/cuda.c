@@ -14,25 +14,22 @@
 #include "runtime/device/device.h"
 
 #ifdef PLB_HAVE_CUDA
-/* CUDA devices this process sees; negative (and err) when the driver
- * cannot be asked. */
-static int device_count(char *err, size_t errlen)
+int plb__dev_cuda_count(char *why, size_t len)
 {
 	int n = 0;
 	cudaError_t e = cudaGetDeviceCount(&n);
-	if (e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver)
-		return 0;
-	if (e != cudaSuccess) {
-		snprintf(err, errlen, "cudaGetDeviceCount: %s", cudaGetErrorString(e));
-		return -1;
-	}
-	return n;
+	if (e == cudaSuccess)
+		return n;
+	if (why && len)
+		snprintf(why, len, "cudaGetDeviceCount: %s", cudaGetErrorString(e));
+	/* no device, or no driver at all: a machine without a GPU */
+	return e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver ? 0 : -1;
 }
 
 static int cuda_open(struct plb__dev *d, const struct plb__dev_spec *s, char *err, size_t errlen)
 {
 	char why[200] = "";
-	int dev = s->value, n = device_count(why, sizeof why);
+	int dev = s->value, n = plb__dev_cuda_count(why, sizeof why);
 
 	d->desc.device = d->info.device = dev;
 	snprintf(d->desc.name, sizeof d->desc.name, "%s.gpu%d", s->cfg->nodes[s->node].name, dev);
@@ -70,11 +67,19 @@ static int cuda_open(struct plb__dev *d, const struct plb__dev_spec *s, char *er
 	return PLB_ECONFIG;
 }
 #define cuda_thread_start NULL
+
+int plb__dev_cuda_count(char *why, size_t len)
+{
+	if (why && len)
+		snprintf(why, len, "plb was built without CUDA");
+	return 0;
+}
 #endif
 
 const struct plb__devclass plb__dev_cuda = {
 	.name = "cuda",
 	.kernel = PLB_DEV_CUDA,
+	.host_core = 1,
 	.open = cuda_open,
 	.thread_start = cuda_thread_start,
 };

@@ -55,6 +55,8 @@ struct plb__devclass {
 	enum plb_device_class kernel;   /* which of a kernel's functions it runs */
 	int own_times;          /* run fills in the times; else a block's exec
 				 * time is the wall time of run */
+	int host_core;          /* its thread feeds a device: cpu = all leaves
+				 * it a core of its own */
 	/* Check and set up the PU (device present, cores there) and fill in
 	 * d->desc and d->info (its name above all). err says what is wrong
 	 * for the user; the caller adds the key's file:line. */
@@ -95,6 +97,16 @@ void plb__dev_begin(struct plb__dev *d, const struct plb__dev_run *run);
 PLB_WUR int plb__dev_run(struct plb__dev *d, const struct plb_kernel_class *kc, void *kstate,
 			 const struct plb_block *b, double arrive, struct plb__dev_times *t);
 void plb__dev_close(struct plb__dev *d);
+
+/* Cores that cpu = all leaves to the other PUs of node `node`: one per PU
+ * of a class with host_core. */
+int plb__dev_host_cores(const struct plb__config *cfg, int node);
+
+/* CUDA devices this process sees: 0 when there is no driver, no device or
+ * no CUDA in the build, -1 when the driver answers with another error;
+ * why (may be NULL) gets the reason whenever the count is not a plain
+ * success. */
+int plb__dev_cuda_count(char *why, size_t len);
 
 /* A kernel's functions for device class c, and c's name ("cpu", "cuda"). */
 const struct plb_kernel_class *plb__kernel_class(const struct plb_kernel *k,

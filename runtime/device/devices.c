@@ -52,6 +52,15 @@ int plb__dev_run(struct plb__dev *d, const struct plb_kernel_class *kc, void *ks
 	return rc;
 }
 
+int plb__dev_host_cores(const struct plb__config *cfg, int node)
+{
+	int n = 0;
+	for (int k = 0; k < PLB__PU_NKIND; k++)
+		if (classes[k]->host_core)
+			n += cfg->nodes[node].pus[k].n;
+	return n;
+}
+
 void plb__dev_close(struct plb__dev *d)
 {
 	if (d->cls && d->cls->close)

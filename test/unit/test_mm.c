@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "kernels/mm/mm.h"
+#include "runtime/device/device.h"
 
 static void *random_matrix(enum plb__mm_prec prec, int rows, int cols, uint64_t seed)
 {
@@ -147,7 +148,7 @@ static void test_cuda_matches_cpu(void **state)
 	int must = req && !strcmp(req, "1");
 #ifdef PLB_HAVE_CUDA
 	char why[256] = "";
-	int ndev = plb__cuda_device_count(why, sizeof why);
+	int ndev = plb__dev_cuda_count(why, sizeof why);
 	if (ndev < 0)
 		fail_msg("the CUDA driver: %s", why);
 	if (ndev < 1) {
