@@ -7,7 +7,9 @@
  *    polynomial give the same line);
  *  - a PU that fails, one that slows down;
  *  - transfers overlapped (pipeline 2) or not;
- *  - nothing left to run: INFINITY. */
+ *  - nothing left to run: INFINITY;
+ *  - T_eq of 2 and 3 PUs with curved, cliffed, slowing and failing models
+ *    against a brute-force search over every split of W. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -128,6 +130,59 @@ static void test_overlap(void **state)
 	clear(&c);
 }
 
+/* Finish time of one block of b units from t = 0, by the definition
+ * (transfer, then compute, on the PU's clock; no block: 0 s). */
+static double one_block_bf(const struct plb__devmodel *m, double b)
+{
+	if (b <= 0)
+		return 0;
+	double x = plb__devmodel_finish(m, 0, plb__curve_spec_eval(&m->transfer, b));
+	double t = plb__devmodel_finish(m, x, plb__curve_spec_eval(&m->compute, b));
+	return t <= m->fail_t ? t : INFINITY;
+}
+
+/* min over splits of W in steps of `step` of the latest finish. */
+static double eq_brute_force(const struct cluster *c, double W, double step)
+{
+	double best = INFINITY;
+	for (double b0 = 0; b0 <= W + 1e-9; b0 += step) {
+		double t0 = one_block_bf(c->p[0], b0);
+		if (c->n == 2) {
+			best = fmin(best, fmax(t0, one_block_bf(c->p[1], W - b0)));
+			continue;
+		}
+		for (double b1 = 0; b0 + b1 <= W + 1e-9; b1 += step) {
+			double t = fmax(t0, one_block_bf(c->p[1], b1));
+			best = fmin(best, fmax(t, one_block_bf(c->p[2], fmax(0, W - b0 - b1))));
+		}
+	}
+	return best;
+}
+
+static void test_eq_brute_force(void **state)
+{
+	struct cluster c = {0};
+	add(&c, "poly 0.2 0.002 1e-5", NULL);                   /* curved */
+	add(&c, "table 0:0.1 200:0.5 400:3 1000:9", "poly 0.05 0.0005"); /* a cliff */
+	double W = 1000;
+	/* the grid's optimum is at most one step's worth of time above the true one */
+	double bf = eq_brute_force(&c, W, 0.5), eq = plb__bound_eq(c.p, 2, W);
+	if (!(eq <= bf + 1e-9 && eq >= bf - 0.02))
+		fail_msg("2 PUs: T_eq %.6f, brute force %.6f", eq, bf);
+	add(&c, "poly 0.05 0.001", "poly 0 0.0002");
+	slow_down(&c, 2, 0.6, 3.0);
+	bf = eq_brute_force(&c, W, 1);
+	eq = plb__bound_eq(c.p, 3, W);
+	if (!(eq <= bf + 1e-9 && eq >= bf - 0.02))
+		fail_msg("3 PUs, one slowing down: T_eq %.6f, brute force %.6f", eq, bf);
+	c.m[0].fail_t = 0.9;                    /* the curved PU fails at 0.9 s */
+	bf = eq_brute_force(&c, W, 1);
+	eq = plb__bound_eq(c.p, 3, W);
+	if (!(eq <= bf + 1e-9 && eq >= bf - 0.02))
+		fail_msg("3 PUs, one failing: T_eq %.6f, brute force %.6f", eq, bf);
+	clear(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -136,6 +191,7 @@ int main(void)
 		cmocka_unit_test(test_failure),
 		cmocka_unit_test(test_speed_change),
 		cmocka_unit_test(test_overlap),
+		cmocka_unit_test(test_eq_brute_force),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
