@@ -29,8 +29,10 @@ int plb__coverage_ok(struct plb__coverage *c, uint64_t W)
 		qsort(c->r, c->n, sizeof *c->r, cmp_range);
 	uint64_t next = 0;
 	for (size_t i = 0; i < c->n; i++) {
-		if (c->r[i].off != next)
-			return 0;       /* a hole or an overlap */
+		if (!c->r[i].len)
+			continue;       /* covers nothing, wherever it sorted */
+		if (c->r[i].off != next || c->r[i].len > W - next)
+			return 0;       /* a hole, an overlap, or past W */
 		next += c->r[i].len;
 	}
 	return next == W;
