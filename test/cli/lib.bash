@@ -9,11 +9,23 @@ check() {       # check DESCRIPTION COMMAND...: the command must succeed
 	if ! "$@"; then echo "FAIL: $what"; fails=$((fails + 1)); fi
 }
 finish() { [ "$fails" -eq 0 ]; exit $?; }
-need_mpi() {    # skip the script (exit 77) in a build without MPI
-	if [ "${MPI:-1}" = 0 ] || ! command -v mpirun >/dev/null; then
-		echo "built without MPI (make MPI=0) or no mpirun: nothing to run under mpirun"
+# A script skips (exit 77) only for a part the build or the node truly
+# lacks, and its last line then starts with the runner's words for it
+# (test/run.sh: "no MPI in this build", "no CUDA in this build", "no GPU on
+# this node").
+have_mpirun() { # an MPI build must have mpirun: its absence is a failure
+	[ "${MPI:-1}" = 0 ] && return 1
+	command -v mpirun >/dev/null && return 0
+	echo "FAIL: an MPI build (MPI=${MPI:-1}) but no mpirun on PATH"
+	fails=$((fails + 1))
+	return 1
+}
+need_mpi() {    # skip the script in a build without MPI
+	if [ "${MPI:-1}" = 0 ]; then
+		echo "no MPI in this build (make MPI=0): nothing to run under mpirun"
 		exit 77
 	fi
+	have_mpirun || exit 1
 }
 # The runtime's scripts: output of the last run in $TMP/out.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1

@@ -14,8 +14,10 @@ check "README example compiles" cc -Werror -o "$TMP/square" "$TMP/square.c" \
 	$(make -s --no-print-directory BUILD="$BUILD" MPI="${MPI:-1}" app-flags)
 printf '[run]\nunits = 1\n[node a]\ncpu = 1\nemu = e\n[model e]\nclass = gpu\ncompute = poly 0.001 1e-8\n' >"$TMP/sq.ini"
 launch=()
-if [ "${MPI:-1}" != 0 ] && command -v mpirun >/dev/null; then
+if have_mpirun; then
 	launch=(mpirun --oversubscribe --bind-to none -np 2)
+elif [ "${MPI:-1}" != 0 ]; then
+	finish
 fi
 check "README example runs" timeout 120 "${launch[@]}" "$TMP/square" --config "$TMP/sq.ini" >"$TMP/out" 2>&1
 check "every unit done" grep -q "1048576 of 1048576 done, coverage ok" "$TMP/out"

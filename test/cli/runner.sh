@@ -1,6 +1,8 @@
 # test/run.sh, the runner itself, on fake cmocka programs: every kind of
 # result counts as it should, a crash or a missing plan fails, a build
-# with no test programs fails, and the closing line is always there.
+# with no test programs fails, a program the build should have made and
+# did not fails, TEST_STRICT_SKIPS=1 fails a skip whose reason is not a
+# part the build lacks, and the closing line is always there.
 . test/cli/lib.bash
 cat >"$TMP/fake.c" <<'C'
 #include <stdarg.h>
@@ -12,7 +14,13 @@ cat >"$TMP/fake.c" <<'C'
 #include <cmocka.h>
 static void good(void **s) { (void)s; }
 static void bad(void **s) { (void)s; if (getenv("BAD")) fail_msg("bad"); }
-static void skipped(void **s) { (void)s; printf("skipped: no such device here\n"); skip(); }
+static void skipped(void **s)
+{
+	(void)s;
+	if (!getenv("MUTE"))
+		printf("skipped: %s\n", getenv("WHY") ? getenv("WHY") : "no such device here");
+	skip();
+}
 static void crash(void **s) { (void)s; if (getenv("CRASH")) abort(); }
 int main(void)
 {
@@ -30,7 +38,7 @@ printf 'exit 0\n' >"$TMP/cli/pass.sh"
 printf 'echo not here; exit 77\n' >"$TMP/cli/skip.sh"
 
 run() {         # run ENV...: the runner on the fakes; output in $TMP/r, status in $rc
-	env "$@" BUILD="$TMP/b" TEST_CLI="$TMP/cli" bash test/run.sh >"$TMP/r" 2>&1; rc=$?
+	env -u TEST_STRICT_SKIPS -u TEST_PROGRAMS -u MPI -u HAVE_CUDA "$@" BUILD="$TMP/b" TEST_CLI="$TMP/cli" bash test/run.sh >"$TMP/r" 2>&1; rc=$?
 }
 last() { tail -n 1 "$TMP/r"; }
 
@@ -53,7 +61,25 @@ run
 expect "a failing script" 1 "5 passed, 1 failed, 2 skipped"
 rm "$TMP/cli/broken.sh"
 
-BUILD="$TMP/empty" TEST_CLI="$TMP/cli" bash test/run.sh >"$TMP/r" 2>&1; rc=$?
+run TEST_PROGRAMS="test_fake test_gone"
+expect "a program not built" 1 "5 passed, 1 failed, 2 skipped"
+check "a program not built: named" grep -q "test_gone: FAILED (the build should have made" "$TMP/r"
+
+# strict skips: only for a part the build lacks, and saying so
+run TEST_STRICT_SKIPS=1
+expect "strict: a skip for no reason the runner knows" 1 "5 passed, 2 failed, 0 skipped"
+printf 'echo no MPI in this build; exit 77\n' >"$TMP/cli/skip.sh"
+run TEST_STRICT_SKIPS=1 WHY="no CUDA in this build" MPI=0 HAVE_CUDA=0
+expect "strict: no MPI, no CUDA, where so" 0 "5 passed, 0 failed, 2 skipped"
+run TEST_STRICT_SKIPS=1 WHY="no CUDA in this build" MPI=1 HAVE_CUDA=1
+expect "strict: no MPI, no CUDA, where the build has them" 1 "5 passed, 2 failed, 0 skipped"
+check "strict: says why" grep -q "strict skips: not a part this build lacks: no CUDA in this build" "$TMP/r"
+run TEST_STRICT_SKIPS=1 MUTE=1 MPI=0
+expect "strict: a skip without a reason" 1 "5 passed, 1 failed, 1 skipped"
+run MUTE=1 WHY=anything MPI=1
+expect "not strict: any skip" 0 "5 passed, 0 failed, 2 skipped"
+
+env -u TEST_STRICT_SKIPS -u TEST_PROGRAMS BUILD="$TMP/empty" TEST_CLI="$TMP/cli" bash test/run.sh >"$TMP/r" 2>&1; rc=$?
 expect "nothing built" 1 "1 passed, 1 failed, 1 skipped"
 check "nothing built: says so" grep -q "no test programs in $TMP/empty/test" "$TMP/r"
 finish

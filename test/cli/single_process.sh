@@ -61,7 +61,7 @@ one "$BUILD/plb-null" --config "$TMP/bad.ini"; rc=$?
 check "bad key: fails" test $rc -ne 0 -a $rc -ne 124
 check "bad key: names file:line" grep -q "bad.ini:5: \[node a\] speed: unknown key" "$TMP/out"
 
-if [ "${MPI:-1}" != 0 ] && command -v mpirun >/dev/null; then
+if have_mpirun; then
 	# the same blocks (greedy, 7 columns): the same C to the bit
 	check "greedy, one process" one "$BUILD/plb-mm" --config "$TMP/two.ini" --n 300 \
 		--policy greedy --set greedy_block=7 --output "$TMP/c1"

@@ -154,7 +154,7 @@ static void test_cuda_matches_cpu(void **state)
 	if (ndev < 1) {
 		if (must)
 			fail_msg("PLB_REQUIRE_GPU=1 but no CUDA device here (%s)", why);
-		printf("test_cuda_matches_cpu: skipped: no CUDA device here (%s)\n", why);
+		printf("test_cuda_matches_cpu: skipped: no GPU on this node (%s)\n", why);
 		skip();
 	}
 	static const int widths[] = {1, 64, 235, 300, 0};
@@ -194,7 +194,7 @@ static void test_cuda_matches_cpu(void **state)
 #else
 	if (must)
 		fail_msg("PLB_REQUIRE_GPU=1 but this build has no CUDA (see make's warning)");
-	printf("test_cuda_matches_cpu: skipped: built without CUDA\n");
+	printf("test_cuda_matches_cpu: skipped: no CUDA in this build\n");
 	skip();
 #endif
 }
