@@ -1,6 +1,8 @@
 # plbsim's command line: bad options are refused with a message saying what
 # is accepted; --json has every key of the contract; --trace writes one
-# line per event; --params lists the balancer parameters.
+# line per event; --params lists the balancer parameters; a valid --set
+# changes the run; a run that loses PUs says so and covers the domain,
+# and one that cannot finish exits 2.
 . test/cli/lib.bash
 S=test/data/small.ini
 
@@ -43,6 +45,32 @@ grants=$(grep -c '^[0-9].*,grant,' "$TMP/t.csv")
 dones=$(grep -c '^[0-9].*,done,' "$TMP/t.csv")
 check "one trace grant per block ($grants vs $blocks)" [ "$grants" -eq "$blocks" ]
 check "every grant done ($dones vs $grants)" [ "$dones" -eq "$grants" ]
+
+# greedy_block=K: ceil(200000 / K) blocks
+for k in 7919 20000; do
+	want=$(( (200000 + k - 1) / k ))
+	got=$("$PLBSIM" $S --policy greedy --solve-us 100 --set greedy_block=$k --json |
+	      python3 -c "import json,sys; print(json.load(sys.stdin)['blocks'])")
+	check "--set greedy_block=$k: $want blocks (got $got)" [ "$got" = "$want" ]
+done
+
+# deaths (small.ini's runs last 0.14-0.28 s): three PUs (both of model cpu6,
+# and gpu-fast) die at 0.05 s, noticed 0.02 s later; the others finish,
+# every unit once
+sed 's/^fail_detect_ms = .*/fail_detect_ms = 20/; s/^\[model gpu-fast\]/&\nfail = 0.05/; s/^\[model cpu6\]/&\nfail = 0.05/' \
+	$S >"$TMP/die.ini"
+out=$("$PLBSIM" "$TMP/die.ini" --policy all --solve-us 100 --json); rc=$?
+check "PUs lost: exit 0 (got $rc)" [ "$rc" -eq 0 ]
+check "PUs lost: every policy reports 3 lost, every unit once" python3 -c '
+import json, sys
+for r in json.loads(sys.argv[1]):
+    assert r["pus_lost"] == 3, (r["policy"], r["pus_lost"])
+    assert r["coverage_ok"] and r["units_done"] == r["units"], r["policy"]' "$out"
+# every PU dead: no run can finish
+sed 's/^\[model .*\]/&\nfail = 0.05/' $S >"$TMP/alldie.ini"
+out=$("$PLBSIM" "$TMP/alldie.ini" --policy greedy --solve-us 100 2>&1); rc=$?
+check "every PU dead: exit 2 (got $rc)" [ "$rc" -eq 2 ]
+check "every PU dead: says so ($out)" grep -q "greedy: run stalled: no PU left to finish it" <<<"$out"
 
 params=$("$PLBSIM" --params)
 for k in initial_block gap_threshold_ms end_fraction min_block; do

@@ -27,8 +27,12 @@ static double urand(void)
 }
 
 /* Run one job of W units over n PUs with random speeds (50x spread), random
- * noise, and `nlose` PUs lost at random moments (never all). Every unit
- * must be reported done exactly once; returns the number of events. */
+ * noise, and `nlose` PUs lost (never all): the k-th at a random moment in
+ * the k-th of nlose equal slices of [0.05, 0.75] of the run's length had
+ * nobody died: the first a PU that holds a block, later ones a busy PU two
+ * times in three and any live PU else. Every loss must happen before the
+ * run ends, and every unit must be reported done exactly once; returns the
+ * number of events. */
 static long run_job(const char *policy, int n, uint64_t W, int nlose, uint64_t seed)
 {
 	rng_state = seed;
@@ -38,13 +42,17 @@ static long run_job(const char *policy, int n, uint64_t W, int nlose, uint64_t s
 	unsigned char *count = calloc(W, 1);
 	assert_non_null(pu);
 	assert_non_null(count);
+	double rates = 0;
 	for (int i = 0; i < n; i++) {
 		pu[i].rate = 1000 * pow(50, urand());
 		pu[i].fixed = 0.001 * urand();
+		rates += pu[i].rate;
 	}
-	double now = 0;
+	double now = 0, span = (double)W / rates, lose_at = INFINITY;
 	long events = 0;
 	int lost = 0;
+	if (nlose > 0)
+		lose_at = span * (0.05 + 0.7 * urand() / nlose);
 	for (;;) {
 		/* hand out work to every idle PU */
 		int any_busy = 0;
@@ -71,21 +79,25 @@ static long run_job(const char *policy, int n, uint64_t W, int nlose, uint64_t s
 		if (!any_busy)
 			break;
 		events++;
-		/* sometimes a PU dies instead, with its block */
-		if (lost < nlose && urand() < 0.05) {
-			int v = (int)(urand() * n);
-			if (!pu[v].lost) {
-				pu[v].lost = 1;
-				lost++;
-				assert_int_equal(plb_balancer_lost(b, v, now), 0);
-				if (pu[v].busy) {
-					/* its late report must not count */
-					struct plb_sample s = {pu[v].g.id, pu[v].exec, 0, now};
-					assert_int_equal(plb_balancer_done(b, v, &s), PLB_ESTALE);
-				}
-				assert_int_equal(plb_balancer_next(b, v, now, &pu[v].g), PLB_ESTATE);
-				continue;
+		/* a PU dies before the next block ends, with its block */
+		if (lost < nlose && lose_at < pu[next].finish) {
+			now = fmax(now, lose_at);
+			int v = -1, busy = lost == 0 || urand() < 2.0 / 3;
+			for (int i = 0, k = (int)(urand() * n); i < n && v < 0; i++)
+				if (!pu[(k + i) % n].lost && (pu[(k + i) % n].busy || !busy))
+					v = (k + i) % n;
+			assert_true(v >= 0);    /* next is busy */
+			pu[v].lost = 1;
+			lost++;
+			assert_int_equal(plb_balancer_lost(b, v, now), 0);
+			if (pu[v].busy) {
+				/* its late report must not count */
+				struct plb_sample s = {pu[v].g.id, pu[v].exec, 0, now};
+				assert_int_equal(plb_balancer_done(b, v, &s), PLB_ESTALE);
 			}
+			assert_int_equal(plb_balancer_next(b, v, now, &pu[v].g), PLB_ESTATE);
+			lose_at = lost < nlose ? span * (0.05 + 0.7 * (lost + urand()) / nlose) : INFINITY;
+			continue;
 		}
 		now = pu[next].finish;
 		pu[next].busy = 0;
@@ -106,6 +118,9 @@ static long run_job(const char *policy, int n, uint64_t W, int nlose, uint64_t s
 	assert_int_equal(st.units_done, W);
 	assert_int_equal(st.units_pool, 0);
 	assert_int_equal(st.pus_lost, lost);
+	if (lost != nlose)
+		fail_msg("%s seed %llu: %d of %d PUs lost before the run ended", policy,
+			 (unsigned long long)seed, lost, nlose);
 	plb_balancer_destroy(b);
 	free(pu);
 	free(count);

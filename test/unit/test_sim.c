@@ -59,19 +59,29 @@ static void test_deterministic(void **state)
 }
 
 /* Random PUs die at random times (at least one survives): every policy still
- * completes every unit exactly once. */
+ * completes every unit exactly once, and reports each death. The times are
+ * scaled to the run: T_lb with nobody dead, deaths in [0.05, 0.6] T_lb,
+ * noticed 0.05 T_lb later, all before any run can end (>= 0.97 T_lb with
+ * the PUs' 3% noise). */
 static void test_random_failures(void **state)
 {
 	struct plb__config cfg;
 	load("test/data/failures.ini", &cfg);
+	struct plb__sim_result whole;
+	run(&cfg, "greedy", 1, 100, &whole);
+	double T = whole.rep.lower_bound_s;
+	plb__sim_result_fini(&whole);
+	cfg.fail_detect_ms = 0.05 * T * 1e3;
 	uint64_t x = 99;
 	for (int trial = 0; trial < 12; trial++) {
-		int survivor = trial % cfg.npu;
+		int survivor = trial % cfg.npu, dying = 0;
 		for (int i = 0; i < cfg.nmodels; i++) {
 			x = x * 6364136223846793005ULL + 1442695040888963407ULL;
 			double u = (double)(x >> 11) / 9007199254740992.0;
-			/* about half die, somewhere in the first ~1.5 s of a ~2 s run */
-			cfg.models[i].fail_t = (i != survivor && u < 0.5) ? 3 * u : INFINITY;
+			/* about half die, at least one (each model is one PU's) */
+			int dies = i != survivor && (u < 0.5 || i == (survivor + 1) % cfg.npu);
+			cfg.models[i].fail_t = dies ? T * (0.05 + 1.1 * fmod(u, 0.5)) : INFINITY;
+			dying += isfinite(cfg.models[i].fail_t);
 		}
 		/* with one grant per PU, and with two (a lost PU loses both) */
 		cfg.pipeline = 1 + trial % 2;
@@ -83,6 +93,9 @@ static void test_random_failures(void **state)
 					 trial, cfg.pipeline, plb_policy_name(p), r.stalled,
 					 r.rep.coverage_ok, (unsigned long long)r.rep.units_done);
 			assert_int_equal(r.rep.units_done, r.rep.units);
+			if (r.rep.pus_lost != dying)
+				fail_msg("trial %d %s: %d PUs lost, %d died", trial,
+					 plb_policy_name(p), r.rep.pus_lost, dying);
 			plb__sim_result_fini(&r);
 		}
 	}
