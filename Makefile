@@ -159,10 +159,13 @@ $(PLBSIM): $(call obj,$(wildcard apps/plbsim/*.c)) $(call layer_libs,$(SIM_LAYER
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(RT_LIBS) $(BAL_LIBS)
 
+# test_runtime runs the runtime in one process, and corrupts a grant
+# through the linker to prove plb_run's coverage check.
+$(BUILD)/test/test_runtime: TEST_LIBS = $(RUN_LIBS) -Wl,--wrap=plb_balancer_next
 $(BUILD)/test/%: $(BUILD)/test/unit/%.o $(ALL_TOP) $(ALL_KERN)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(ALL_KERN) $(ALL_TOP) -lcmocka $(RT_LIBS) $(KERN_LIBS) $(BAL_LIBS) -lpthread
+	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(ALL_KERN) $(ALL_TOP) -lcmocka $(TEST_LIBS) $(RT_LIBS) $(KERN_LIBS) $(BAL_LIBS) -lpthread
 
 $(BUILD)/bench/%: $(BUILD)/bench/%.cu.o
 	@$(if $(Q),echo "  LD      $@")

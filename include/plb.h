@@ -137,8 +137,10 @@ PLB_API PLB_WUR int plb_init(int *argc, char ***argv, const struct plb_options *
 PLB_API int plb_is_master(const plb_t *p);
 /* Worker ranks: run blocks until the master finalizes. */
 PLB_API PLB_WUR int plb_serve(plb_t *p);
-/* Master: run job over the cluster; returns when every unit's output is in
- * job->out. May be called several times (one per phase). */
+/* Master: run job over the cluster; returns 0 when every unit's output is in
+ * job->out, each unit from exactly one block (checked apart from the
+ * balancer: anything else is PLB_EIO, and plb_report still tells the run).
+ * May be called several times (one per phase). */
 PLB_API PLB_WUR int plb_run(plb_t *p, const struct plb_job *job);
 /* Master: the figures of the last run: the text table, or (json) one JSON
  * object with the same keys as plbsim --json. */

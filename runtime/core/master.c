@@ -484,6 +484,12 @@ int plb_run(plb_t *p, const struct plb_job *job)
 		rc = end_workers(p);
 	if (!rc)
 		rc = report(&r, plb__now() - wall0);
+	/* the coverage record is kept apart from the balancer's counts: when
+	 * they disagree the output cannot be trusted (the report stays) */
+	if (!rc && !p->last->rep.coverage_ok)
+		rc = plb__fail(p, PLB_EIO, "plb_run: the blocks that came back do not cover "
+			       "[0, %llu) exactly once (a hole or an overlap); job.out is not "
+			       "to be trusted", (unsigned long long)r.W);
 out:
 	plb__coverage_fini(&r.cov);
 	plb_balancer_destroy(r.b);
