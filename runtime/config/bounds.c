@@ -31,9 +31,18 @@ static double invert(double (*fn)(const struct plb__devmodel *, double, int),
 	return lo;
 }
 
+/* b / E(b), 0 where E(b) is not positive. */
+static double rate_at(const struct plb__devmodel *m, double b, int overlap)
+{
+	double e = block_time(m, b, overlap);
+	return e > 0 ? b / e : 0;
+}
+
 /* r(t) = max over b with E(b) <= t of b / E(b): on each linear piece of a
  * table b/E(b) is monotone, so its breakpoints and the largest feasible b
- * are the candidates; polynomials get a log grid as well. */
+ * are the candidates. For a polynomial with non-negative coefficients
+ * E(b)/b = c0/b + c1 + c2 b + ... is convex, so b/E(b) has one peak: a log
+ * grid finds its neighbourhood and a golden-section search the peak. */
 static double best_rate(const struct plb__devmodel *m, double t, double W, int overlap)
 {
 	double best = 0;
@@ -50,12 +59,27 @@ static double best_rate(const struct plb__devmodel *m, double t, double W, int o
 					best = fmax(best, c->x[i] / e);
 			}
 		} else if (c->kind == PLB__CURVE_POLY && bmax > 1) {
+			int top = 0;
+			double peak = 0;
 			for (int i = 0; i <= 64; i++) {
-				double b = pow(bmax, i / 64.0);
-				double e = block_time(m, b, overlap);
-				if (e > 0)
-					best = fmax(best, b / e);
+				double r = rate_at(m, pow(bmax, i / 64.0), overlap);
+				if (r > peak) {
+					peak = r;
+					top = i;
+				}
 			}
+			/* golden section on log b between the peak's neighbours */
+			double lo = (top > 0 ? top - 1 : 0) / 64.0 * log(bmax);
+			double hi = (top < 64 ? top + 1 : 64) / 64.0 * log(bmax);
+			const double g = 0.6180339887498949;
+			for (int it = 0; it < 60 && hi - lo > 1e-12; it++) {
+				double x1 = hi - g * (hi - lo), x2 = lo + g * (hi - lo);
+				if (rate_at(m, exp(x1), overlap) < rate_at(m, exp(x2), overlap))
+					lo = x1;
+				else
+					hi = x2;
+			}
+			best = fmax(best, fmax(peak, rate_at(m, exp(0.5 * (lo + hi)), overlap)));
 		}
 	}
 	return best;

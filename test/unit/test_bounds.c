@@ -110,6 +110,16 @@ static void test_failure(void **state)
 	clear(&c);
 }
 
+/* E(b) = 1 + 1e-4 b^2: b / E(b) peaks at b = 100 (50 units/s), far inside
+ * the sizes a long run allows, so T_lb = W / 50. */
+static void test_interior_peak(void **state)
+{
+	struct cluster c = {0};
+	add(&c, "poly 1 0 1e-4", NULL);
+	near(plb__bound_lower(c.p, 1, 1e5, 0), 2000.0, "T_lb, best block inside the range");
+	clear(&c);
+}
+
 static void test_speed_change(void **state)
 {
 	struct cluster c = {0};
@@ -189,6 +199,7 @@ int main(void)
 		cmocka_unit_test(test_linear),
 		cmocka_unit_test(test_fixed_cost),
 		cmocka_unit_test(test_failure),
+		cmocka_unit_test(test_interior_peak),
 		cmocka_unit_test(test_speed_change),
 		cmocka_unit_test(test_overlap),
 		cmocka_unit_test(test_eq_brute_force),
