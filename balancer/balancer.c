@@ -275,12 +275,9 @@ int plb_balancer_done(plb_balancer_t *b, int pu, const struct plb_sample *s)
 	u->nout--;
 	b->nout_total--;
 	b->done_units += g.units;
-	u->units_done += g.units;
-	u->blocks++;
 	if (g.units > u->max_block)
 		u->max_block = g.units;
 	u->last_exec_s = s->exec_s + s->xfer_s;
-	u->last_finish = s->finish;
 	if (b->model) {
 		/* a tiny or zero-time block says nothing about the curve */
 		if (s->exec_s + s->xfer_s > 0 &&

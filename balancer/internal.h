@@ -24,11 +24,8 @@ struct plb__pu {
 	struct plb__grant_rec out[PLB_MAX_GRANTS];
 	int nout;
 	int lost;
-	long blocks;            /* blocks done */
-	uint64_t units_done;
 	uint64_t max_block;     /* largest block done */
 	double last_exec_s;     /* exec+xfer of its last block */
-	double last_finish;
 };
 
 /* A policy: one file each, one instance, designated initialisers. */

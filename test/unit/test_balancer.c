@@ -7,6 +7,7 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -145,6 +146,50 @@ static void test_coverage_with_failures(void **state)
 		}
 }
 
+/* Parameters: a number in range is taken; anything else (trailing text,
+ * nothing, overflow, out of range, an unknown key) is refused, naming the
+ * key, and leaves the value as it was. Policy names: every policy, in a
+ * buffer of any size, always terminated. */
+static void test_params_and_names(void **state)
+{
+	struct plb_params p;
+	char err[256];
+	plb_params_init(&p);
+	double was = p.initial_block;
+	assert_int_equal(plb_params_assign(&p, "initial_block=2048", err, sizeof err), 0);
+	assert_true(p.initial_block == 2048);
+	assert_int_equal(plb_params_assign(&p, "initial_block=4096\t", err, sizeof err), 0);
+	assert_true(p.initial_block == 4096);
+	was = p.initial_block;
+	static const char *const bad[] = {"initial_block=12x", "initial_block=", "initial_block=x",
+					  "initial_block=1e999", "initial_block=nan",
+					  "initial_block=0", "end_fraction=1.5"};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		err[0] = '\0';
+		if (plb_params_assign(&p, bad[i], err, sizeof err) == 0)
+			fail_msg("'%s' was accepted", bad[i]);
+		char key[32];
+		snprintf(key, sizeof key, "%.*s", (int)(strchr(bad[i], '=') - bad[i]), bad[i]);
+		if (!strstr(err, key))
+			fail_msg("'%s': the message does not name the key: %s", bad[i], err);
+		assert_true(p.initial_block == was);
+	}
+	assert_int_equal(plb_params_assign(&p, "no_such_key=1", err, sizeof err), PLB_ENOENT);
+
+	char all[256], small[8];
+	plb_policy_names(all, sizeof all, ",");
+	size_t len = 0;
+	for (int i = 0; plb_policy_name(i); i++) {
+		const char *n = plb_policy_name(i);
+		assert_int_equal(strncmp(all + len, n, strlen(n)), 0);
+		len += strlen(n);
+		assert_true(all[len] == (plb_policy_name(i + 1) ? ',' : '\0'));
+		len++;
+	}
+	assert_string_equal(plb_policy_names(small, sizeof small, ","), "plb-hac");
+	assert_string_equal(plb_policy_names(small, 1, ","), "");
+}
+
 /* A tiny domain (smaller than one block) and a single PU work. */
 static void test_tiny_domains(void **state)
 {
@@ -247,6 +292,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_coverage_all_policies),
 		cmocka_unit_test(test_coverage_with_failures),
+		cmocka_unit_test(test_params_and_names),
 		cmocka_unit_test(test_tiny_domains),
 		cmocka_unit_test(test_bad_calls),
 		cmocka_unit_test(test_zero_time_blocks),

@@ -81,6 +81,10 @@ static void test_many(void **state)
 		}
 		assert_int_equal(plb__coverage_ok(&c, 3 * N), !bad);
 		plb__coverage_fini(&c);
+		/* a record emptied by fini is as new */
+		assert_int_equal(plb__coverage_add(&c, 0, 5), 0);
+		assert_true(plb__coverage_ok(&c, 5));
+		plb__coverage_fini(&c);
 	}
 }
 

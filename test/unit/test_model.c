@@ -442,6 +442,8 @@ static void test_inverse(void **state)
 		assert_true(plb__model_inverse(&m, e0 * 0.99, W[k]) == 0);
 		assert_true(plb__model_inverse(&m, 1e9, W[k]) == W[k]);
 		assert_true(plb__model_inverse(&m, 1e9, W[k] / 3) == W[k] / 3);
+		assert_true(plb__model_inverse(&m, NAN, W[k]) == 0);
+		assert_true(plb__model_inverse(&m, 1e9, 0) == 0);
 		plb__model_fini(&m);
 	}
 }
@@ -464,6 +466,8 @@ static void test_speed_change(void **state)
 		double x = 1e3 * pow(100, i / 20.0);
 		double want = 4 * (t_xlnx(x) + 1e-5 + 1e-10 * x);
 		assert_true(relerr(plb__model_eval(&m, x), want) < 0.1);
+		/* the transfer part is rescaled with the rest */
+		assert_true(relerr(plb__model_xfer(&m, x), 4 * (1e-5 + 1e-10 * x)) < 0.1);
 	}
 	plb__model_fini(&m);
 
