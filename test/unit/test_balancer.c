@@ -190,6 +190,32 @@ static void test_params_and_names(void **state)
 	assert_string_equal(plb_policy_names(small, 1, ","), "");
 }
 
+/* static: after one profiling block each, the rest is split in one block
+ * per PU in proportion to the profiled rates (here 1 : 3 units per
+ * second, slow enough that an error of one unit/s in their sum shows). */
+static void test_static_split(void **state)
+{
+	const uint64_t W = 100000;
+	plb_balancer_t *b;
+	struct plb_grant g[2], s[2];
+	assert_int_equal(plb_balancer_create(NULL, "static", 2, W, &b), 0);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(plb_balancer_next(b, i, 0, &g[i]), PLB_NEXT_GRANT);
+	for (int i = 0; i < 2; i++) {
+		double t = (double)g[i].units / (i ? 3.0 : 1.0);
+		struct plb_sample smp = {g[i].id, t, 0, t};
+		assert_int_equal(plb_balancer_done(b, i, &smp), 0);
+	}
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(plb_balancer_next(b, i, 1e6, &s[i]), PLB_NEXT_GRANT);
+	uint64_t rest = W - g[0].units - g[1].units;
+	if (s[0].units + s[1].units != rest || llabs((long long)(3 * s[0].units) - (long long)s[1].units) > 3)
+		fail_msg("static split of %llu: %llu and %llu, expected 1 : 3",
+			 (unsigned long long)rest, (unsigned long long)s[0].units,
+			 (unsigned long long)s[1].units);
+	plb_balancer_destroy(b);
+}
+
 /* A tiny domain (smaller than one block) and a single PU work. */
 static void test_tiny_domains(void **state)
 {
@@ -293,6 +319,7 @@ int main(void)
 		cmocka_unit_test(test_coverage_all_policies),
 		cmocka_unit_test(test_coverage_with_failures),
 		cmocka_unit_test(test_params_and_names),
+		cmocka_unit_test(test_static_split),
 		cmocka_unit_test(test_tiny_domains),
 		cmocka_unit_test(test_bad_calls),
 		cmocka_unit_test(test_zero_time_blocks),
