@@ -114,7 +114,7 @@ ALL_OBJ   := $(call obj,$(foreach l,$(LAYERS),$(call layer_src,$l)) \
              $(foreach k,$(KERNELS),$(call kern_src,$k)) $(wildcard apps/*/*.c) \
              $(TEST_SRC) $(BENCH_SRC))
 
-.PHONY: all test demo bench bench-gpu clean deps app-flags layers
+.PHONY: all test demo bench bench-gpu clean deps app-flags layers coverage mutants
 all: $(PLBSIM) $(APP_BINS) $(TESTS) $(BENCHES)
 
 # Installs what is missing; re-checked when the script changes.
@@ -175,6 +175,16 @@ $(BUILD)/bench/%: $(BUILD)/bench/%.o $(ALL_TOP)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(ALL_TOP) $(RT_LIBS) $(BAL_LIBS) -lpthread
+
+# Line and branch coverage per folder (gcc --coverage, gcovr; own build
+# directory), and a seeded mutation run over the pure code: both print
+# their figures against the targets in docs/TESTING.md.
+coverage:
+	$(Q)bash scripts/coverage.sh
+SEED  ?= 1
+COUNT ?= 60
+mutants:
+	$(Q)python3 scripts/mutants.py --seed $(SEED) --count $(COUNT)
 
 test: all
 	$(Q)PLBSIM=$(PLBSIM) BUILD=$(BUILD) MPI=$(MPI) HAVE_CUDA=$(HAVE_CUDA) \

@@ -2,7 +2,8 @@
 # Installs the Debian packages plb needs, idempotently: only what is missing,
 # with one `apt-get update` first when something is. `make` runs this when a
 # header or tool it needs is not found. Set PLB_NO_INSTALL=1 to only report;
-# MPI=0 (make MPI=0) leaves Open MPI out.
+# MPI=0 (make MPI=0) leaves Open MPI out; COVERAGE=1 (make coverage) adds
+# gcovr.
 #
 # A package counts as there when dpkg lists it, or when what plb uses from
 # it is found without it: its header by the C compiler (with CPATH, as an
@@ -23,6 +24,10 @@ pkgs=(
 )
 if [ "${MPI:-1}" != 0 ]; then
   pkgs+=("libopenmpi-dev cmd:mpicc" "openmpi-bin cmd:mpirun")   # MPI transport (runtime)
+fi
+
+if [ "${COVERAGE:-0}" = 1 ]; then
+  pkgs+=("gcovr cmd:gcovr")                     # line and branch coverage
 fi
 
 cc=${CC:-cc}
