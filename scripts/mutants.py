@@ -92,10 +92,10 @@ def sites(path):
     return lines, res
 
 
-def run(cmd, cwd, timeout):
+def run(cmd, cwd, timeout, env=None):
     try:
-        p = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                           timeout=timeout, text=True)
+        p = subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, timeout=timeout, text=True)
         return p.returncode, p.stdout
     except subprocess.TimeoutExpired:
         return 124, "timed out"
@@ -151,13 +151,8 @@ def main():
             rc, _ = run([work + "/build/test/" + t], src, 120)
             if rc:
                 return "killed by " + t
-        try:
-            q = subprocess.run(["bash", "test/cli/quality.sh"], cwd=src, env=env_sim,
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                               timeout=300, text=True).returncode
-        except subprocess.TimeoutExpired:
-            q = 124
-        return "killed by quality.sh" if q else None
+        rc, _ = run(["bash", "test/cli/quality.sh"], src, 300, env_sim)
+        return "killed by quality.sh" if rc else None
 
     v = verdict()
     if v:

@@ -97,12 +97,14 @@ for t in "$CLI"/*.sh; do
 	[ -f "$t" ] || continue
 	name=$(basename "$t" .sh)
 	out=$(timeout "$TIMEOUT" bash "$t" 2>&1); rc=$?
-	reason=$(printf '%s\n' "$out" | tail -n 1)
-	[ "$rc" -eq 77 ] && bad=$(bad_skips 1 "$reason")
-	if [ "$rc" -eq 77 ] && [ -n "$bad" ]; then
-		fail=$((fail + 1)); failed+=("$name"); echo "$bad"; echo "$name: FAILED (skipped)"
-	elif [ "$rc" -eq 77 ]; then     # skipped, and says why
-		skip=$((skip + 1)); echo "$name: skipped: $reason"
+	if [ "$rc" -eq 77 ]; then       # skipped, and says why
+		reason=$(printf '%s\n' "$out" | tail -n 1)
+		bad=$(bad_skips 1 "$reason")
+		if [ -n "$bad" ]; then
+			fail=$((fail + 1)); failed+=("$name"); echo "$bad"; echo "$name: FAILED (skipped)"
+		else
+			skip=$((skip + 1)); echo "$name: skipped: $reason"
+		fi
 	elif [ "$rc" -eq 0 ]; then
 		pass=$((pass + 1)); echo "$name: ok"
 	else

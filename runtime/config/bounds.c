@@ -53,11 +53,9 @@ static double best_rate(const struct plb__devmodel *m, double t, double W, int o
 	for (int k = 0; k < 2; k++) {
 		const struct plb__curve_spec *c = cs[k];
 		if (c->kind == PLB__CURVE_TABLE) {
-			for (int i = 0; i < c->n && c->x[i] <= bmax; i++) {
-				double e = block_time(m, c->x[i], overlap);
-				if (c->x[i] > 0 && e > 0)
-					best = fmax(best, c->x[i] / e);
-			}
+			for (int i = 0; i < c->n && c->x[i] <= bmax; i++)
+				if (c->x[i] > 0)
+					best = fmax(best, rate_at(m, c->x[i], overlap));
 		} else if (c->kind == PLB__CURVE_POLY && bmax > 1) {
 			int top = 0;
 			double peak = 0;
