@@ -9,11 +9,17 @@ build does, or a test hangs past its timeout), and survives otherwise.
 Prints each result, the score (killed / mutants built, known-equivalent
 mutants set apart) and the survivors, and exits 0.
 
-  scripts/mutants.py [--seed S] [--count N] [--files GLOB...] [--list]
+  scripts/mutants.py [--seed S] [--count N] [--files GLOB...] [--at FILE:LINE...] [--list]
+
+--at runs every mutant of the named lines instead of a seeded draw (to
+check that a test kills the mutants it was written for).
 
 Mutants that cannot change behaviour are listed, with the reason, in
-test/mutants-equivalent.txt (one per line: FILE :: LINE TEXT :: FROM -> TO
-:: why; "::" never occurs in C); they are run and reported but do not count in the score.
+test/mutants-equivalent.txt (one per line: FILE :: LINE TEXT :: MUTATED
+LINE TEXT :: why; "::" never occurs in C); they are run and reported but do
+not count in the score. The mutants are built with AddressSanitizer, so a
+mutant that reads or writes out of bounds is killed even when the result
+it computes happens to pass.
 """
 import argparse
 import glob
@@ -106,6 +112,8 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--count", type=int, default=60, help="mutants to run (default 60)")
     ap.add_argument("--files", nargs="*", default=FILES)
+    ap.add_argument("--at", nargs="*", default=[], metavar="FILE:LINE",
+                    help="every mutant of these lines instead of a seeded draw")
     ap.add_argument("--list", action="store_true", help="list the mutation sites and exit")
     ap.add_argument("--work", default="/tmp/plb-mutants", help="scratch copy of the tree")
     a = ap.parse_args()
@@ -116,9 +124,15 @@ def main():
         lines, ss = sites(p)
         text[p] = lines
         allsites += [(p,) + s for s in ss]
+    if a.at:
+        allsites = [s for s in allsites if f"{s[0]}:{s[1] + 1}" in a.at]
+        if not allsites:
+            sys.exit(f"mutants: no mutation site at {' '.join(a.at)}")
     if a.list:
         for p, no, b, e, r in allsites:
-            print(f"{p}:{no + 1}: {text[p][no][b:e]} -> {r}: {text[p][no].strip()}")
+            line = text[p][no]
+            print(f"{p}:{no + 1}: {line[b:e]} -> {r}: {line.strip()}  =>  "
+                  f"{(line[:b] + r + line[e:]).strip()}")
         print(f"{len(allsites)} sites in {len(paths)} files")
         return 0
     equivalent = {}
@@ -126,10 +140,15 @@ def main():
     if os.path.exists(eqf):
         for line in open(eqf):
             if line.strip() and not line.startswith("#"):
-                f, code, change, why = [x.strip() for x in line.split("::", 3)]
-                equivalent[(f, code, change)] = why
+                f, code, mutated, why = [x.strip() for x in line.split("::", 3)]
+                equivalent[(f, code, mutated)] = why
+    known = {(p, text[p][no].strip(), (text[p][no][:b] + r + text[p][no][e:]).strip())
+             for p, no, b, e, r in allsites}
+    for k in equivalent:
+        if k not in known and not a.at:
+            print(f"mutants: {eqf}: no such mutant (the code changed?): {k[0]}: {k[2]}")
     rng = random.Random(a.seed)
-    chosen = rng.sample(allsites, min(a.count, len(allsites)))
+    chosen = allsites if a.at else rng.sample(allsites, min(a.count, len(allsites)))
 
     # the scratch tree: sources copied, build output kept between runs
     work = a.work
@@ -138,17 +157,18 @@ def main():
     shutil.rmtree(src, ignore_errors=True)
     shutil.copytree(ROOT, src, symlinks=True, ignore=shutil.ignore_patterns(
         ".git", "build", "build-*", ".devkit"))
-    make = ["make", "-s", "-j2", "BUILD=" + work + "/build", "CUDA=0", "MPI=0", "OPT=-O1"]
+    make = ["make", "-s", "-j2", "BUILD=" + work + "/build-asan", "CUDA=0", "MPI=0", "OPT=-O1",
+            "SANITIZE=address"]
     rc, out = run(make, src, 1200)
     if rc:
         print(out[-3000:])
         sys.exit("mutants: the unmutated tree does not build")
-    env_sim = dict(os.environ, PLBSIM=work + "/build/plbsim")
+    env_sim = dict(os.environ, PLBSIM=work + "/build-asan/plbsim")
 
     def verdict():
         """None when every test passes, else what failed."""
         for t in TESTS:
-            rc, _ = run([work + "/build/test/" + t], src, 120)
+            rc, _ = run([work + "/build-asan/test/" + t], src, 120)
             if rc:
                 return "killed by " + t
         rc, _ = run(["bash", "test/cli/quality.sh"], src, 300, env_sim)
@@ -163,7 +183,7 @@ def main():
     for k, (p, no, b, e, r) in enumerate(chosen):
         line = text[p][no]
         mutated = line[:b] + r + line[e:]
-        key = (p, line.strip(), f"{line[b:e]} -> {r}")
+        key = (p, line.strip(), mutated.strip())
         lines = list(text[p])
         lines[no] = mutated
         with open(os.path.join(src, p), "w") as f:
@@ -172,7 +192,7 @@ def main():
         v = "no build" if rc else verdict()
         with open(os.path.join(src, p), "w") as f:
             f.write("\n".join(text[p]))
-        where = f"{p}:{no + 1}: {line[b:e]} -> {r}: {line.strip()}"
+        where = f"{p}:{no + 1}: {line[b:e]} -> {r}: {line.strip()}  =>  {mutated.strip()}"
         if v == "no build":
             nobuild += 1
         elif key in equivalent:

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "balancer/balancer.h"
+#include "balancer/internal.h"      /* the free list, for test_pool_merges */
 
 struct drv_pu {
 	int busy, lost;
@@ -313,6 +314,210 @@ static void test_lost_range_regranted(void **state)
 	plb_balancer_destroy(b);
 }
 
+/* Throughput (units/s) of the four PUs of test_hdss_weights at block size x. */
+static double hdss_thr(int pu, double x)
+{
+	switch (pu) {
+	case 0: return 1000 + 100 * log(x);     /* log-linear: the fit is exact */
+	case 1: return 5000;                    /* flat */
+	case 2: return 6000 - 200 * log(x);     /* slows with size */
+	default: return 1 + 1000 * log(x / 1024); /* steep: the fit overshoots */
+	}
+}
+
+/* HDSS: each PU's training blocks double from initial_block (1024, 2048,
+ * 4096, 8192 with hdss_samples = 4), one at a time; its weight is the
+ * least-squares line of throughput over ln(size), read at 4 times the
+ * largest block and held within [best, 1.5 best]; then every block is
+ * w_p / sum w * pool / hdss_div. The throughputs are chosen so each weight
+ * is known in closed form: thr_0(4 * 8192); 5000; thr_2(1024) (the fit is
+ * below the best sample); 1.5 thr_3(8192) (the fit, thr_3(4 * 8192), is
+ * above the cap).
+ * Samples split their time 3 : 1 between compute and transfer, and the
+ * weight uses both. */
+static void test_hdss_weights(void **state)
+{
+	const uint64_t W = 1000000000000ULL;
+	const double want_w[4] = {1000 + 100 * log(4 * 8192.0), 5000,
+				  6000 - 200 * log(1024.0), 1.5 * (1 + 1000 * log(8.0))};
+	plb_balancer_t *b;
+	assert_int_equal(plb_balancer_create(NULL, "hdss", 4, W, &b), 0);
+	double now = 0;
+	for (int k = 0; k < 4; k++)
+		for (int i = 0; i < 4; i++) {
+			struct plb_grant g;
+			assert_int_equal(plb_balancer_next(b, i, now, &g), PLB_NEXT_GRANT);
+			assert_int_equal(g.kind, PLB_GRANT_TRAINING);
+			assert_int_equal(g.units, 1024u << k);
+			/* the next doubled block waits for this one's sample */
+			struct plb_grant g2;
+			assert_int_equal(plb_balancer_next(b, i, now, &g2), PLB_NEXT_WAIT);
+			double t = (double)g.units / hdss_thr(i, (double)g.units);
+			now += t;
+			struct plb_sample s = {g.id, 0.75 * t, 0.25 * t, now};
+			assert_int_equal(plb_balancer_done(b, i, &s), 0);
+		}
+	double wsum = want_w[0] + want_w[1] + want_w[2] + want_w[3];
+	for (int i = 0; i < 4; i++) {
+		struct plb_balancer_stats st;
+		plb_balancer_stats(b, &st);
+		struct plb_grant g;
+		assert_int_equal(plb_balancer_next(b, i, now, &g), PLB_NEXT_GRANT);
+		assert_int_equal(g.kind, PLB_GRANT_REGULAR);
+		double want = want_w[i] / wsum * (double)st.units_pool / 2;
+		if (fabs((double)g.units - want) > 1)
+			fail_msg("PU %d: block of %llu units, expected %.0f (weight %g of %g)", i,
+				 (unsigned long long)g.units, want, want_w[i], wsum);
+	}
+	plb_balancer_destroy(b);
+}
+
+/* Training rounds of PLB-HeC over two like PUs, 1 ms + x / 1e6 s per block
+ * of x units times noise[k] for the k-th block (so both double their
+ * blocks every round); returns the training blocks
+ * granted. Rounds run in lockstep: both PUs get a block, both report. */
+static long hec_training_blocks(double r2, const double noise[8])
+{
+	struct plb_params p;
+	plb_params_init(&p);
+	p.hec_r2 = r2;
+	plb_balancer_t *b;
+	assert_int_equal(plb_balancer_create(&p, "plb-hec", 2, 1000000000, &b), 0);
+	double now = 0;
+	for (int k = 0; k < 9; k++) {
+		struct plb_grant g[2];
+		for (int i = 0; i < 2; i++)
+			assert_int_equal(plb_balancer_next(b, i, now, &g[i]), PLB_NEXT_GRANT);
+		if (g[0].kind != PLB_GRANT_TRAINING)
+			break;
+		double t0 = now;
+		for (int i = 0; i < 2; i++) {
+			double t = (1e-3 + (double)g[i].units / 1e6) * noise[k % 8];
+			now = fmax(now, t0 + t);
+			struct plb_sample s = {g[i].id, t, 0, t0 + t};
+			assert_int_equal(plb_balancer_done(b, i, &s), 0);
+		}
+	}
+	struct plb_balancer_stats st;
+	plb_balancer_stats(b, &st);
+	plb_balancer_destroy(b);
+	return st.training_blocks;
+}
+
+/* PLB-HeC trains until every PU's fit explains its times (R^2 >= hec_r2)
+ * with three blocks at least and eight at most: three rounds on exact
+ * times, and on times off by 10% (block sizes double, so the sizes explain
+ * most of the spread); all eight when the times are noise (each off by a
+ * factor 5 up or down), or off by 10% and hec_r2 is 0.9999. */
+static void test_hec_training_rounds(void **state)
+{
+	static const double exact[8] = {1, 1, 1, 1, 1, 1, 1, 1};
+	static const double noisy[8] = {5, 0.2, 5, 0.2, 0.2, 5, 0.2, 5};
+	static const double mild[8] = {1.1, 0.9, 1.1, 0.9, 0.9, 1.1, 0.9, 1.1};
+	long n;
+	if ((n = hec_training_blocks(0.7, exact)) != 2 * 3)
+		fail_msg("exact times: %ld training blocks, expected 6", n);
+	if ((n = hec_training_blocks(0.7, noisy)) != 2 * 8)
+		fail_msg("noisy times, R^2 >= 0.7: %ld training blocks, expected 16", n);
+	if ((n = hec_training_blocks(0.7, mild)) != 2 * 3)
+		fail_msg("times off by 10%%, R^2 >= 0.7: %ld training blocks, expected 6", n);
+	if ((n = hec_training_blocks(0.9999, mild)) != 2 * 8)
+		fail_msg("times off by 10%%, R^2 >= 0.9999: %ld training blocks, expected 16", n);
+}
+
+/* PLB-HeC after training: rounds that end together reuse the split; a
+ * round whose finishes spread by more than hec_threshold (10%) of its
+ * length is re-solved. Three PUs of 1 ms + x / 1e6 s per block, in
+ * lockstep; from round `slow_from` on, PU `slow` takes twice as long.
+ * Returns the solves made after round 5. */
+static long hec_solves_after(int slow, int slow_from)
+{
+	plb_balancer_t *b;
+	assert_int_equal(plb_balancer_create(NULL, "plb-hec", 3, 1000000000, &b), 0);
+	double now = 0;
+	long before = 0;
+	for (int k = 0; k < 8; k++) {
+		struct plb_grant g[3];
+		for (int i = 0; i < 3; i++)
+			assert_int_equal(plb_balancer_next(b, i, now, &g[i]), PLB_NEXT_GRANT);
+		double t0 = now;
+		for (int i = 0; i < 3; i++) {
+			double t = 1e-3 + (double)g[i].units / 1e6;
+			if (i == slow && k >= slow_from)
+				t *= 2;
+			now = fmax(now, t0 + t);
+			struct plb_sample s = {g[i].id, t, 0, t0 + t};
+			assert_int_equal(plb_balancer_done(b, i, &s), 0);
+		}
+		if (k == 4) {
+			struct plb_balancer_stats st;
+			plb_balancer_stats(b, &st);
+			assert_int_equal(st.training_blocks, 9);        /* 3 rounds */
+			before = st.solves;
+		}
+	}
+	struct plb_balancer_stats st;
+	plb_balancer_stats(b, &st);
+	plb_balancer_destroy(b);
+	return st.solves - before;
+}
+
+static void test_hec_resolve_on_spread(void **state)
+{
+	long n;
+	if ((n = hec_solves_after(-1, 0)) != 0)
+		fail_msg("rounds that end together: %ld re-solves, expected none", n);
+	for (int slow = 0; slow < 3; slow++)
+		if ((n = hec_solves_after(slow, 5)) < 1)
+			fail_msg("PU %d twice as slow from round 6: %ld re-solves, expected some",
+				 slow, n);
+}
+
+/* The pool's free list stays sorted, disjoint and merged (no two ranges
+ * touch) and sums to the pool, whatever order ranges come back in: ten
+ * PUs hold one 100-unit block each of W = 1000 and are lost in a shuffled
+ * order; at the end the pool is the one range [0, 1000). */
+static void test_pool_merges(void **state)
+{
+	for (uint64_t seed = 1; seed <= 20; seed++) {
+		struct plb_params p;
+		plb_params_init(&p);
+		p.greedy_block = 100;
+		p.min_block = 1;
+		plb_balancer_t *b;
+		assert_int_equal(plb_balancer_create(&p, "greedy", 10, 1000, &b), 0);
+		int order[10];
+		for (int i = 0; i < 10; i++) {
+			struct plb_grant g;
+			assert_int_equal(plb_balancer_next(b, i, 0, &g), PLB_NEXT_GRANT);
+			order[i] = i;
+		}
+		rng_state = seed;
+		for (int i = 9; i > 0; i--) {
+			int j = (int)(urand() * (i + 1)), t = order[i];
+			order[i] = order[j];
+			order[j] = t;
+		}
+		for (int k = 0; k < 10; k++) {
+			assert_int_equal(plb_balancer_lost(b, order[k], 1), 0);
+			uint64_t sum = 0;
+			for (int r = 0; r < b->nfree; r++) {
+				assert_true(b->free[r].len > 0);
+				if (r > 0 && b->free[r - 1].off + b->free[r - 1].len >= b->free[r].off)
+					fail_msg("seed %llu, %d lost: ranges %d and %d touch or overlap",
+						 (unsigned long long)seed, k + 1, r - 1, r);
+				sum += b->free[r].len;
+			}
+			assert_int_equal(sum, b->pool);
+			assert_int_equal(sum, 100 * (uint64_t)(k + 1));
+		}
+		assert_int_equal(b->nfree, 1);
+		assert_int_equal(b->free[0].off, 0);
+		assert_int_equal(b->free[0].len, 1000);
+		plb_balancer_destroy(b);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -324,6 +529,10 @@ int main(void)
 		cmocka_unit_test(test_bad_calls),
 		cmocka_unit_test(test_zero_time_blocks),
 		cmocka_unit_test(test_lost_range_regranted),
+		cmocka_unit_test(test_hdss_weights),
+		cmocka_unit_test(test_hec_training_rounds),
+		cmocka_unit_test(test_hec_resolve_on_spread),
+		cmocka_unit_test(test_pool_merges),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

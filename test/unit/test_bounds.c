@@ -118,6 +118,23 @@ static void test_interior_peak(void **state)
 	add(&c, "poly 1 0 1e-4", NULL);
 	near(plb__bound_lower(c.p, 1, 1e5, 0), 2000.0, "T_lb, best block inside the range");
 	clear(&c);
+	/* E(b) = 1 + b^2 / 1.21 peaks at b = 1.1 (0.55 units/s), below the
+	 * second point of the log grid over [1, 1e6] */
+	add(&c, "poly 1 0 0.82644628099173556", NULL);
+	near(plb__bound_lower(c.p, 1, 1e6, 0), 1e6 / 0.55, "T_lb, best block near the smallest");
+	clear(&c);
+}
+
+/* A domain smaller than one unit per PU still splits: W = 1 over two PUs of
+ * 1 unit/s ends at 0.5 s. */
+static void test_fractional_split(void **state)
+{
+	struct cluster c = {0};
+	add(&c, "poly 0 1", NULL);
+	add(&c, "poly 0 1", NULL);
+	near(plb__bound_lower(c.p, 2, 1, 0), 0.5, "T_lb, W 1 over two PUs");
+	near(plb__bound_eq(c.p, 2, 1), 0.5, "T_eq, W 1 over two PUs");
+	clear(&c);
 }
 
 static void test_speed_change(void **state)
@@ -200,6 +217,7 @@ int main(void)
 		cmocka_unit_test(test_fixed_cost),
 		cmocka_unit_test(test_failure),
 		cmocka_unit_test(test_interior_peak),
+		cmocka_unit_test(test_fractional_split),
 		cmocka_unit_test(test_speed_change),
 		cmocka_unit_test(test_overlap),
 		cmocka_unit_test(test_eq_brute_force),

@@ -511,6 +511,16 @@ static void test_no_false_change(void **state)
 		assert_int_equal(plb__model_add(&m, x, t_gpu(x), 0), 0);
 	assert_int_equal(m.changes, 0);
 	plb__model_fini(&m);
+
+	/* a block that took no measurable time (a timer's resolution) is no
+	 * speed change, and the samples before it keep their times */
+	model_new(&m, 1 << 20, 32, 0.3);
+	feed(&m, t_xlnx, 1e3, 1e5, 20, 0.03, 3);
+	assert_int_equal(plb__model_add(&m, 3e4, 0, 0), 0);
+	assert_int_equal(m.changes, 0);
+	for (int i = 0; i < m.n - 1; i++)
+		assert_true(m.s[(m.head + i) % m.cap].exec_s > 0);
+	plb__model_fini(&m);
 }
 
 /* The window keeps only the latest samples, and the fit follows them. */
