@@ -1,7 +1,8 @@
 # plb: one entry point. `make` builds, `make test` runs every test, `make demo`
 # runs plb-mm under mpirun on config/demo.ini, then the simulator on the
 # paper's five-machine cluster with every policy,
-# `make bench` prints the benchmark figures, `make bench-gpu` the GPU ones. Missing Debian packages are
+# `make bench` prints the benchmark figures (`make bench-robust` its 200 drawn
+# clusters alone), `make bench-gpu` the GPU ones. Missing Debian packages are
 # installed first (scripts/install-deps.sh). Options:
 #   V=1                  show commands
 #   SANITIZE=address,undefined | SANITIZE=thread
@@ -114,7 +115,7 @@ ALL_OBJ   := $(call obj,$(foreach l,$(LAYERS),$(call layer_src,$l)) \
              $(foreach k,$(KERNELS),$(call kern_src,$k)) $(wildcard apps/*/*.c) \
              $(TEST_SRC) $(BENCH_SRC))
 
-.PHONY: all test demo bench bench-gpu clean deps app-flags layers coverage mutants
+.PHONY: all test demo bench bench-robust bench-gpu clean deps app-flags layers coverage mutants
 all: $(PLBSIM) $(APP_BINS) $(TESTS) $(BENCHES)
 
 # Installs what is missing; re-checked when the script changes.
@@ -195,6 +196,11 @@ demo: $(PLBSIM) $(APP_BINS)
 
 bench: all
 	$(Q)PLBSIM=$(PLBSIM) BUILD=$(BUILD) bash bench/run.sh
+
+# The robustness section of make bench alone: every policy on 200 clusters
+# drawn by scripts/gen-cluster.py (figures also in $(BUILD)/bench-robust.json).
+bench-robust: all
+	$(Q)PLBSIM=$(PLBSIM) python3 scripts/robust-bench.py --json $(BUILD)/bench-robust.json
 
 # plb-mm on a GPU against cuBLAS called directly (needs a CUDA GPU).
 bench-gpu: all

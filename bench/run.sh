@@ -24,6 +24,9 @@ echo "== the 1024-PU cluster with W = 10^8 (a ~35 s run instead of ~3.5 s)"
 bash scripts/gen-large-scenario.sh 100000000 > "$BUILD"/large-1e8.ini
 "$BUILD"/bench/bench_sim "$BUILD"/large-1e8.ini
 echo
+echo "== robustness: every policy on 200 drawn clusters (scripts/robust-bench.py)"
+PLBSIM=${PLBSIM:-$BUILD/plbsim} python3 scripts/robust-bench.py --json "$BUILD"/bench-robust.json
+echo
 echo "== step_fraction (the size of a virtual step) against ratio, plb-hac, seed 1"
 printf '%-14s' scenario; for f in 0.1 0.25 0.5 1; do printf ' %8s' "sf=$f"; done; echo
 for s in mm-5 grn-5 kmeans-5 adapt-4x interference; do
