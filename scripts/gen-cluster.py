@@ -116,15 +116,15 @@ def draw(family, seed):
         return Model(name, "gpu", R, logu(5e-5, 3e-4), U(0.5, 2), logu(64, 2048),
                      U(0, 0.08), xfer_scale * logu(0.3, 3) / R, logu(2e-5, 1e-3))
 
-    def offload(name, t0=None):
+    def offload(name):
         R = cpu_rate * logu(1, 3)
-        return Model(name, "offload", R, t0 if t0 else logu(0.02, 3), U(0.5, 2), logu(128, 1024),
+        return Model(name, "offload", R, logu(0.02, 3), U(0.5, 2), logu(128, 1024),
                      U(0, 0.08), xfer_scale * logu(0.3, 3) / R, logu(1e-4, 1e-3))
 
     # device generations of this cluster, then machines built from them
     ncpu_t, ngpu_t = rng.randint(1, 3), rng.randint(1, 4)
     types = [cpu(f"cpu{i}") for i in range(ncpu_t)] + [gpu(f"gpu{i}") for i in range(ngpu_t)]
-    if family in ("offload",) or (family in ("mixed", "large") and rng.random() < 0.3):
+    if family == "offload" or (family in ("mixed", "large") and rng.random() < 0.3):
         types.append(offload("offload0"))
     if family == "short":
         for m in types:

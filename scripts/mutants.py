@@ -98,6 +98,11 @@ def sites(path):
     return lines, res
 
 
+def mutate(line, b, e, r):
+    """The line with line[b:e] replaced by r."""
+    return line[:b] + r + line[e:]
+
+
 def run(cmd, cwd, timeout, env=None):
     try:
         p = subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE,
@@ -132,7 +137,7 @@ def main():
         for p, no, b, e, r in allsites:
             line = text[p][no]
             print(f"{p}:{no + 1}: {line[b:e]} -> {r}: {line.strip()}  =>  "
-                  f"{(line[:b] + r + line[e:]).strip()}")
+                  f"{mutate(line, b, e, r).strip()}")
         print(f"{len(allsites)} sites in {len(paths)} files")
         return 0
     equivalent = {}
@@ -142,7 +147,7 @@ def main():
             if line.strip() and not line.startswith("#"):
                 f, code, mutated, why = [x.strip() for x in line.split("::", 3)]
                 equivalent[(f, code, mutated)] = why
-    known = {(p, text[p][no].strip(), (text[p][no][:b] + r + text[p][no][e:]).strip())
+    known = {(p, text[p][no].strip(), mutate(text[p][no], b, e, r).strip())
              for p, no, b, e, r in allsites}
     for k in equivalent:
         if k not in known and not a.at:
@@ -182,7 +187,7 @@ def main():
     t0 = time.time()
     for k, (p, no, b, e, r) in enumerate(chosen):
         line = text[p][no]
-        mutated = line[:b] + r + line[e:]
+        mutated = mutate(line, b, e, r)
         key = (p, line.strip(), mutated.strip())
         lines = list(text[p])
         lines[no] = mutated

@@ -15,8 +15,10 @@ Needs PLBSIM (default build/plbsim). Exits 1 when a run fails or a report
 says the coverage is wrong; the figures themselves are not judged here.
 """
 import argparse
+import importlib
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -24,28 +26,23 @@ from concurrent.futures import ThreadPoolExecutor
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
-GEN = os.path.join(ROOT, "scripts", "gen-cluster.py")
+gen = importlib.import_module("gen-cluster")
 
 
-def quantile(xs, q):
-    """The q-quantile by linear interpolation between order statistics."""
-    xs = sorted(xs)
-    if not xs:
-        return float("nan")
-    pos = q * (len(xs) - 1)
-    i = int(pos)
-    return xs[i] if i + 1 >= len(xs) else xs[i] + (xs[i + 1] - xs[i]) * (pos - i)
+def p90(xs):
+    """The 90th percentile, interpolated between order statistics."""
+    return statistics.quantiles(xs, n=10, method="inclusive")[8] if len(xs) > 1 else xs[0]
 
 
 def run_one(plbsim, family, seed, tmp, solve_us, sets):
     path = os.path.join(tmp, f"{family}-{seed}.ini")
     with open(path, "w") as f:
-        subprocess.run([sys.executable, GEN, f"{family}:{seed}"], stdout=f, check=True)
+        f.write(gen.draw(family, seed))
     cmd = [plbsim, path, "--policy", "all", "--json", "--solve-us", str(solve_us)]
     for s in sets:
         cmd += ["--set", s]
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    if p.returncode not in (0,):
+    if p.returncode != 0:
         return family, seed, None, f"{' '.join(cmd)}: exit {p.returncode}: {p.stderr.strip()[-300:]}"
     reps = json.loads(p.stdout)
     bad = [r["policy"] for r in reps if not r["coverage_ok"]]
@@ -66,8 +63,6 @@ def main():
     ap.add_argument("--solve-us", type=float, default=100)
     ap.add_argument("--set", action="append", default=[], help="a balancer parameter")
     a = ap.parse_args()
-    import importlib
-    gen = importlib.import_module("gen-cluster")
     families = a.families.split(",") if a.families else list(gen.FAMILIES)
     for f in families:
         if f not in gen.FAMILIES:
@@ -95,7 +90,7 @@ def main():
         out = {"clusters": len(keys)}
         for p in policies:
             rs = [results[k][p]["ratio"] for k in keys]
-            out[p] = {"median": quantile(rs, 0.5), "p90": quantile(rs, 0.9), "max": max(rs)}
+            out[p] = {"median": statistics.median(rs), "p90": p90(rs), "max": max(rs)}
         behind = []
         for k in keys:
             best = min(results[k][p]["makespan_s"] for p in others)

@@ -372,10 +372,29 @@ static void test_hdss_weights(void **state)
 	plb_balancer_destroy(b);
 }
 
-/* Training rounds of PLB-HeC over two like PUs, 1 ms + x / 1e6 s per block
- * of x units times noise[k] for the k-th block (so both double their
- * blocks every round); returns the training blocks
- * granted. Rounds run in lockstep: both PUs get a block, both report. */
+/* One lockstep round of PLB-HeC over n like PUs: each gets a block of x
+ * units, which takes (1 ms + x / 1e6 s) * factor[i], and all report;
+ * returns the kind of PU 0's block. */
+static enum plb_grant_kind hec_round(plb_balancer_t *b, int n, double *now,
+				     const double *factor)
+{
+	struct plb_grant g[3];
+	assert_true(n <= 3);
+	for (int i = 0; i < n; i++)
+		assert_int_equal(plb_balancer_next(b, i, *now, &g[i]), PLB_NEXT_GRANT);
+	double t0 = *now;
+	for (int i = 0; i < n; i++) {
+		double t = (1e-3 + (double)g[i].units / 1e6) * factor[i];
+		*now = fmax(*now, t0 + t);
+		struct plb_sample s = {g[i].id, t, 0, t0 + t};
+		assert_int_equal(plb_balancer_done(b, i, &s), 0);
+	}
+	return g[0].kind;
+}
+
+/* PLB-HeC's training over two like PUs whose k-th blocks take noise[k]
+ * times their time (so both double their blocks every round); returns the
+ * training blocks granted. */
 static long hec_training_blocks(double r2, const double noise[8])
 {
 	struct plb_params p;
@@ -385,18 +404,9 @@ static long hec_training_blocks(double r2, const double noise[8])
 	assert_int_equal(plb_balancer_create(&p, "plb-hec", 2, 1000000000, &b), 0);
 	double now = 0;
 	for (int k = 0; k < 9; k++) {
-		struct plb_grant g[2];
-		for (int i = 0; i < 2; i++)
-			assert_int_equal(plb_balancer_next(b, i, now, &g[i]), PLB_NEXT_GRANT);
-		if (g[0].kind != PLB_GRANT_TRAINING)
+		const double f[2] = {noise[k % 8], noise[k % 8]};
+		if (hec_round(b, 2, &now, f) != PLB_GRANT_TRAINING)
 			break;
-		double t0 = now;
-		for (int i = 0; i < 2; i++) {
-			double t = (1e-3 + (double)g[i].units / 1e6) * noise[k % 8];
-			now = fmax(now, t0 + t);
-			struct plb_sample s = {g[i].id, t, 0, t0 + t};
-			assert_int_equal(plb_balancer_done(b, i, &s), 0);
-		}
 	}
 	struct plb_balancer_stats st;
 	plb_balancer_stats(b, &st);
@@ -427,36 +437,26 @@ static void test_hec_training_rounds(void **state)
 
 /* PLB-HeC after training: rounds that end together reuse the split; a
  * round whose finishes spread by more than hec_threshold (10%) of its
- * length is re-solved. Three PUs of 1 ms + x / 1e6 s per block, in
- * lockstep; from round `slow_from` on, PU `slow` takes twice as long.
- * Returns the solves made after round 5. */
+ * length is re-solved. Three like PUs in lockstep; from round `slow_from`
+ * on, PU `slow` takes twice as long. Returns the solves made after round 5. */
 static long hec_solves_after(int slow, int slow_from)
 {
 	plb_balancer_t *b;
 	assert_int_equal(plb_balancer_create(NULL, "plb-hec", 3, 1000000000, &b), 0);
 	double now = 0;
 	long before = 0;
+	struct plb_balancer_stats st;
 	for (int k = 0; k < 8; k++) {
-		struct plb_grant g[3];
-		for (int i = 0; i < 3; i++)
-			assert_int_equal(plb_balancer_next(b, i, now, &g[i]), PLB_NEXT_GRANT);
-		double t0 = now;
-		for (int i = 0; i < 3; i++) {
-			double t = 1e-3 + (double)g[i].units / 1e6;
-			if (i == slow && k >= slow_from)
-				t *= 2;
-			now = fmax(now, t0 + t);
-			struct plb_sample s = {g[i].id, t, 0, t0 + t};
-			assert_int_equal(plb_balancer_done(b, i, &s), 0);
-		}
+		double f[3] = {1, 1, 1};
+		if (k >= slow_from && slow >= 0)
+			f[slow] = 2;
+		(void)hec_round(b, 3, &now, f);
 		if (k == 4) {
-			struct plb_balancer_stats st;
 			plb_balancer_stats(b, &st);
 			assert_int_equal(st.training_blocks, 9);        /* 3 rounds */
 			before = st.solves;
 		}
 	}
-	struct plb_balancer_stats st;
 	plb_balancer_stats(b, &st);
 	plb_balancer_destroy(b);
 	return st.solves - before;

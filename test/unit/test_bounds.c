@@ -118,10 +118,12 @@ static void test_interior_peak(void **state)
 	add(&c, "poly 1 0 1e-4", NULL);
 	near(plb__bound_lower(c.p, 1, 1e5, 0), 2000.0, "T_lb, best block inside the range");
 	clear(&c);
-	/* E(b) = 1 + b^2 / 1.21 peaks at b = 1.1 (0.55 units/s), below the
-	 * second point of the log grid over [1, 1e6] */
-	add(&c, "poly 1 0 0.82644628099173556", NULL);
-	near(plb__bound_lower(c.p, 1, 1e6, 0), 1e6 / 0.55, "T_lb, best block near the smallest");
+	/* E(b) = 1 + b^2 / 1.0404 peaks at b = 1.02 (0.51 units/s): below the
+	 * second point, 1.12, of the log grid over [1, bmax] (bmax ~ 1430, the
+	 * largest block that ends by T_lb), and the grid's best is its first
+	 * point, b = 1 (0.5099 units/s) */
+	add(&c, "poly 1 0 0.96116878123798539", NULL);
+	near(plb__bound_lower(c.p, 1, 1e6, 0), 1e6 / 0.51, "T_lb, best block near the smallest");
 	clear(&c);
 }
 
