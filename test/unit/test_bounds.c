@@ -118,6 +118,10 @@ static void test_interior_peak(void **state)
 	add(&c, "poly 1 0 1e-4", NULL);
 	near(plb__bound_lower(c.p, 1, 1e5, 0), 2000.0, "T_lb, best block inside the range");
 	clear(&c);
+	/* the same with a transfer curve that is a polynomial too (free) */
+	add(&c, "poly 1 0 1e-4", "poly 0 0");
+	near(plb__bound_lower(c.p, 1, 1e5, 0), 2000.0, "T_lb, peak with a polynomial transfer");
+	clear(&c);
 	/* E(b) = 1 + b^2 / 1.0404 peaks at b = 1.02 (0.51 units/s): below the
 	 * second point, 1.12, of the log grid over [1, bmax] (bmax ~ 1430, the
 	 * largest block that ends by T_lb), and the grid's best is its first
@@ -136,6 +140,14 @@ static void test_fractional_split(void **state)
 	add(&c, "poly 0 1", NULL);
 	near(plb__bound_lower(c.p, 2, 1, 0), 0.5, "T_lb, W 1 over two PUs");
 	near(plb__bound_eq(c.p, 2, 1), 0.5, "T_eq, W 1 over two PUs");
+	clear(&c);
+	/* a fixed cost with the bound below one unit's time: E(b) = 0.5 + 0.5 b
+	 * next to a PU of 10 units/s, W = 8. By T < 1 the first can run only
+	 * b = 2T - 1 < 1 units, at b / E(b) = (2T - 1) / T: 10 T + 2 T - 1 = 8
+	 * at T = 0.75 (a rate taken at b = 1, past what fits, gives 0.727) */
+	add(&c, "poly 0.5 0.5", NULL);
+	add(&c, "poly 0 0.1", NULL);
+	near(plb__bound_lower(c.p, 2, 8, 0), 0.75, "T_lb, a fixed cost within one unit");
 	clear(&c);
 }
 
