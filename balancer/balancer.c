@@ -339,17 +339,28 @@ static double ef_deriv(const void *ctx, double x)
 	return plb__model_deriv(ctx, x);
 }
 
+static double ef_eval_split(const void *ctx, double x)
+{
+	return plb__model_eval_split(ctx, x);
+}
+
+static double ef_deriv_split(const void *ctx, double x)
+{
+	return plb__model_deriv_split(ctx, x);
+}
+
 int plb__solve(struct plb_balancer *b, double S, double now, double *x, double *T)
 {
 	PLB_ASSERT(b->model);
 	double t0 = plb__cpu_now();
-	int m = 0;
+	int m = 0, split = b->pol->split_blocks;
 	for (int i = 0; i < b->n; i++) {
 		x[i] = 0;
 		if (b->pu[i].lost || !plb__model_ready(&b->model[i]))
 			continue;
-		b->ef[m] = (struct plb__efun){ef_eval, ef_deriv, &b->model[i],
-					      plb__busy_for(b, i, now)};
+		b->ef[m] = (struct plb__efun){split ? ef_eval_split : ef_eval,
+					      split ? ef_deriv_split : ef_deriv,
+					      &b->model[i], plb__busy_for(b, i, now)};
 		b->ef_pu[m++] = i;
 	}
 	if (m == 0)

@@ -34,6 +34,8 @@ struct plb__policy {
 	const char *doc;
 	size_t state_size;      /* zeroed and owned by the core: b->ps */
 	int needs_model;        /* core fits E_p from every sample */
+	int split_blocks;       /* a PU may run its share of a solve as several
+				 * blocks: solves see plb__model_eval_split */
 	int (*init)(struct plb_balancer *b);
 	void (*fini)(struct plb_balancer *b);
 	/* Decide PU pu's next block: return PLB_NEXT_GRANT with *units (> 0) and

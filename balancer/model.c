@@ -18,6 +18,11 @@
 #define CHANGE_NEAR 3.0
 /* ... and only for blocks within this factor of the sampled size range. */
 #define CHANGE_RANGE 1.5
+/* A block whose throughput is this much below the best measured at a
+ * smaller size marks a cliff (model.h): well above what 8% noise on two
+ * samples gives (about 11%), well below a cliff of 2.5x per unit or more
+ * seen at 1.5x its size (33%). */
+#define CLIFF_DROP 0.25
 
 /* Relative-error weights 1/t^2: block times span orders of magnitude and
  * the noise is multiplicative, so every block should count alike rather
@@ -99,6 +104,7 @@ int plb__model_init(struct plb__model *m, double W,
 	m->max_terms = (int)p->model_max_terms;
 	m->change_threshold = p->change_threshold;
 	m->F.scale = W;
+	m->x_fall = m->x_cap = INFINITY;
 	return 0;
 }
 
@@ -237,6 +243,74 @@ static double speed_change(const struct plb__model *m, double units,
 	return 1;
 }
 
+/* x_fall and x_cap from the stored samples (model.h). */
+static void find_cliff(struct plb__model *m)
+{
+	double best = 0, ubest = 0;
+
+	for (int i = 0; i < m->n; i++) {
+		const struct plb__sample *s = sample_at(m, i);
+		double t = s->exec_s + s->xfer_s, r = t > 0 ? s->units / t : 0;
+		if (r > best) {
+			best = r;
+			ubest = s->units;
+		}
+	}
+	if (!(best > 0))
+		return;
+	for (int i = 0; i < m->n; i++) {
+		const struct plb__sample *s = sample_at(m, i);
+		double t = s->exec_s + s->xfer_s;
+		if (s->units > ubest && s->units < m->x_fall &&
+		    s->units < (1 - CLIFF_DROP) * best * t)
+			m->x_fall = s->units;
+	}
+	if (m->x_fall == INFINITY)
+		return;
+	double cap = 0;
+	for (int i = 0; i < m->n; i++) {
+		const struct plb__sample *s = sample_at(m, i);
+		double t = s->exec_s + s->xfer_s;
+		if (s->units < m->x_fall && s->units > cap &&
+		    s->units >= (1 - CLIFF_DROP) * best * t)
+			cap = s->units;
+	}
+	/* no sample left below the fall: half of it, where the fall began at
+	 * the latest as far as anything says */
+	m->x_cap = cap > 0 ? cap : 0.5 * m->x_fall;
+}
+
+double plb__model_cap(const struct plb__model *m)
+{
+	return m->x_cap;
+}
+
+double plb__model_eval_split(const struct plb__model *m, double units)
+{
+	if (!(units > m->x_cap))
+		return model_e(m, units, NULL, NULL, NULL);
+	return model_e(m, m->x_cap, NULL, NULL, NULL) * (units / m->x_cap);
+}
+
+double plb__model_deriv_split(const struct plb__model *m, double units)
+{
+	if (!(units > m->x_cap))
+		return plb__model_deriv(m, units);
+	return model_e(m, m->x_cap, NULL, NULL, NULL) / m->x_cap;
+}
+
+double plb__model_inverse_split(const struct plb__model *m, double t,
+				double max_units)
+{
+	if (!(max_units > m->x_cap))
+		return plb__model_inverse(m, t, max_units);
+	double x = plb__model_inverse(m, t, m->x_cap);
+	if (x < m->x_cap)
+		return x;
+	double e = model_e(m, m->x_cap, NULL, NULL, NULL);
+	return e > 0 ? fmin(max_units, t * m->x_cap / e) : max_units;
+}
+
 int plb__model_add(struct plb__model *m, double units, double exec_s,
 		   double xfer_s)
 {
@@ -303,6 +377,7 @@ int plb__model_add(struct plb__model *m, double units, double exec_s,
 	m->F = F;
 	m->u_lo = umin / 2;
 	m->nfits++;
+	find_cliff(m);
 	free(mem);
 	return 0;
 }

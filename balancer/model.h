@@ -25,6 +25,8 @@ struct plb__model {
 	long nfits;                     /* fits so far */
 	int changes;                    /* speed changes detected */
 	int after_change;               /* the last sample revealed a change */
+	double x_fall;                  /* smallest block whose throughput fell (a cliff), or INFINITY */
+	double x_cap;                   /* largest block worth running, or INFINITY */
 };
 
 /* Initialise for a domain of W units with the parameters' window, term limit
@@ -52,5 +54,25 @@ double plb__model_xfer(const struct plb__model *m, double units);
 /* Largest x in [0, max_units] with E(x) <= t (0 if E(0) > t). */
 double plb__model_inverse(const struct plb__model *m, double t,
 			  double max_units);
+
+/* A PU's throughput (units per second of a block) can fall with block size:
+ * past a performance cliff (the block outgrows device memory or a cache),
+ * a larger block takes more time per unit. Once a block's measured
+ * throughput is CLIFF_DROP below the best measured at a smaller size, no
+ * block is worth running past the size of the largest sample that stayed
+ * near the best: that is x_cap, INFINITY until a fall is seen. The fall is
+ * remembered when its sample leaves the window (no block past it is ever
+ * planned again, so the window would otherwise forget it and re-run the
+ * cliff). */
+double plb__model_cap(const struct plb__model *m);
+
+/* Time for x units run as blocks of at most x_cap: E(x) up to the cap, then
+ * E(x_cap) x / x_cap (several capped blocks). Non-decreasing, continuous.
+ * For a policy that gives a PU several blocks within one plan. */
+double plb__model_eval_split(const struct plb__model *m, double units);
+double plb__model_deriv_split(const struct plb__model *m, double units);
+/* Largest x in [0, max_units] that blocks of at most x_cap do within t. */
+double plb__model_inverse_split(const struct plb__model *m, double t,
+				double max_units);
 
 #endif

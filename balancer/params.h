@@ -29,10 +29,12 @@
 	  "PLB-HAC: blocks grow until the PU's fixed cost per block is at most this fraction of the block, within stretch_fraction of the time the PU has left") \
 	X(stretch_fraction, 0.8, 0.05, 1,                                      \
 	  "PLB-HAC: a block grown for efficiency takes at most this fraction of the time its PU has left") \
+	X(block_time_fraction, 0.2, 0.01, 1,                                  \
+	  "PLB-HAC: a block is planned to take at most this fraction of the time its PU has left, unless its fixed cost per block needs longer (see block_overhead): a k-fold surprise on one block then costs nothing while k * fraction <= 1") \
 	X(step_min_ms, 50, 0, 1e9,                                             \
 	  "PLB-HAC: a virtual step lasts at least this long, unless it is the last") \
-	X(max_growth, 16, 1.1, 1e9,                                             \
-	  "a PU's block is at most this times the largest block it has done: fits are not trusted far beyond their data") \
+	X(max_growth, 4, 1.1, 1e9,                                             \
+	  "a PU's block is at most this times the largest block it has done (PLB-HAC: unless its fixed cost per block needs more): fits are not trusted far beyond their data, where a performance cliff may start") \
 	X(model_window, 32, 4, 4096,                                           \
 	  "samples per PU kept for the fit (the most recent)")                \
 	X(model_max_terms, 3, 1, 7,                                            \

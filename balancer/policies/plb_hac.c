@@ -39,7 +39,15 @@
  *   a quarter of its planned time: the sample that revealed the change
  *   straddled it and understates it.
  * - Trust region: a block is at most max_growth times the largest block the
- *   PU has done, since a fit extrapolated far beyond its samples is a guess.
+ *   PU has done, since a fit extrapolated far beyond its samples is a guess,
+ *   and never past its model's cliff cap (model.h): a share larger than a
+ *   block runs as several blocks, the rest kept for the PU's next
+ *   request; solves see the PU's time for x units as blocks of the cap.
+ * - A block is planned for at most block_time_fraction of the time its PU
+ *   has left (to the predicted end of all work), or its fixed cost /
+ *   block_overhead where that is longer, so one surprise costs little.
+ * - A block that would end well after the predicted end of all work and
+ *   after every busy PU waits while others work.
  * - Gap filling: a PU finishing a regular block earlier than predicted by
  *   more than gap_threshold_ms gets a gap block of that length first.
  * - A PU whose share is below min_block waits for the next step, unless
@@ -54,6 +62,7 @@
 
 #define TRAIN_EXTRA 2           /* more training blocks after a flat pair, at most */
 #define FLAT 0.25               /* a pair is flat below this share of proportional growth */
+#define LATE_END 0.1            /* a block may end this share of the time left after the predicted end */
 
 struct hac_pu {
 	int phase;              /* 0 idle, 1 first training block out, 2 second out, 3 regular */
@@ -71,6 +80,7 @@ struct hac_state {
 	double fast_rate;       /* units/s of the first PU to finish training */
 	int step;               /* current virtual step, 0 before the first solve */
 	double T_end;           /* when the current step's equal-time blocks end */
+	double T_all;           /* when all remaining work was predicted to end, at the last solve */
 	double t_solve;         /* when it was solved */
 	double *x;              /* shares of the current step (units), -1: not in the solve */
 	double *end;            /* when each share is planned to end */
@@ -181,9 +191,10 @@ static int new_step(struct plb_balancer *b, double now)
 								  h->xr[i]) : 0;
 		if (most > h->x[i])
 			h->x[i] = fmax(h->x[i], efficient_block(m, p->block_overhead, most));
-		h->end[i] = now + a + plb__model_eval(m, h->x[i]);
+		h->end[i] = now + a + plb__model_eval_split(m, h->x[i]);
 	}
 	h->T_end = now + T;
+	h->T_all = now + TR;
 	h->t_solve = now;
 	h->step++;
 	b->st.step = h->step;
@@ -195,7 +206,50 @@ static double fits_before_end(struct plb_balancer *b, int pu, double now)
 {
 	struct hac_state *h = b->ps;
 	double left = h->end[pu] - now - plb__busy_for(b, pu, now);
-	return left > 0 ? plb__model_inverse(&b->model[pu], left, (double)b->pool) : 0;
+	return left > 0 ? plb__model_inverse_split(&b->model[pu], left, (double)b->pool) : 0;
+}
+
+/* How long until the last PU other than pu is predicted to be free. */
+static double others_end(const struct plb_balancer *b, int pu, double now)
+{
+	double t = 0;
+	for (int i = 0; i < b->n; i++)
+		if (i != pu && !b->pu[i].lost)
+			t = fmax(t, plb__busy_for(b, i, now));
+	return t;
+}
+
+/* PU pu's fixed cost per block: the tangent's intercept E - x E' at its
+ * largest block, where the fit is known, but no more than the time of its
+ * smallest block (E at 0 is held at that): a fit that bends down beyond its
+ * samples has a large intercept that no block pays. */
+static double fixed_cost(const struct plb_balancer *b, int pu)
+{
+	const struct plb__model *m = &b->model[pu];
+	double u = fmin((double)b->pu[pu].max_block, plb__model_cap(m));
+	double c = plb__model_eval(m, u) - u * plb__model_deriv(m, u);
+	return fmin(fmax(c, 0), plb__model_eval(m, 0));
+}
+
+/* The largest block PU pu should run now (hac_next: a bounded block):
+ * within block_time_fraction of the time it has left, or longer where its
+ * fixed cost per block needs it (the efficient block, within
+ * stretch_fraction of that time); never past its model's cap (a cliff) nor
+ * max_growth times its largest block. */
+static double block_limit(struct plb_balancer *b, int pu, double now)
+{
+	struct hac_state *h = b->ps;
+	const struct plb_params *p = &b->p;
+	const struct plb__model *m = &b->model[pu];
+	double pool = (double)b->pool;
+	double grow = p->max_growth * (double)b->pu[pu].max_block;
+	double left = h->T_all - now - plb__busy_for(b, pu, now);
+	if (!(left > 0))
+		return fmin(plb__model_cap(m), grow);
+	double t_fix = fmin(fixed_cost(b, pu) / p->block_overhead,
+			    p->stretch_fraction * left);
+	double t = fmax(p->block_time_fraction * left, t_fix);
+	return fmin(plb__model_cap(m), fmin(grow, plb__model_inverse(m, t, pool)));
 }
 
 static int hac_next(struct plb_balancer *b, int pu, double now, double *units,
@@ -243,7 +297,7 @@ static int hac_next(struct plb_balancer *b, int pu, double now, double *units,
 	/* gap filling */
 	if (P->gap_s > 0) {
 		double x = fmin(plb__model_inverse(m, P->gap_s, (double)b->pool),
-				b->p.max_growth * (double)b->pu[pu].max_block);
+				block_limit(b, pu, now));
 		P->gap_s = 0;
 		if (x >= minb) {
 			*units = x;
@@ -257,7 +311,8 @@ static int hac_next(struct plb_balancer *b, int pu, double now, double *units,
 	/* past the step's planned end a PU still out is late (its model was
 	 * wrong): a free PU with nothing left in the step does not wait for it */
 	int overdue = h->step > 0 && now > h->T_end;
-	if (h->step > 0 && P->wait_step == h->step && !overdue && plb__others_busy(b, pu))
+	if (h->step > 0 && P->wait_step == h->step && !overdue && plb__others_busy(b, pu) &&
+	    plb__busy_for(b, pu, now) + plb__model_eval(m, minb) > others_end(b, pu, now))
 		return PLB_NEXT_WAIT;
 	/* a prefetch (pipelining: the PU still runs a block) takes its share of
 	 * a step it does not hold yet; it never starts a step itself */
@@ -295,20 +350,34 @@ static int hac_next(struct plb_balancer *b, int pu, double now, double *units,
 		P->changes = m->changes;
 		x = fmin(x, plb__model_inverse(m, 0.25 * plb__model_eval(m, x), x));
 	}
-	/* beyond its data a fit is a guess: grow by max_growth at most */
-	double cap = b->p.max_growth * (double)b->pu[pu].max_block;
+	/* a share may run as several blocks, each bounded (block_limit) */
+	double share = x, cap = block_limit(b, pu, now);
 	if (x > cap)
 		x = cap;
 	if (x < minb) {
-		int fits = plb__busy_for(b, pu, now) + plb__model_eval(m, minb) <=
-			   1.1 * (h->end[pu] - now);
+		/* it fits before its planned end, or before the last busy PU
+		 * is predicted to finish: then it delays nobody */
+		double t = plb__busy_for(b, pu, now) + plb__model_eval(m, minb);
+		int fits = t <= 1.1 * (h->end[pu] - now) || t <= others_end(b, pu, now);
 		if (!fits && plb__others_busy(b, pu)) {
 			P->wait_step = h->step;
 			return PLB_NEXT_WAIT;
 		}
 		x = minb;
 	}
-	P->step = h->step;
+	/* a block that would end well after all the rest is predicted done
+	 * (a slow PU, a large fixed cost), and after the last busy PU is
+	 * free, only delays the end: leave it to the others while they work */
+	double end = now + plb__busy_for(b, pu, now) + plb__model_eval(m, x);
+	if (h->T_all > now && end > h->T_all + LATE_END * (h->T_all - now) &&
+	    end > now + others_end(b, pu, now) && plb__others_busy(b, pu)) {
+		P->wait_step = h->step;
+		return PLB_NEXT_WAIT;
+	}
+	/* the rest of its share waits for its next request */
+	h->x[pu] = share - x;
+	if (h->x[pu] < minb)
+		P->step = h->step;
 	*units = x;
 	*kind = PLB_GRANT_REGULAR;
 	*step = h->step;
@@ -338,6 +407,7 @@ const struct plb__policy plb__policy_hac = {
 	.doc = "PLB-HAC: fitted curves, asynchronous equal-time virtual steps, gap filling",
 	.state_size = sizeof(struct hac_state),
 	.needs_model = 1,
+	.split_blocks = 1,
 	.init = hac_init,
 	.fini = hac_fini,
 	.next = hac_next,

@@ -67,7 +67,10 @@ EFFECTS = [
     ("plb-hac", "gap_threshold_ms", "1e9", "gap_blocks", "zero"),
     ("plb-hac", "gap_threshold_ms", "0", "gap_blocks", "more"),
     ("plb-hac", "end_fraction", "1", "blocks", "fewer"),     # never shrink the steps
-    ("plb-hac", "end_decrease", "0.5", "blocks", "more"),
+    ("plb-hac", "end_decrease", "0.5", "solves", "more"),   # steps shrink faster: more of them
+    ("plb-hac", "block_time_fraction", "1", "blocks", "fewer"),
+    ("plb-hac", "block_time_fraction", "0.05", "blocks", "more"),
+    ("plb-hac", "max_growth", "1.1", "blocks", "more"),
     ("plb-hac", "step_fraction", "0.05", "solves", "more"),
     ("plb-hac", "step_fraction", "1", "solves", "fewer"),
     ("plb-hac", "block_overhead", "0.0001", "blocks", "fewer"),  # blocks grow further

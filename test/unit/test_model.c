@@ -260,20 +260,26 @@ static void test_extrapolation(void **state)
 	}
 }
 
-/* Two block sizes (training) give a curve through both, even a flat one. */
+/* Two block sizes (training) give a curve through both, even a nearly flat one,
+ * whether the whole domain at the fitted rate takes many seconds (W = 2^24)
+ * or a small part of one (W = 2^16: the rate's coefficient is below 1). */
 static void test_two_sizes(void **state)
 {
 	static const double ratio[] = {1.05, 1.2, 1.5, 2};
+	static const double W[] = {1 << 24, 1 << 16};
 	struct plb__curve c;
 
 	(void)state;
-	for (int i = 0; i < 4; i++) {
-		double u[] = {1024, 2048}, t[] = {0.01, 0.01 * ratio[i]};
-		double w[] = {1e4, 1e4 / (ratio[i] * ratio[i])};
-		assert_int_equal(plb__curve_fit(&c, 1 << 24, u, t, w, 2, 3), 0);
-		assert_true(relerr(plb__curve_eval(&c, 1024), t[0]) < 1e-6);
-		assert_true(relerr(plb__curve_eval(&c, 2048), t[1]) < 1e-6);
-		assert_curve_increasing(&c, 512, 1 << 24);
+	for (int k = 0; k < 2; k++) {
+		for (int i = 0; i < 4; i++) {
+			double u[] = {1024, 2048}, t[] = {0.01, 0.01 * ratio[i]};
+			double w[] = {1e4, 1e4 / (ratio[i] * ratio[i])};
+			assert_int_equal(plb__curve_fit(&c, W[k], u, t, w, 2, 3), 0);
+			if (relerr(plb__curve_eval(&c, 1024), t[0]) > 1e-6 ||
+			    relerr(plb__curve_eval(&c, 2048), t[1]) > 1e-6)
+				fail_msg("W %g, ratio %g: the curve misses a sample", W[k], ratio[i]);
+			assert_curve_increasing(&c, 512, W[k]);
+		}
 	}
 }
 
@@ -547,6 +553,43 @@ static void test_window(void **state)
 }
 
 /* Bad samples and arguments give PLB_EINVAL and change nothing. */
+/* A performance cliff: beyond 10000 units each unit costs 4x. Blocks of
+ * 1000-8000 units keep their throughput, one of 16000 loses half of it:
+ * the cap is 8000 (the largest block that kept it), more units are planned
+ * as blocks of 8000, and the fall outlives the window (4 samples here). */
+static void test_cliff_cap(void **state)
+{
+	static const double u[] = {1000, 2000, 4000, 8000, 16000};
+	struct plb__model m;
+
+	(void)state;
+	model_new(&m, 1e6, 4, 0.3);
+	for (int i = 0; i < 5; i++) {
+		double t = 0.001 + 1e-4 * u[i] + (u[i] > 1e4 ? 3e-4 * (u[i] - 1e4) : 0);
+		assert_true(isinf(plb__model_cap(&m)));        /* no fall yet */
+		assert_int_equal(plb__model_add(&m, u[i], t, 0), 0);
+	}
+	assert_true(plb__model_cap(&m) == 8000);
+	double e = plb__model_eval(&m, 8000);
+	assert_true(relerr(plb__model_eval_split(&m, 32000), 4 * e) < 1e-12);
+	assert_true(relerr(plb__model_deriv_split(&m, 32000), e / 8000) < 1e-12);
+	assert_true(relerr(plb__model_inverse_split(&m, 4 * e, 1e6), 32000) < 1e-9);
+	assert_true(relerr(plb__model_inverse_split(&m, 0.5 * e, 1e6),
+			   plb__model_inverse(&m, 0.5 * e, 1e6)) < 1e-12);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(plb__model_add(&m, 8000, 0.801, 0), 0);
+	assert_true(plb__model_cap(&m) == 8000);
+	plb__model_fini(&m);
+
+	/* throughput that only rises (a fixed cost): no cap */
+	model_new(&m, 1e6, 32, 0.3);
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(plb__model_add(&m, u[i], 0.05 + 1e-4 * u[i], 0), 0);
+	assert_true(isinf(plb__model_cap(&m)));
+	assert_true(plb__model_eval_split(&m, 5e5) == plb__model_eval(&m, 5e5));
+	plb__model_fini(&m);
+}
+
 static void test_bad_samples(void **state)
 {
 	static const double bad[][3] = {
@@ -605,6 +648,7 @@ int main(void)
 		cmocka_unit_test(test_speed_change),
 		cmocka_unit_test(test_no_false_change),
 		cmocka_unit_test(test_window),
+		cmocka_unit_test(test_cliff_cap),
 		cmocka_unit_test(test_bad_samples),
 	};
 

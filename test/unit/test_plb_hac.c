@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <string.h>
 #include <cmocka.h>
 
 #include <stdlib.h>
@@ -26,6 +27,10 @@ struct pu {
 
 struct drive {
 	double (*time)(int pu, int k, double units);   /* block k (from 0) of PU pu */
+	/* optional: every grant, when it is made */
+	/* every regular grant: when, its prediction, units, PU */
+	double grant_t[4096], grant_pred[4096], grant_units[4096];
+	int grant_pu[4096], ngrant;
 	struct pu pu[NPU];
 	double first_regular_pred[NPU], first_regular_exec[NPU];
 	double makespan;
@@ -35,6 +40,7 @@ struct drive {
  * PUs it parked the same way); returns when the job is done. */
 static void drive(struct drive *d, uint64_t W)
 {
+	d->ngrant = 0;
 	plb_balancer_t *b;
 	assert_int_equal(plb_balancer_create(NULL, "plb-hac", NPU, W, &b), 0);
 	double now = 0;
@@ -54,6 +60,13 @@ static void drive(struct drive *d, uint64_t W)
 			if (st.units_pool > 0)
 				u->idle += now - u->idle_from;
 			u->exec = d->time(i, u->blocks, (double)u->g.units);
+			if (u->g.kind == PLB_GRANT_REGULAR && d->ngrant < 4096) {
+				int k = d->ngrant++;
+				d->grant_t[k] = now;
+				d->grant_pred[k] = u->g.predicted_s;
+				d->grant_units[k] = (double)u->g.units;
+				d->grant_pu[k] = i;
+			}
 			if (u->g.kind == PLB_GRANT_TRAINING)
 				u->training++;
 			else if (d->first_regular_pred[i] < 0) {
@@ -131,11 +144,77 @@ static void test_late_pu_does_not_hold_the_others(void **state)
 				 i, d.pu[i].idle, late);
 }
 
+static double plain(int pu, int k, double units)
+{
+	(void)k;
+	return linear(pu, units);
+}
+
+/* block_time_fraction: no regular block is planned to take more than a
+ * fifth (the default) of the time left, so a surprise on one block costs
+ * little. Exact times, so predictions hold and the makespan is the time
+ * the plans aimed at. A block may take up to its PU's fixed cost /
+ * block_overhead (0.1-0.4 s here) so that the fixed cost stays small: only
+ * blocks longer than that are held to the fifth, and blocks of min_block
+ * (64) or about are exempt (their time is what it is). W is 27 s of work. */
+static void test_block_time_bounded(void **state)
+{
+	(void)state;
+	static struct drive d;
+	memset(&d, 0, sizeof d);
+	d.time = plain;
+	drive(&d, 100000);
+	for (int k = 0; k < d.ngrant; k++) {
+		double left = d.makespan - d.grant_t[k];
+		if (d.grant_units[k] > 2 * 64 && d.grant_pred[k] > 0.2 * 1.3 * left &&
+		    d.grant_pred[k] > 0.45)
+			fail_msg("PU %d at %.3f s: a block of %.0f units planned for %.3f s, "
+				 "%.0f%% of the %.3f s left", d.grant_pu[k], d.grant_t[k],
+				 d.grant_units[k], d.grant_pred[k],
+				 100 * d.grant_pred[k] / left, left);
+	}
+}
+
+/* PU 0 (the fastest) has a performance cliff: past 2000 units each unit
+ * costs 5x. Once a block past it shows the fall, PU 0 never again runs a
+ * block as large: at most the first contact and one block in flight with
+ * it go past the cliff. The first contact costs what it costs: a block
+ * max_growth (4) times the largest before, planned for 2.1 s, takes 7.7 s
+ * on the PU with 80% of the cluster's speed, so the job ends 17% after the
+ * same job without a cliff (25% allowed); without the cap every later
+ * block of PU 0 would run past the cliff too. */
+static double cliffed(int pu, int k, double units)
+{
+	(void)k;
+	return linear(pu, units) + (pu == 0 && units > 2000 ? 4 * 3.3e-4 * (units - 2000) : 0);
+}
+
+static void test_cliff_not_rerun(void **state)
+{
+	(void)state;
+	static struct drive d, base;
+	memset(&d, 0, sizeof d);
+	memset(&base, 0, sizeof base);
+	d.time = cliffed;
+	drive(&d, 100000);
+	base.time = plain;
+	drive(&base, 100000);
+	int past = 0;
+	for (int k = 0; k < d.ngrant; k++)
+		past += d.grant_pu[k] == 0 && d.grant_units[k] > 2000 * 1.3;
+	if (past > 2)
+		fail_msg("PU 0 ran %d blocks well past its cliff", past);
+	if (d.makespan > 1.25 * base.makespan)
+		fail_msg("makespan %.3f s with a cliff, %.3f s without", d.makespan, base.makespan);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_flat_training_pair_gets_another_block),
 		cmocka_unit_test(test_late_pu_does_not_hold_the_others),
+		cmocka_unit_test(test_block_time_bounded),
+		cmocka_unit_test(test_cliff_not_rerun),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
