@@ -243,37 +243,42 @@ static double speed_change(const struct plb__model *m, double units,
 	return 1;
 }
 
+/* Sample i's throughput, units per second: INFINITY for a block that took
+ * no measurable time (never a fall, never the best). */
+static double sample_rate(const struct plb__model *m, int i)
+{
+	const struct plb__sample *s = sample_at(m, i);
+	double t = s->exec_s + s->xfer_s;
+	return t > 0 ? s->units / t : INFINITY;
+}
+
 /* x_fall and x_cap from the stored samples (model.h). */
 static void find_cliff(struct plb__model *m)
 {
 	double best = 0, ubest = 0;
 
 	for (int i = 0; i < m->n; i++) {
-		const struct plb__sample *s = sample_at(m, i);
-		double t = s->exec_s + s->xfer_s, r = t > 0 ? s->units / t : 0;
-		if (r > best) {
+		double r = sample_rate(m, i);
+		if (isfinite(r) && r > best) {
 			best = r;
-			ubest = s->units;
+			ubest = sample_at(m, i)->units;
 		}
 	}
 	if (!(best > 0))
 		return;
+	double low = (1 - CLIFF_DROP) * best;
 	for (int i = 0; i < m->n; i++) {
-		const struct plb__sample *s = sample_at(m, i);
-		double t = s->exec_s + s->xfer_s;
-		if (s->units > ubest && s->units < m->x_fall &&
-		    s->units < (1 - CLIFF_DROP) * best * t)
-			m->x_fall = s->units;
+		double u = sample_at(m, i)->units;
+		if (u > ubest && u < m->x_fall && sample_rate(m, i) < low)
+			m->x_fall = u;
 	}
 	if (m->x_fall == INFINITY)
 		return;
 	double cap = 0;
 	for (int i = 0; i < m->n; i++) {
-		const struct plb__sample *s = sample_at(m, i);
-		double t = s->exec_s + s->xfer_s;
-		if (s->units < m->x_fall && s->units > cap &&
-		    s->units >= (1 - CLIFF_DROP) * best * t)
-			cap = s->units;
+		double u = sample_at(m, i)->units;
+		if (u < m->x_fall && u > cap && sample_rate(m, i) >= low)
+			cap = u;
 	}
 	/* no sample left below the fall: half of it, where the fall began at
 	 * the latest as far as anything says */

@@ -34,7 +34,7 @@
 	X(step_min_ms, 50, 0, 1e9,                                             \
 	  "PLB-HAC: a virtual step lasts at least this long, unless it is the last") \
 	X(max_growth, 4, 1.1, 1e9,                                             \
-	  "a PU's block is at most this times the largest block it has done (PLB-HAC: unless its fixed cost per block needs more): fits are not trusted far beyond their data, where a performance cliff may start") \
+	  "a PU's block is at most this times the largest block it has done: fits are not trusted far beyond their data, where a performance cliff may start") \
 	X(model_window, 32, 4, 4096,                                           \
 	  "samples per PU kept for the fit (the most recent)")                \
 	X(model_max_terms, 3, 1, 7,                                            \

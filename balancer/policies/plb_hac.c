@@ -209,14 +209,17 @@ static double fits_before_end(struct plb_balancer *b, int pu, double now)
 	return left > 0 ? plb__model_inverse_split(&b->model[pu], left, (double)b->pool) : 0;
 }
 
-/* How long until the last PU other than pu is predicted to be free. */
-static double others_end(const struct plb_balancer *b, int pu, double now)
+/* How long until the last PU other than pu is predicted to be free: a scan
+ * of every PU, so done at most once per request (*memo < 0: not yet). */
+static double others_end(const struct plb_balancer *b, int pu, double now, double *memo)
 {
-	double t = 0;
-	for (int i = 0; i < b->n; i++)
-		if (i != pu && !b->pu[i].lost)
-			t = fmax(t, plb__busy_for(b, i, now));
-	return t;
+	if (*memo < 0) {
+		*memo = 0;
+		for (int i = 0; i < b->n; i++)
+			if (i != pu && !b->pu[i].lost)
+				*memo = fmax(*memo, plb__busy_for(b, i, now));
+	}
+	return *memo;
 }
 
 /* PU pu's fixed cost per block: the tangent's intercept E - x E' at its
@@ -235,15 +238,15 @@ static double fixed_cost(const struct plb_balancer *b, int pu)
  * within block_time_fraction of the time it has left, or longer where its
  * fixed cost per block needs it (the efficient block, within
  * stretch_fraction of that time); never past its model's cap (a cliff) nor
- * max_growth times its largest block. */
-static double block_limit(struct plb_balancer *b, int pu, double now)
+ * max_growth times its largest block. busy: plb__busy_for(pu). */
+static double block_limit(struct plb_balancer *b, int pu, double now, double busy)
 {
 	struct hac_state *h = b->ps;
 	const struct plb_params *p = &b->p;
 	const struct plb__model *m = &b->model[pu];
 	double pool = (double)b->pool;
 	double grow = p->max_growth * (double)b->pu[pu].max_block;
-	double left = h->T_all - now - plb__busy_for(b, pu, now);
+	double left = h->T_all - now - busy;
 	if (!(left > 0))
 		return fmin(plb__model_cap(m), grow);
 	double t_fix = fmin(fixed_cost(b, pu) / p->block_overhead,
@@ -294,10 +297,14 @@ static int hac_next(struct plb_balancer *b, int pu, double now, double *units,
 	}
 	P->phase = 3;
 
+	/* when it is free of what it holds, and when the others are (a scan:
+	 * computed once, only if a rule below needs it) */
+	double busy = plb__busy_for(b, pu, now), oend = -1;
+
 	/* gap filling */
 	if (P->gap_s > 0) {
 		double x = fmin(plb__model_inverse(m, P->gap_s, (double)b->pool),
-				block_limit(b, pu, now));
+				block_limit(b, pu, now, busy));
 		P->gap_s = 0;
 		if (x >= minb) {
 			*units = x;
@@ -312,7 +319,7 @@ static int hac_next(struct plb_balancer *b, int pu, double now, double *units,
 	 * wrong): a free PU with nothing left in the step does not wait for it */
 	int overdue = h->step > 0 && now > h->T_end;
 	if (h->step > 0 && P->wait_step == h->step && !overdue && plb__others_busy(b, pu) &&
-	    plb__busy_for(b, pu, now) + plb__model_eval(m, minb) > others_end(b, pu, now))
+	    busy + plb__model_eval(m, minb) > others_end(b, pu, now, &oend))
 		return PLB_NEXT_WAIT;
 	/* a prefetch (pipelining: the PU still runs a block) takes its share of
 	 * a step it does not hold yet; it never starts a step itself */
@@ -325,7 +332,7 @@ static int hac_next(struct plb_balancer *b, int pu, double now, double *units,
 		double fit = fits_before_end(b, pu, now);
 		if (fit >= minb) {
 			h->x[pu] = fit;
-			h->end[pu] = now + plb__busy_for(b, pu, now) + plb__model_eval(m, fit);
+			h->end[pu] = now + busy + plb__model_eval(m, fit);
 		}
 	}
 	/* a new step when this PU is the first to finish the current one, or
@@ -351,14 +358,14 @@ static int hac_next(struct plb_balancer *b, int pu, double now, double *units,
 		x = fmin(x, plb__model_inverse(m, 0.25 * plb__model_eval(m, x), x));
 	}
 	/* a share may run as several blocks, each bounded (block_limit) */
-	double share = x, cap = block_limit(b, pu, now);
+	double share = x, cap = block_limit(b, pu, now, busy);
 	if (x > cap)
 		x = cap;
 	if (x < minb) {
 		/* it fits before its planned end, or before the last busy PU
 		 * is predicted to finish: then it delays nobody */
-		double t = plb__busy_for(b, pu, now) + plb__model_eval(m, minb);
-		int fits = t <= 1.1 * (h->end[pu] - now) || t <= others_end(b, pu, now);
+		double t = busy + plb__model_eval(m, minb);
+		int fits = t <= 1.1 * (h->end[pu] - now) || t <= others_end(b, pu, now, &oend);
 		if (!fits && plb__others_busy(b, pu)) {
 			P->wait_step = h->step;
 			return PLB_NEXT_WAIT;
@@ -368,9 +375,9 @@ static int hac_next(struct plb_balancer *b, int pu, double now, double *units,
 	/* a block that would end well after all the rest is predicted done
 	 * (a slow PU, a large fixed cost), and after the last busy PU is
 	 * free, only delays the end: leave it to the others while they work */
-	double end = now + plb__busy_for(b, pu, now) + plb__model_eval(m, x);
+	double end = now + busy + plb__model_eval(m, x);
 	if (h->T_all > now && end > h->T_all + LATE_END * (h->T_all - now) &&
-	    end > now + others_end(b, pu, now) && plb__others_busy(b, pu)) {
+	    plb__others_busy(b, pu) && end > now + others_end(b, pu, now, &oend)) {
 		P->wait_step = h->step;
 		return PLB_NEXT_WAIT;
 	}

@@ -288,15 +288,23 @@ static void test_zero_time_blocks(void **state)
 	}
 }
 
-/* A lost PU's range is granted again, to someone else, in full. */
-static void test_lost_range_regranted(void **state)
+/* A greedy balancer handing out blocks of 100 units (min_block 1): the
+ * blocks' ranges are then known in advance. */
+static plb_balancer_t *greedy100(int n, uint64_t W)
 {
-	plb_balancer_t *b;
 	struct plb_params p;
 	plb_params_init(&p);
 	p.greedy_block = 100;
 	p.min_block = 1;
-	assert_int_equal(plb_balancer_create(&p, "greedy", 2, 250, &b), 0);
+	plb_balancer_t *b;
+	assert_int_equal(plb_balancer_create(&p, "greedy", n, W, &b), 0);
+	return b;
+}
+
+/* A lost PU's range is granted again, to someone else, in full. */
+static void test_lost_range_regranted(void **state)
+{
+	plb_balancer_t *b = greedy100(2, 250);
 	struct plb_grant g0, g1, g2;
 	assert_int_equal(plb_balancer_next(b, 0, 0, &g0), PLB_NEXT_GRANT);
 	assert_int_equal(plb_balancer_next(b, 1, 0, &g1), PLB_NEXT_GRANT);
@@ -498,12 +506,7 @@ static void test_hec_resolve_on_spread(void **state)
  * unit done. */
 static void test_done_out_of_order(void **state)
 {
-	struct plb_params p;
-	plb_params_init(&p);
-	p.greedy_block = 100;
-	p.min_block = 1;
-	plb_balancer_t *b;
-	assert_int_equal(plb_balancer_create(&p, "greedy", 2, 1000, &b), 0);
+	plb_balancer_t *b = greedy100(2, 1000);
 	struct plb_grant g[2], h;
 	assert_int_equal(plb_balancer_next(b, 1, 0, &g[0]), PLB_NEXT_GRANT);
 	assert_int_equal(plb_balancer_next(b, 1, 0, &g[1]), PLB_NEXT_GRANT);
@@ -535,12 +538,7 @@ static void test_done_out_of_order(void **state)
 static void test_pool_merges(void **state)
 {
 	for (uint64_t seed = 1; seed <= 20; seed++) {
-		struct plb_params p;
-		plb_params_init(&p);
-		p.greedy_block = 100;
-		p.min_block = 1;
-		plb_balancer_t *b;
-		assert_int_equal(plb_balancer_create(&p, "greedy", 10, 1000, &b), 0);
+		plb_balancer_t *b = greedy100(10, 1000);
 		int order[10];
 		for (int i = 0; i < 10; i++) {
 			struct plb_grant g;
