@@ -44,8 +44,12 @@
  *   block runs as several blocks, the rest kept for the PU's next
  *   request; solves see the PU's time for x units as blocks of the cap.
  * - A block is planned for at most block_time_fraction of the time its PU
- *   has left (to the predicted end of all work), or its fixed cost /
- *   block_overhead where that is longer, so one surprise costs little.
+ *   has left (to the predicted end of all work), so one surprise costs
+ *   little, or longer where the PU's fixed cost needs it: the fixed costs
+ *   of all PUs together cost block_overhead of the cluster's throughput,
+ *   and a PU's share of that loss is weighed by its share of the work
+ *   (fix_times), so a PU with a small share runs short blocks even when
+ *   its fixed cost is large.
  * - A block that would end well after the predicted end of all work and
  *   after every busy PU waits while others work.
  * - Gap filling: a PU finishing a regular block earlier than predicted by
@@ -86,6 +90,7 @@ struct hac_state {
 	double *end;            /* when each share is planned to end */
 	double *xr;             /* scratch: split of all remaining work */
 	double *a;              /* scratch: when each PU becomes free, from now */
+	double *t_fix;          /* the block time each PU's fixed cost asks for, at the last solve */
 };
 
 static int hac_init(struct plb_balancer *b)
@@ -96,7 +101,8 @@ static int hac_init(struct plb_balancer *b)
 	h->end = calloc((size_t)b->n, sizeof *h->end);
 	h->xr = calloc((size_t)b->n, sizeof *h->xr);
 	h->a = calloc((size_t)b->n, sizeof *h->a);
-	if (!h->pu || !h->x || !h->end || !h->xr || !h->a)
+	h->t_fix = calloc((size_t)b->n, sizeof *h->t_fix);
+	if (!h->pu || !h->x || !h->end || !h->xr || !h->a || !h->t_fix)
 		return PLB_ENOMEM;
 	h->x1 = plb__first_block(b);
 	for (int i = 0; i < b->n; i++)
@@ -112,6 +118,39 @@ static void hac_fini(struct plb_balancer *b)
 	free(h->end);
 	free(h->xr);
 	free(h->a);
+	free(h->t_fix);
+}
+
+/* PU pu's fixed cost per block: the tangent's intercept E - x E' at its
+ * largest block, where the fit is known, but no more than the time of its
+ * smallest block (E at 0 is held at that): a fit that bends down beyond its
+ * samples has a large intercept that no block pays. */
+static double fixed_cost(const struct plb_balancer *b, int pu)
+{
+	const struct plb__model *m = &b->model[pu];
+	double u = fmin((double)b->pu[pu].max_block, plb__model_cap(m));
+	double c = plb__model_eval(m, u) - u * plb__model_deriv(m, u);
+	return fmin(fmax(c, 0), plb__model_eval(m, 0));
+}
+
+/* Each PU's block time for efficiency: PU i with fixed cost c_i per block
+ * and share s_i of the rest loses s_i c_i / d_i of the cluster's throughput
+ * with blocks of d_i seconds. Keeping the sum at block_overhead with the
+ * blocks as short as possible in total (a surprise costs in proportion to
+ * a block's time, whichever PU it hits) gives d_i = sqrt(s_i c_i) K /
+ * block_overhead with K = sum_j sqrt(s_j c_j): a PU with a small share
+ * runs short blocks even when its fixed cost is large. */
+static void fix_times(struct plb_balancer *b, double R)
+{
+	struct hac_state *h = b->ps;
+	double K = 0;
+	for (int i = 0; i < b->n; i++) {
+		h->t_fix[i] = 0;
+		if (!b->pu[i].lost && plb__model_ready(&b->model[i]) && h->xr[i] > 0)
+			K += h->t_fix[i] = sqrt(h->xr[i] / R * fixed_cost(b, i));
+	}
+	for (int i = 0; i < b->n; i++)
+		h->t_fix[i] *= K / b->p.block_overhead;
 }
 
 /* Smallest block of PU i, up to `cap`, whose fixed cost (the tangent's
@@ -150,6 +189,7 @@ static int new_step(struct plb_balancer *b, double now)
 	int rc = plb__solve(b, R, now, h->xr, &TR);
 	if (rc)
 		return rc;
+	fix_times(b, R);
 	if (S >= R || R - S < 0.5 * S) {
 		S = R;
 		T = TR;
@@ -222,22 +262,10 @@ static double others_end(const struct plb_balancer *b, int pu, double now, doubl
 	return *memo;
 }
 
-/* PU pu's fixed cost per block: the tangent's intercept E - x E' at its
- * largest block, where the fit is known, but no more than the time of its
- * smallest block (E at 0 is held at that): a fit that bends down beyond its
- * samples has a large intercept that no block pays. */
-static double fixed_cost(const struct plb_balancer *b, int pu)
-{
-	const struct plb__model *m = &b->model[pu];
-	double u = fmin((double)b->pu[pu].max_block, plb__model_cap(m));
-	double c = plb__model_eval(m, u) - u * plb__model_deriv(m, u);
-	return fmin(fmax(c, 0), plb__model_eval(m, 0));
-}
-
 /* The largest block PU pu should run now (hac_next: a bounded block):
  * within block_time_fraction of the time it has left, or longer where its
- * fixed cost per block needs it (the efficient block, within
- * stretch_fraction of that time); never past its model's cap (a cliff) nor
+ * fixed cost per block needs it (t_fix, within stretch_fraction of that
+ * time); never past its model's cap (a cliff) nor
  * max_growth times its largest block. busy: plb__busy_for(pu). */
 static double block_limit(struct plb_balancer *b, int pu, double now, double busy)
 {
@@ -249,8 +277,7 @@ static double block_limit(struct plb_balancer *b, int pu, double now, double bus
 	double left = h->T_all - now - busy;
 	if (!(left > 0))
 		return fmin(plb__model_cap(m), grow);
-	double t_fix = fmin(fixed_cost(b, pu) / p->block_overhead,
-			    p->stretch_fraction * left);
+	double t_fix = fmin(h->t_fix[pu], p->stretch_fraction * left);
 	double t = fmax(p->block_time_fraction * left, t_fix);
 	return fmin(plb__model_cap(m), fmin(grow, plb__model_inverse(m, t, pool)));
 }

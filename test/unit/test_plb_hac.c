@@ -208,6 +208,39 @@ static void test_cliff_not_rerun(void **state)
 		fail_msg("makespan %.3f s with a cliff, %.3f s without", d.makespan, base.makespan);
 }
 
+/* PU 3 pays 0.3 s per block (an offload device) but does under 5% of the
+ * work: the blocks that its fixed cost asks for are weighed by its share
+ * (a long block there saves the cluster little), so its blocks stay
+ * within the fifth of the time left like everyone's. When it turns 4x
+ * slower from its fifth block on, the job ends within 15% of the same job
+ * without the slowdown; with blocks of fixed cost / block_overhead (30 s,
+ * held to 80% of the time left) it ends 29% later (35.2 s, not 27.2 s). */
+static double offload(int pu, int k, double units)
+{
+	(void)k;
+	return linear(pu, units) + (pu == 3 ? 0.3 : 0);
+}
+
+static double offload_slows(int pu, int k, double units)
+{
+	return offload(pu, k, units) * (pu == 3 && k >= 4 ? 4 : 1);
+}
+
+static void test_small_share_short_blocks(void **state)
+{
+	(void)state;
+	static struct drive d, base;
+	memset(&d, 0, sizeof d);
+	memset(&base, 0, sizeof base);
+	base.time = offload;
+	drive(&base, 100000);
+	d.time = offload_slows;
+	drive(&d, 100000);
+	if (d.makespan > 1.15 * base.makespan)
+		fail_msg("makespan %.3f s with PU 3 slowed 4x, %.3f s without",
+			 d.makespan, base.makespan);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -215,6 +248,7 @@ int main(void)
 		cmocka_unit_test(test_late_pu_does_not_hold_the_others),
 		cmocka_unit_test(test_block_time_bounded),
 		cmocka_unit_test(test_cliff_not_rerun),
+		cmocka_unit_test(test_small_share_short_blocks),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
