@@ -13,6 +13,7 @@
 
 #include "balancer/balancer.h"
 #include "balancer/internal.h"      /* the free list, for test_pool_merges */
+#include "test_util.h"
 
 struct drv_pu {
 	int busy, lost;
@@ -252,6 +253,12 @@ static void test_bad_calls(void **state)
 	assert_int_equal(plb_balancer_done(b, 1, &s), PLB_ESTALE);  /* not its grant */
 	assert_int_equal(plb_balancer_done(b, 0, &s), 0);
 	assert_int_equal(plb_balancer_lost(b, 5, 0), PLB_EINVAL);
+	/* a report for no balancer, a PU out of range either way, or no
+	 * sample is refused before anything is read */
+	assert_int_equal(plb_balancer_done(NULL, 0, &s), PLB_EINVAL);
+	assert_int_equal(plb_balancer_done(b, -1, &s), PLB_EINVAL);
+	assert_int_equal(plb_balancer_done(b, 2, &s), PLB_EINVAL);
+	assert_int_equal(plb_balancer_done(b, 0, NULL), PLB_EINVAL);
 	plb_balancer_destroy(b);
 }
 
@@ -299,6 +306,22 @@ static plb_balancer_t *greedy100(int n, uint64_t W)
 	plb_balancer_t *b;
 	assert_int_equal(plb_balancer_create(&p, "greedy", n, W, &b), 0);
 	return b;
+}
+
+/* The free list is sorted, disjoint and merged (no two ranges touch) and
+ * sums to the pool, which is `want` units. */
+static void check_free_list(const plb_balancer_t *b, uint64_t want, const char *what)
+{
+	uint64_t sum = 0;
+	for (int r = 0; r < b->nfree; r++) {
+		assert_true(b->free[r].len > 0);
+		if (r > 0 && b->free[r - 1].off + b->free[r - 1].len >= b->free[r].off)
+			fail_msg("%s: ranges %d and %d touch or overlap", what, r - 1, r);
+		sum += b->free[r].len;
+	}
+	assert_true(b->nfree <= b->capfree);
+	assert_int_equal(sum, b->pool);
+	assert_int_equal(sum, want);
 }
 
 /* A lost PU's range is granted again, to someone else, in full. */
@@ -377,6 +400,35 @@ static void test_hdss_weights(void **state)
 			fail_msg("PU %d: block of %llu units, expected %.0f (weight %g of %g)", i,
 				 (unsigned long long)g.units, want, want_w[i], wsum);
 	}
+	plb_balancer_destroy(b);
+}
+
+/* HDSS on a domain too small for initial_block: the adaptive phase's
+ * doubling sizes shrink so that all PUs' adaptive blocks together take
+ * hdss_adaptive_fraction of W, no more and (up to rounding) no less. Two
+ * PUs with hdss_samples = 4 run x, 2x, 4x, 8x each: 2 * 15 x = 0.2 * 15000,
+ * so x = 100. */
+static void test_hdss_small_domain(void **state)
+{
+	struct plb_params p;
+	plb_params_init(&p);
+	p.min_block = 1;
+	plb_balancer_t *b;
+	assert_int_equal(plb_balancer_create(&p, "hdss", 2, 15000, &b), 0);
+	double now = 0;
+	uint64_t adaptive = 0;
+	for (int k = 0; k < 4; k++)
+		for (int i = 0; i < 2; i++) {
+			struct plb_grant g;
+			assert_int_equal(plb_balancer_next(b, i, now, &g), PLB_NEXT_GRANT);
+			assert_int_equal(g.kind, PLB_GRANT_TRAINING);
+			assert_int_equal(g.units, 100u << k);
+			adaptive += g.units;
+			now += 1e-3 * (double)g.units;
+			struct plb_sample s = {g.id, 1e-3 * (double)g.units, 0, now};
+			assert_int_equal(plb_balancer_done(b, i, &s), 0);
+		}
+	assert_int_equal(adaptive, 3000);
 	plb_balancer_destroy(b);
 }
 
@@ -500,6 +552,91 @@ static void test_hec_resolve_on_spread(void **state)
 				 slow, n);
 }
 
+/* The free list at its capacity: 16 PUs hold the 16 blocks of W = 1600
+ * (the pool is empty, so the list is too); every other PU is lost, then
+ * PU 13, whose range joins PU 12's from the right while the list holds as
+ * many ranges as it has room for (8: the first has no free neighbour, so
+ * it is inserted before the merge), then the rest, in an order that
+ * merges on the left, on the right and on both sides, past the list's
+ * first growth. Built with AddressSanitizer, a merge that moves ranges
+ * past the list's end is caught here. */
+static void test_pool_merges_at_capacity(void **state)
+{
+	plb_balancer_t *b = greedy100(16, 1600);
+	for (int i = 0; i < 16; i++) {
+		struct plb_grant g;
+		assert_int_equal(plb_balancer_next(b, i, 0, &g), PLB_NEXT_GRANT);
+		assert_int_equal(g.offset, 100 * (uint64_t)i);
+	}
+	assert_int_equal(b->nfree, 0);
+	static const int order[16] = {0, 2, 4, 6, 8, 10, 12, 13, 15, 14, 1, 3, 11, 5, 9, 7};
+	int cap = b->capfree;
+	for (int k = 0; k < 16; k++) {
+		char what[64];
+		snprintf(what, sizeof what, "%d lost, the last PU %d", k + 1, order[k]);
+		assert_int_equal(plb_balancer_lost(b, order[k], 1), 0);
+		check_free_list(b, 100 * (uint64_t)(k + 1), what);
+		if (k == 6)
+			assert_int_equal(b->nfree, cap - 1);    /* one more and it is full */
+	}
+	assert_int_equal(b->nfree, 1);
+	assert_int_equal(b->free[0].off, 0);
+	assert_int_equal(b->free[0].len, 1600);
+	plb_balancer_destroy(b);
+}
+
+/* When a PU is free (plb__busy_for) and whether others are busy
+ * (plb__others_busy), which the model policies plan with. A block without
+ * a prediction (greedy has no model) says nothing about when it ends: its
+ * PU counts as free, however long ago it was granted. A predicted block
+ * counts until its predicted end, and past it as late again as it already
+ * is. A PU is never busy "for others" with its own blocks. */
+static void test_busy_for_and_others_busy(void **state)
+{
+	plb_balancer_t *b = greedy100(3, 1000);
+	struct plb_grant g;
+	assert_int_equal(plb__others_busy(b, 0), 0);
+	assert_int_equal(plb__others_busy(b, -1), 0);
+	assert_int_equal(plb_balancer_next(b, 0, 1, &g), PLB_NEXT_GRANT);
+	assert_true(g.predicted_s == 0);
+	assert_true(plb__busy_for(b, 0, 1) == 0);
+	assert_true(plb__busy_for(b, 0, 5) == 0);       /* not late: unknown */
+	assert_true(plb__busy_for(b, 1, 5) == 0);       /* idle */
+	/* one block out, PU 0's */
+	assert_int_equal(plb__others_busy(b, 0), 0);
+	assert_int_equal(plb__others_busy(b, 1), 1);
+	assert_int_equal(plb__others_busy(b, 2), 1);
+	assert_int_equal(plb__others_busy(b, -1), 1);
+	/* a second one, PU 0's too: still nobody busy but PU 0 */
+	struct plb_grant g2;
+	assert_int_equal(plb_balancer_next(b, 0, 1, &g2), PLB_NEXT_GRANT);
+	assert_int_equal(plb__others_busy(b, 0), 0);
+	assert_int_equal(plb__others_busy(b, 1), 1);
+	plb_balancer_destroy(b);
+
+	/* plb-hac on one PU: two training blocks at 1 us per unit, then a
+	 * regular block with a prediction (of well under a second) */
+	assert_int_equal(plb_balancer_create(NULL, "plb-hac", 1, 1000000, &b), 0);
+	double now = 0;
+	for (;;) {
+		assert_int_equal(plb_balancer_next(b, 0, now, &g), PLB_NEXT_GRANT);
+		if (g.kind != PLB_GRANT_TRAINING)
+			break;
+		double t = 1e-6 * (double)g.units;
+		now += t;
+		struct plb_sample s = {g.id, t, 0, now};
+		assert_int_equal(plb_balancer_done(b, 0, &s), 0);
+	}
+	double p = g.predicted_s;
+	assert_true(p > 0 && p < 0.5);
+	assert_near(plb__busy_for(b, 0, now), p, 1e-9 * p);
+	assert_near(plb__busy_for(b, 0, now + 0.25 * p), 0.75 * p, 1e-9 * p);
+	assert_true(plb__busy_for(b, 0, now + p) == 0);
+	/* 2 p past its predicted end: taken to need 2 p more */
+	assert_near(plb__busy_for(b, 0, now + 3 * p), 2 * p, 1e-9 * p);
+	plb_balancer_destroy(b);
+}
+
 /* A PU holding two grants (pipelining) may report them in either order:
  * the last PU of two reports its second block first, then its first;
  * both count once, a repeat is stale, and the job still ends with every
@@ -552,17 +689,10 @@ static void test_pool_merges(void **state)
 			order[j] = t;
 		}
 		for (int k = 0; k < 10; k++) {
+			char what[64];
+			snprintf(what, sizeof what, "seed %llu, %d lost", (unsigned long long)seed, k + 1);
 			assert_int_equal(plb_balancer_lost(b, order[k], 1), 0);
-			uint64_t sum = 0;
-			for (int r = 0; r < b->nfree; r++) {
-				assert_true(b->free[r].len > 0);
-				if (r > 0 && b->free[r - 1].off + b->free[r - 1].len >= b->free[r].off)
-					fail_msg("seed %llu, %d lost: ranges %d and %d touch or overlap",
-						 (unsigned long long)seed, k + 1, r - 1, r);
-				sum += b->free[r].len;
-			}
-			assert_int_equal(sum, b->pool);
-			assert_int_equal(sum, 100 * (uint64_t)(k + 1));
+			check_free_list(b, 100 * (uint64_t)(k + 1), what);
 		}
 		assert_int_equal(b->nfree, 1);
 		assert_int_equal(b->free[0].off, 0);
@@ -587,6 +717,9 @@ int main(void)
 		cmocka_unit_test(test_hec_resolve_on_spread),
 		cmocka_unit_test(test_hec_training_without_samples),
 		cmocka_unit_test(test_pool_merges),
+		cmocka_unit_test(test_pool_merges_at_capacity),
+		cmocka_unit_test(test_busy_for_and_others_busy),
+		cmocka_unit_test(test_hdss_small_domain),
 		cmocka_unit_test(test_done_out_of_order),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

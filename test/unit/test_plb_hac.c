@@ -32,6 +32,9 @@ struct drive {
 	double grant_t[4096], grant_pred[4096], grant_units[4096];
 	int grant_pu[4096], ngrant;
 	struct pu pu[NPU];
+	/* each PU's first 64 grants: kind, prediction, time taken */
+	enum plb_grant_kind kind[NPU][64];
+	double pred[NPU][64], exec[NPU][64];
 	double first_regular_pred[NPU], first_regular_exec[NPU];
 	double makespan;
 };
@@ -60,6 +63,11 @@ static void drive(struct drive *d, uint64_t W)
 			if (st.units_pool > 0)
 				u->idle += now - u->idle_from;
 			u->exec = d->time(i, u->blocks, (double)u->g.units);
+			if (u->blocks < 64) {
+				d->kind[i][u->blocks] = u->g.kind;
+				d->pred[i][u->blocks] = u->g.predicted_s;
+				d->exec[i][u->blocks] = u->exec;
+			}
 			if (u->g.kind == PLB_GRANT_REGULAR && d->ngrant < 4096) {
 				int k = d->ngrant++;
 				d->grant_t[k] = now;
@@ -241,6 +249,46 @@ static void test_small_share_short_blocks(void **state)
 			 d.makespan, base.makespan);
 }
 
+/* Gap filling is for regular blocks only. PU 0's first block carries 2 s
+ * of warm-up, so its second training block, predicted from that one
+ * sample, ends seconds early; no gap block follows (training is there
+ * because such predictions are not trusted yet): its first block after
+ * training is regular. PU 1's sixth block (a regular one) runs at twice
+ * its speed and ends more than gap_threshold_ms (400 ms) early: its next
+ * block is a gap block. That gap block runs at four times the speed and
+ * ends early too, but a gap block fills a gap, it does not end a step:
+ * no gap block follows it. */
+static double gappy(int pu, int k, double units)
+{
+	double t = 10 * linear(pu, units);      /* blocks of seconds */
+	if (pu == 0 && k == 0)
+		t += 2;
+	if (pu == 1 && k == 5)
+		t *= 0.5;
+	if (pu == 1 && k == 6)
+		t *= 0.25;
+	return t;
+}
+
+static void test_gap_blocks_follow_regular_blocks_only(void **state)
+{
+	(void)state;
+	static struct drive d;
+	memset(&d, 0, sizeof d);
+	d.time = gappy;
+	drive(&d, 20000);
+	for (int k = 0; k < 3; k++)
+		assert_int_equal(d.kind[0][k], PLB_GRANT_TRAINING);
+	assert_true(d.exec[0][1] < d.pred[0][1] - 1);   /* training ended early */
+	assert_int_equal(d.kind[0][3], PLB_GRANT_REGULAR);
+
+	assert_int_equal(d.kind[1][5], PLB_GRANT_REGULAR);
+	assert_true(d.exec[1][5] < d.pred[1][5] - 1);   /* ended early */
+	assert_int_equal(d.kind[1][6], PLB_GRANT_GAP);
+	assert_true(d.exec[1][6] < d.pred[1][6] - 1);   /* so did the gap block */
+	assert_int_equal(d.kind[1][7], PLB_GRANT_REGULAR);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -249,6 +297,7 @@ int main(void)
 		cmocka_unit_test(test_block_time_bounded),
 		cmocka_unit_test(test_cliff_not_rerun),
 		cmocka_unit_test(test_small_share_short_blocks),
+		cmocka_unit_test(test_gap_blocks_follow_regular_blocks_only),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -418,6 +418,57 @@ static void test_slsqp_steep_curves(void **state)
 		assert_true(fabs(xs[p] - xf[p]) <= 1e-3 * xf[p]);
 }
 
+/* SLSQP = fast path (split, T) when a unit takes about as many seconds
+ * as a PU's share has units: 2..8 PUs with random_curves' shapes plus a
+ * cubic part over a domain of 10 units, 0.1 to 100 s per unit, fixed costs
+ * of up to a tenth of a PU's whole-domain time, and avail in [0, 3 T]
+ * (some PUs busy past the optimum, which SLSQP must leave out). SLSQP's
+ * start and the bound it prunes PUs with come from splits on chords and
+ * secants through each PU's finish times: a share (units) taken for a
+ * time (seconds) there gives a bound below the optimum, and PUs the
+ * optimum needs are left out. */
+static void test_slsqp_slow_units(void **state)
+{
+	uint64_t seed = 77;
+
+	(void)state;
+	for (int rep = 0; rep < 300; rep++) {
+		int n = 2 + (int)(test_urand(&seed) * 7);
+		struct curve k[8];
+		struct plb__efun e[8];
+		struct plb__solve_out of, os;
+		double xf[8], xs[8], avail[8], W = 10, S = W * (0.1 + test_urand(&seed));
+		double unit_s = pow(10, -1 + 3 * test_urand(&seed));
+
+		for (int p = 0; p < n; p++) {
+			double sp = pow(50, test_urand(&seed));
+
+			k[p] = (struct curve){
+				.c0 = 0.1 * W * unit_s * test_urand(&seed) / sp,
+				.a = (0.5 + test_urand(&seed)) * unit_s / sp,
+				.b = 0.5 * test_urand(&seed) * unit_s / sp,
+				.c = W * unit_s * test_urand(&seed) / sp,
+				.d = 0.05 * W * unit_s * test_urand(&seed) / sp,
+				.W = W,
+			};
+		}
+		bind(e, k, n, NULL);
+		assert_int_equal(plb__solve_fast(e, n, S, xf, &of), 0);
+		for (int p = 0; p < n; p++)
+			avail[p] = 3 * of.T * test_urand(&seed);
+		bind(e, k, n, avail);
+		assert_int_equal(plb__solve_fast(e, n, S, xf, &of), 0);
+		assert_int_equal(plb__solve_slsqp(e, n, S, xs, &os), 0);
+		check_split(e, n, S, xf, &of, 1e-9);
+		check_split(e, n, S, xs, &os, 1e-6);
+		if (!(fabs(of.T - os.T) <= 1e-7 * of.T))
+			fail_msg("rep %d, %d PUs: fast T %.9g, SLSQP T %.9g", rep, n,
+				 of.T, os.T);
+		for (int p = 0; p < n; p++)
+			assert_true(fabs(xf[p] - xs[p]) <= 1e-3 * fmax(xf[p], S / n));
+	}
+}
+
 /* A PU with a huge avail gets 0, in both solvers. */
 static void test_huge_avail_gets_zero(void **state)
 {
@@ -523,6 +574,152 @@ static void test_zero_S(void **state)
 	assert_true(x[0] == 0 && x[1] == 0 && x[2] == 0 && o.T == 0.2);
 }
 
+/* The split does not depend on the unit of time: the same curves with
+ * every time multiplied by 10^k (k = -6..9: from millions of units per
+ * second to a unit in minutes) give the same shares to 1e-9 and T times
+ * 10^k, and the outer search stays Newton (at most 8 steps, as in
+ * test_slsqp_agrees_with_fast) whatever the PUs' rates are. */
+static void test_fast_time_scale(void **state)
+{
+	(void)state;
+	for (int rep = 0; rep < 24; rep++) {
+		int n = 2 + rep % 7;
+		struct curve k[8], ks[8];
+		struct plb__efun e[8];
+		struct plb__solve_out o1, os;
+		double x1[8], xs[8], avail[8], W = 1e6, S = W * (0.05 + urand());
+
+		random_curves(k, n, W);
+		for (int p = 0; p < n; p++)
+			avail[p] = rep & 1 ? 0.05 * urand() : 0;
+		bind(e, k, n, avail);
+		assert_int_equal(plb__solve_fast(e, n, S, x1, &o1), 0);
+		for (int sc = -6; sc <= 9; sc += 3) {
+			double f = pow(10, sc), as[8];
+
+			for (int p = 0; p < n; p++) {
+				ks[p] = k[p];
+				ks[p].c0 *= f;
+				ks[p].a *= f;
+				ks[p].b *= f;
+				ks[p].c *= f;
+				ks[p].d *= f;
+				as[p] = f * avail[p];
+			}
+			bind(e, ks, n, as);
+			assert_int_equal(plb__solve_fast(e, n, S, xs, &os), 0);
+			check_split(e, n, S, xs, &os, 1e-9);
+			if (os.iters > 8)
+				fail_msg("times x 1e%d: %d outer iterations", sc, os.iters);
+			assert_near(os.T, f * o1.T, 1e-9 * f * o1.T);
+			for (int p = 0; p < n; p++)
+				assert_near(xs[p], x1[p], 1e-9 * fmax(x1[p], S / n));
+		}
+	}
+}
+
+/* Steep curves (e^(x/W) over 20 to 30 W, as in test_slsqp_steep_curves)
+ * in slow units (up to a second per unit, so the weights 1 / E_p' that
+ * spread the outer search's last residual add up to less than one unit
+ * per second): Newton on T overshoots here and the search ends on
+ * bisection steps, with a residual near its tolerance; spread over the
+ * shares, it still leaves every PU finishing at T (1e-9). */
+static void test_fast_steep_slow_units(void **state)
+{
+	uint64_t seed = 20240611;
+
+	(void)state;
+	for (int rep = 0; rep < 3000; rep++) {
+		int n = 2 + (int)(test_urand(&seed) * 3);
+		struct curve k[4];
+		struct plb__efun e[4];
+		struct plb__solve_out o;
+		double x[4], S = 100 * (0.5 + test_urand(&seed));
+
+		for (int p = 0; p < n; p++) {
+			double sp = pow(10, test_urand(&seed));
+
+			k[p] = (struct curve){
+				.a = test_urand(&seed) / sp,
+				.d = 0.001 * test_urand(&seed) / sp,
+				.W = S / (20 + 10 * test_urand(&seed)),
+			};
+		}
+		bind(e, k, n, NULL);
+		assert_int_equal(plb__solve_fast(e, n, S, x, &o), 0);
+		check_split(e, n, S, x, &o, 1e-9);
+	}
+}
+
+/* Linear curves over a huge domain whose per-unit times are below
+ * 1 / DBL_MAX (E_p(x) = 1 + c_p x with c_p of 1e-309 s, S near 1e308
+ * units): the weights 1 / E_p' that spread the last residual are
+ * infinite. The split is still the equal-time one, x_p in proportion to
+ * 1 / c_p, checked in closed form. */
+static void test_fast_tiny_slopes(void **state)
+{
+	const double c[3] = { 1e-309, 2e-309, 4e-309 };
+	struct curve k[3];
+	struct plb__efun e[3];
+	struct plb__solve_out o;
+	double x[3];
+
+	(void)state;
+	for (int rep = 0; rep < 8; rep++) {
+		double S = 1e308 * (0.3 + 0.5 * urand()), T;
+
+		for (int p = 0; p < 3; p++)
+			k[p] = (struct curve){ .c0 = 1, .a = c[p], .W = S };
+		bind(e, k, 3, NULL);
+		assert_int_equal(plb__solve_fast(e, 3, S, x, &o), 0);
+		check_split(e, 3, S, x, &o, 1e-9);
+		/* x_p c_p = T - 1 for all p, sum x_p = S (1 / c_p overflows) */
+		T = 1 + S * c[0] / (1 + c[0] / c[1] + c[0] / c[2]);
+		assert_near(o.T, T, 1e-9 * T);
+		for (int p = 0; p < 3; p++)
+			assert_near(x[p], (T - 1) / c[p], 1e-9 * S);
+	}
+}
+
+/* E(x) = (x / S)^k: a PU's whole time in the last few units. */
+static double pw_eval(const void *ctx, double x)
+{
+	const double *k = ctx;
+
+	return pow(fmax(x, 0) / k[1], k[0]);
+}
+
+static double pw_deriv(const void *ctx, double x)
+{
+	const double *k = ctx;
+
+	return k[0] / k[1] * pow(fmax(x, 0) / k[1], k[0] - 1);
+}
+
+/* Curves (x/S)^1000 and (x/S)^500 put the optimum T near 1e-209 s with
+ * the bracket starting at [0, 1]: bisection needs some 700 halvings, and
+ * Newton on T barely moves, past the outer search's cap. The fast path
+ * then says so (PLB_ESOLVE, on which plb__solve goes to SLSQP): it returns
+ * the equal-time split or that error, never a split whose PUs finish at
+ * different times. */
+static void test_fast_gives_up_or_solves(void **state)
+{
+	const double S = 1000, k[2][2] = { { 1000, S }, { 500, S } };
+	struct plb__efun e[2];
+	struct plb__solve_out o;
+	double x[2];
+	int rc;
+
+	(void)state;
+	for (int p = 0; p < 2; p++)
+		e[p] = (struct plb__efun){ pw_eval, pw_deriv, k[p], 0 };
+	rc = plb__solve_fast(e, 2, S, x, &o);
+	if (rc == 0)
+		check_split(e, 2, S, x, &o, 1e-9);
+	else
+		assert_int_equal(rc, PLB_ESOLVE);
+}
+
 /* Bad input is PLB_EINVAL; a decreasing curve is PLB_ESOLVE (fast path). */
 static void test_bad_input(void **state)
 {
@@ -561,6 +758,7 @@ int main(void)
 		cmocka_unit_test(test_fast_matches_brute_force),
 		cmocka_unit_test(test_slsqp_agrees_with_fast),
 		cmocka_unit_test(test_slsqp_steep_curves),
+		cmocka_unit_test(test_slsqp_slow_units),
 		cmocka_unit_test(test_fast_invariants),
 		cmocka_unit_test(test_fast_optimal_on_tables),
 		cmocka_unit_test(test_huge_avail_gets_zero),
@@ -568,6 +766,10 @@ int main(void)
 		cmocka_unit_test(test_flat_curves),
 		cmocka_unit_test(test_one_pu),
 		cmocka_unit_test(test_zero_S),
+		cmocka_unit_test(test_fast_time_scale),
+		cmocka_unit_test(test_fast_tiny_slopes),
+		cmocka_unit_test(test_fast_steep_slow_units),
+		cmocka_unit_test(test_fast_gives_up_or_solves),
 		cmocka_unit_test(test_bad_input),
 	};
 
