@@ -171,6 +171,36 @@ static void test_overlap(void **state)
 	clear(&c);
 }
 
+/* The peak of b / E(b) found wherever it falls between the points of the
+ * log grid over [1, bmax] (bmax, and so the grid, moves with W): E(b) =
+ * 1 + 1e-4 b^2 peaks at b = 100, 50 units/s, so T_lb = W / 50 for every W
+ * large enough that blocks of 100 fit. */
+static void test_peak_between_grid_points(void **state)
+{
+	struct cluster c = {0};
+	add(&c, "poly 1 0 1e-4", NULL);
+	for (int i = 0; i <= 40; i++) {
+		double W = 1e4 * pow(100, i / 40.0);
+		double got = plb__bound_lower(c.p, 1, W, 0);
+		if (!(fabs(got - W / 50) <= 1e-6 * W / 50))
+			fail_msg("W %g: T_lb %.9g, expected %.9g", W, got, W / 50);
+	}
+	clear(&c);
+}
+
+/* Runs shorter than a microsecond (fast PUs, a small domain) get their
+ * bounds as precisely as long ones: 1e10 and 3e10 units/s, W = 1000 end at
+ * 25 ns. */
+static void test_short_run(void **state)
+{
+	struct cluster c = {0};
+	add(&c, "poly 0 1e-10", NULL);
+	add(&c, "poly 0 3.3333333333333335e-11", NULL);
+	near(plb__bound_lower(c.p, 2, 1000, 0), 2.5e-8, "T_lb of a 25 ns run");
+	near(plb__bound_eq(c.p, 2, 1000), 2.5e-8, "T_eq of a 25 ns run");
+	clear(&c);
+}
+
 /* Finish time of one block of b units from t = 0, by the definition
  * (transfer, then compute, on the PU's clock; no block: 0 s). */
 static double one_block_bf(const struct plb__devmodel *m, double b)
@@ -235,6 +265,8 @@ int main(void)
 		cmocka_unit_test(test_speed_change),
 		cmocka_unit_test(test_overlap),
 		cmocka_unit_test(test_eq_brute_force),
+		cmocka_unit_test(test_peak_between_grid_points),
+		cmocka_unit_test(test_short_run),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

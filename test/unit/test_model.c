@@ -283,6 +283,56 @@ static void test_two_sizes(void **state)
 	}
 }
 
+/* The fit fills the whole curve: plb__curve_eval evaluates all seven terms
+ * and relies on every coefficient outside the mask being 0, so a curve
+ * struct that held garbage before the fit (a fresh stack variable) must
+ * come out clean, and blocks that took no measurable time fit F = 0
+ * exactly (not some tiny positive time). */
+static void test_fit_fills_curve(void **state)
+{
+	struct plb__curve c;
+	double u1[] = {1000, 1000, 1000}, t1[] = {0.01, 0.012, 0.011};
+	double z[] = {0, 0, 0}, u2[] = {1000, 4000, 16000};
+
+	(void)state;
+	/* one size (proportional), several sizes (a fitted subset), zeros */
+	for (int k = 0; k < 3; k++) {
+		memset(&c, 0x5a, sizeof c);
+		const double *u = k == 1 ? u2 : u1, *t = k == 2 ? z : t1;
+		assert_int_equal(plb__curve_fit(&c, 1e6, u, t, NULL, 3, 3), 0);
+		assert_true(c.mask != 0);
+		for (int j = 0; j < PLB__B_COUNT; j++)
+			if (!(c.mask & (1u << j)) && c.coef[j] != 0)
+				fail_msg("case %d: coefficient %d outside the mask is %g",
+					 k, j, c.coef[j]);
+		assert_true(c.scale == 1e6);
+	}
+	for (int i = 0; i <= 20; i++)
+		assert_true(plb__curve_eval(&c, 500 * pow(2000, i / 20.0)) == 0);
+}
+
+/* model_max_terms may be up to 7 (README): with every term allowed and
+ * enough distinct sizes for 6- and 7-term candidates, a curve in the basis
+ * is still recovered (the extra terms must not win) and stays increasing. */
+static void test_fit_all_terms(void **state)
+{
+	double u[16], t[16], w[16];
+	struct plb__curve c;
+
+	(void)state;
+	logspace(u, 16, 1e3, 1e6);
+	for (int i = 0; i < 16; i++) {
+		t[i] = t_xlnx(u[i]);
+		w[i] = 1 / (t[i] * t[i]);
+	}
+	for (int mt = 5; mt <= 7; mt++) {
+		assert_int_equal(plb__curve_fit(&c, 1e7, u, t, w, 16, mt), 0);
+		assert_true(worst_err(&c, t_xlnx, 1e3, 1e6, 16) < 1e-6);
+		assert_true(relerr(plb__curve_eval(&c, 1e7), t_xlnx(1e7)) < 1e-6);
+		assert_curve_increasing(&c, 500, 1e7);
+	}
+}
+
 /* Fill a model with truth (exec) and a small transfer line. */
 static void feed(struct plb__model *m, truth_fn f, double lo, double hi,
 		 int n, double noise, uint64_t seed)
@@ -425,6 +475,39 @@ static void test_xfer_line(void **state)
 	plb__model_fini(&m);
 }
 
+/* Transfer times symmetric about the middle block size, (0, b, 0) at sizes
+ * (N - d, N, N + d): the unconstrained weighted line is flat (slope 0, a
+ * non-negative intercept), so G is that line, flat at the weighted mean
+ * b / (2e6 + 1) (weights 1/t^2, zero times floored at 1e-3 b), at every
+ * size. Well-spread sizes, and sizes one unit apart, as a steady policy
+ * hands out, where a line through the origin fits the three samples as
+ * closely but would halve G at half the size. */
+static void test_xfer_flat_symmetric(void **state)
+{
+	static const double spread[] = {5e5, 1};
+	struct plb__model m;
+	double W = 1e8, N = 1e6;
+
+	(void)state;
+	for (int k = 0; k < 2; k++) {
+		for (int i = 1; i <= 10; i++) {
+			double b = 1e-4 * i, d = spread[k];
+			model_new(&m, W, 32, 0.3);
+			assert_int_equal(plb__model_add(&m, N - d, 0.01, 0), 0);
+			assert_int_equal(plb__model_add(&m, N, 0.01, b), 0);
+			assert_int_equal(plb__model_add(&m, N + d, 0.01, 0), 0);
+			double mean = b / (2e6 + 1);
+			for (int j = 0; j <= 4; j++) {
+				double u = (N - d) / 2 * pow(2 * W / (N - d), j / 4.0);
+				if (relerr(plb__model_xfer(&m, u), mean) > 1e-6)
+					fail_msg("d %g, b %g: G(%g) = %g, the mean is %g",
+						 d, b, u, plb__model_xfer(&m, u), mean);
+			}
+			plb__model_fini(&m);
+		}
+	}
+}
+
 /* inverse(E(x)) == x, and the ends: 0 below E(0), max_units above. */
 static void test_inverse(void **state)
 {
@@ -552,7 +635,6 @@ static void test_window(void **state)
 	plb__model_fini(&m);
 }
 
-/* Bad samples and arguments give PLB_EINVAL and change nothing. */
 /* A performance cliff: beyond 10000 units each unit costs 4x. Blocks of
  * 1000-8000 units keep their throughput, one of 16000 loses half of it:
  * the cap is 8000 (the largest block that kept it), more units are planned
@@ -590,6 +672,153 @@ static void test_cliff_cap(void **state)
 	plb__model_fini(&m);
 }
 
+/* Beyond W (never asked by the solver, but E must stay non-decreasing
+ * everywhere) E goes on along its tangent at W: E(W + d) = E(W) + d E'(W),
+ * for a step of a fraction of a unit as for one of W. */
+static void test_beyond_w(void **state)
+{
+	static const double step[] = {0.25, 0.5, 1, 3, 1e3, 1e6};
+	struct plb__model m;
+	double W = 1e6;
+
+	(void)state;
+	model_new(&m, W, 32, 0.3);
+	feed(&m, t_square, 1e4, 1e6, 16, 0, 1);
+	double e = plb__model_eval(&m, W), d = plb__model_deriv(&m, W);
+	assert_true(d > 0);
+	for (size_t i = 0; i < sizeof step / sizeof step[0]; i++) {
+		double got = plb__model_eval(&m, W + step[i]) - e;
+		if (relerr(got, d * step[i]) > 1e-6)
+			fail_msg("E(W + %g) - E(W) = %g, the tangent gives %g",
+				 step[i], got, d * step[i]);
+	}
+	plb__model_fini(&m);
+}
+
+/* max_units at or below u_lo, where E is held flat at E(u_lo): the whole
+ * range fits when t >= E(max_units) (even exactly equal: "largest x with
+ * E(x) <= t"), none of it when t is below. */
+static void test_inverse_held(void **state)
+{
+	struct plb__model m;
+
+	(void)state;
+	model_new(&m, 1e6, 32, 0.3);
+	feed(&m, t_affine, 1e3, 1e5, 8, 0, 1);
+	assert_true(m.u_lo == 500);
+	static const double cap[] = {500, 250, 10, 0.5};
+	for (size_t i = 0; i < sizeof cap / sizeof cap[0]; i++) {
+		double e = plb__model_eval(&m, cap[i]);
+		assert_true(e == plb__model_eval(&m, m.u_lo));
+		assert_true(plb__model_inverse(&m, e, cap[i]) == cap[i]);
+		assert_true(plb__model_inverse(&m, 2 * e, cap[i]) == cap[i]);
+		assert_true(plb__model_inverse(&m, 0.5 * e, cap[i]) == 0);
+		assert_true(plb__model_inverse(&m, 0, cap[i]) == 0);
+	}
+	plb__model_fini(&m);
+}
+
+/* Throughput that keeps rising with block size (E concave: a fixed cost
+ * that dominates, a GPU filling up): 1e-6 u (1 - 0.3 ln(u / W)), and a
+ * block time that grows only logarithmically, 0.01 e^(u/W) + 5e-4 ln(u/W),
+ * whose slope falls 1000-fold from the smallest block to W (the first
+ * secant and Newton steps overshoot far out of the bracket). The inverse
+ * is as exact as on the convex curves of test_inverse, over the whole range. */
+static double t_concave(double u) { return 1e-6 * u * (1 - 0.3 * log(u / 1e7)); }
+static double t_log(double u) { return 0.01 * exp(u / 1e7) + 5e-4 * log(u / 1e7); }
+
+static void test_inverse_concave(void **state)
+{
+	static const truth_fn fs[] = {t_concave, t_log};
+	struct plb__model m;
+	double W = 1e7;
+
+	(void)state;
+	for (int k = 0; k < 2; k++) {
+		model_new(&m, W, 32, 0.3);
+		feed(&m, fs[k], 1e2, 1e7, 20, 0, 1);
+		assert_true(relerr(plb__model_compute(&m, 1e3), fs[k](1e3)) < 1e-6);
+		assert_model_increasing(&m);
+		for (int i = 0; i <= 400; i++) {
+			double x = m.u_lo * pow(W / m.u_lo, i / 400.0);
+			double y = plb__model_inverse(&m, plb__model_eval(&m, x), W);
+			if (relerr(y, x) > 1e-9)
+				fail_msg("curve %d: inverse(E(%g)) = %.12g", k, x, y);
+		}
+		plb__model_fini(&m);
+	}
+}
+
+/* A PU whose transfers take as long as its compute (a slow link) slows
+ * down 4x in both: the change is judged on the whole block time, exec +
+ * transfer, so it is caught from one sample and both parts rescale. */
+static void test_speed_change_with_transfer(void **state)
+{
+	struct plb__model m;
+	double W = 1 << 20, u = 3e4;
+
+	(void)state;
+	model_new(&m, W, 32, 0.3);
+	for (int i = 0; i < 20; i++) {
+		double x = 1e3 * pow(100, i / 19.0);
+		assert_int_equal(plb__model_add(&m, x, t_affine(x), t_affine(x)), 0);
+	}
+	assert_int_equal(m.changes, 0);
+	assert_int_equal(plb__model_add(&m, u, 4 * t_affine(u), 4 * t_affine(u)), 0);
+	assert_int_equal(m.changes, 1);
+	for (int i = 0; i <= 20; i++) {
+		double x = 1e3 * pow(100, i / 20.0);
+		assert_true(relerr(plb__model_eval(&m, x), 8 * t_affine(x)) < 0.1);
+		assert_true(relerr(plb__model_xfer(&m, x), 4 * t_affine(x)) < 0.1);
+	}
+	plb__model_fini(&m);
+}
+
+/* change_threshold is "off its prediction by MORE than this factor"
+ * (README): with a threshold of 1, a block exactly 2x its prediction is no
+ * speed change, one a little more is. */
+static void test_change_threshold_strict(void **state)
+{
+	static const double over[] = {1, 1.01};
+	struct plb__model m;
+	double u = 3e4;
+
+	(void)state;
+	for (int k = 0; k < 2; k++) {
+		model_new(&m, 1 << 20, 32, 1.0);
+		feed(&m, t_xlnx, 1e3, 1e5, 20, 0, 3);
+		double f = plb__model_compute(&m, u), g = plb__model_xfer(&m, u);
+		/* the block's times are its prediction doubled, exactly */
+		assert_true(2 * f + 2 * g == 2 * plb__model_eval(&m, u));
+		assert_int_equal(plb__model_add(&m, u, 2 * over[k] * f,
+						2 * over[k] * g), 0);
+		assert_int_equal(m.changes, k);
+		plb__model_fini(&m);
+	}
+}
+
+/* The fall outlives the window even when every sample left is past it
+ * (blocks of 8000 after a fall seen at 4000, window 2): nothing below the
+ * fall says where it began, so the cap is half the fall, 2000. */
+static void test_cliff_cap_window_past_fall(void **state)
+{
+	struct plb__model m;
+
+	(void)state;
+	model_new(&m, 1e6, 2, 0.3);
+	assert_int_equal(plb__model_add(&m, 1000, 0.1, 0), 0);
+	assert_int_equal(plb__model_add(&m, 4000, 1.0, 0), 0);  /* 2.5x per unit */
+	assert_true(plb__model_cap(&m) == 1000);
+	assert_int_equal(plb__model_add(&m, 8000, 2.0, 0), 0);
+	assert_int_equal(plb__model_add(&m, 8000, 2.0, 0), 0);
+	assert_true(m.s[m.head].units == 8000 && m.s[(m.head + 1) % m.cap].units == 8000);
+	assert_true(plb__model_cap(&m) == 2000);
+	double e = plb__model_eval(&m, 2000);
+	assert_true(relerr(plb__model_eval_split(&m, 8000), 4 * e) < 1e-12);
+	plb__model_fini(&m);
+}
+
+/* Bad samples and arguments give PLB_EINVAL and change nothing. */
 static void test_bad_samples(void **state)
 {
 	static const double bad[][3] = {
@@ -640,15 +869,24 @@ int main(void)
 		cmocka_unit_test(test_no_overfit),
 		cmocka_unit_test(test_extrapolation),
 		cmocka_unit_test(test_two_sizes),
+		cmocka_unit_test(test_fit_fills_curve),
+		cmocka_unit_test(test_fit_all_terms),
 		cmocka_unit_test(test_model_increasing),
 		cmocka_unit_test(test_one_sample_and_duplicates),
 		cmocka_unit_test(test_rank_deficient),
 		cmocka_unit_test(test_xfer_line),
+		cmocka_unit_test(test_xfer_flat_symmetric),
 		cmocka_unit_test(test_inverse),
 		cmocka_unit_test(test_speed_change),
 		cmocka_unit_test(test_no_false_change),
 		cmocka_unit_test(test_window),
 		cmocka_unit_test(test_cliff_cap),
+		cmocka_unit_test(test_beyond_w),
+		cmocka_unit_test(test_inverse_held),
+		cmocka_unit_test(test_inverse_concave),
+		cmocka_unit_test(test_speed_change_with_transfer),
+		cmocka_unit_test(test_change_threshold_strict),
+		cmocka_unit_test(test_cliff_cap_window_past_fall),
 		cmocka_unit_test(test_bad_samples),
 	};
 
