@@ -103,6 +103,19 @@ static void drive(struct drive *d, uint64_t W)
 	plb_balancer_destroy(b);
 }
 
+/* The same job driven twice from scratch: with a surprise (d) and without
+ * it (base). */
+static void drive_both(struct drive *d, double (*time)(int, int, double),
+		       struct drive *base, double (*base_time)(int, int, double), uint64_t W)
+{
+	memset(d, 0, sizeof *d);
+	memset(base, 0, sizeof *base);
+	d->time = time;
+	base->time = base_time;
+	drive(d, W);
+	drive(base, W);
+}
+
 /* Four devices with a fixed cost per block and a cost per unit. */
 static double linear(int pu, double units)
 {
@@ -201,12 +214,7 @@ static void test_cliff_not_rerun(void **state)
 {
 	(void)state;
 	static struct drive d, base;
-	memset(&d, 0, sizeof d);
-	memset(&base, 0, sizeof base);
-	d.time = cliffed;
-	drive(&d, 100000);
-	base.time = plain;
-	drive(&base, 100000);
+	drive_both(&d, cliffed, &base, plain, 100000);
 	int past = 0;
 	for (int k = 0; k < d.ngrant; k++)
 		past += d.grant_pu[k] == 0 && d.grant_units[k] > 2000 * 1.3;
@@ -238,12 +246,7 @@ static void test_small_share_short_blocks(void **state)
 {
 	(void)state;
 	static struct drive d, base;
-	memset(&d, 0, sizeof d);
-	memset(&base, 0, sizeof base);
-	base.time = offload;
-	drive(&base, 100000);
-	d.time = offload_slows;
-	drive(&d, 100000);
+	drive_both(&d, offload_slows, &base, offload, 100000);
 	if (d.makespan > 1.15 * base.makespan)
 		fail_msg("makespan %.3f s with PU 3 slowed 4x, %.3f s without",
 			 d.makespan, base.makespan);
