@@ -265,8 +265,8 @@ static double others_end(const struct plb_balancer *b, int pu, double now, doubl
 /* The largest block PU pu should run now (hac_next: a bounded block):
  * within block_time_fraction of the time it has left, or longer where its
  * fixed cost per block needs it (t_fix, within stretch_fraction of that
- * time); never past its model's cap (a cliff) nor
- * max_growth times its largest block. busy: plb__busy_for(pu). */
+ * time); never past its model's cap (a cliff) nor max_growth times its
+ * largest block. busy: plb__busy_for(pu). */
 static double block_limit(struct plb_balancer *b, int pu, double now, double busy)
 {
 	struct hac_state *h = b->ps;

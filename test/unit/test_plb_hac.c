@@ -1,5 +1,5 @@
-/* plb-hac's rules for real devices whose first samples mislead, driven
- * through the balancer API with exact, made-up block times:
+/* plb-hac's rules, driven through the balancer API with exact, made-up
+ * block times; each test says what the rule is for. Among them:
  * - a PU whose larger training block took hardly longer than its first
  *   (warm-up in the first block) gets one more training block, and its
  *   first regular block is then predicted within a factor of two;
@@ -35,7 +35,6 @@ struct drive {
 	/* each PU's first 64 grants: kind, prediction, time taken */
 	enum plb_grant_kind kind[NPU][64];
 	double pred[NPU][64], exec[NPU][64];
-	double first_regular_pred[NPU], first_regular_exec[NPU];
 	double makespan;
 };
 
@@ -47,8 +46,6 @@ static void drive(struct drive *d, uint64_t W)
 	plb_balancer_t *b;
 	assert_int_equal(plb_balancer_create(NULL, "plb-hac", NPU, W, &b), 0);
 	double now = 0;
-	for (int i = 0; i < NPU; i++)
-		d->first_regular_pred[i] = -1;
 	for (;;) {
 		struct plb_balancer_stats st;
 		plb_balancer_stats(b, &st);
@@ -77,10 +74,6 @@ static void drive(struct drive *d, uint64_t W)
 			}
 			if (u->g.kind == PLB_GRANT_TRAINING)
 				u->training++;
-			else if (d->first_regular_pred[i] < 0) {
-				d->first_regular_pred[i] = u->g.predicted_s;
-				d->first_regular_exec[i] = u->exec;
-			}
 			u->blocks++;
 			u->finish = now + u->exec;
 			u->busy = 1;
@@ -116,6 +109,16 @@ static void drive_both(struct drive *d, double (*time)(int, int, double),
 	drive(base, W);
 }
 
+/* PU pu's first block after training (within its first 64). */
+static int first_regular(const struct drive *d, int pu)
+{
+	for (int k = 0; k < 64; k++)
+		if (d->kind[pu][k] == PLB_GRANT_REGULAR)
+			return k;
+	fail_msg("PU %d ran no regular block among its first 64", pu);
+	return -1;
+}
+
 /* Four devices with a fixed cost per block and a cost per unit. */
 static double linear(int pu, double units)
 {
@@ -139,7 +142,8 @@ static void test_flat_training_pair_gets_another_block(void **state)
 	assert_int_equal(d.pu[0].training, 3);
 	for (int i = 1; i < NPU; i++)
 		assert_int_equal(d.pu[i].training, 2);
-	double p = d.first_regular_pred[0], e = d.first_regular_exec[0];
+	int k = first_regular(&d, 0);
+	double p = d.pred[0][k], e = d.exec[0][k];
 	assert_true(p > 0);
 	if (p < 0.5 * e || p > 2 * e)
 		fail_msg("PU 0's first regular block predicted %.3f s, takes %.3f s", p, e);
@@ -157,7 +161,8 @@ static void test_late_pu_does_not_hold_the_others(void **state)
 	(void)state;
 	struct drive d = {.time = slows};
 	drive(&d, 4096);
-	double late = d.first_regular_exec[0] - d.first_regular_pred[0];
+	int k = first_regular(&d, 0);
+	double late = d.exec[0][k] - d.pred[0][k];
 	assert_true(late > 0.5);        /* the case this test is about */
 	for (int i = 1; i < NPU; i++)
 		if (d.pu[i].idle > 0.25 * late)
