@@ -188,6 +188,19 @@ static void test_peak_between_grid_points(void **state)
 	clear(&c);
 }
 
+/* A PU whose smallest block takes longer than the whole run adds no
+ * capacity: 100 units/s alone finish W = 100 in 1 s, and a PU that needs
+ * 100 s for any block must not lower that (it could not end one block). */
+static void test_too_slow_to_help(void **state)
+{
+	struct cluster c = {0};
+	add(&c, "poly 0 0.01", NULL);
+	add(&c, "poly 100 0.01", NULL);
+	near(plb__bound_lower(c.p, 2, 100, 0), 1.0, "T_lb with a PU of 100 s per block");
+	near(plb__bound_lower(c.p, 2, 100, 1), 1.0, "the same with overlap");
+	clear(&c);
+}
+
 /* Runs shorter than a microsecond (fast PUs, a small domain) get their
  * bounds as precisely as long ones: 1e10 and 3e10 units/s, W = 1000 end at
  * 25 ns. */
@@ -267,6 +280,7 @@ int main(void)
 		cmocka_unit_test(test_eq_brute_force),
 		cmocka_unit_test(test_peak_between_grid_points),
 		cmocka_unit_test(test_short_run),
+		cmocka_unit_test(test_too_slow_to_help),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
