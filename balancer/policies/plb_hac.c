@@ -50,6 +50,9 @@
  *   and a PU's share of that loss is weighed by its share of the work
  *   (fix_times), so a PU with a small share runs short blocks even when
  *   its fixed cost is large.
+ * - The only PU alive (one PU, or the others lost) takes all that is left
+ *   as one block once its training probe is back: the bounds above guard
+ *   against surprises that another PU could absorb.
  * - A block that would end well after the predicted end of all work and
  *   after every busy PU waits while others work.
  * - Gap filling: a PU finishing a regular block earlier than predicted by
@@ -300,6 +303,16 @@ static int hac_next(struct plb_balancer *b, int pu, double now, double *units,
 	}
 	if ((P->phase == 1 || P->phase == 2) && b->pu[pu].nout > 0)
 		return PLB_NEXT_WAIT;           /* needs the sample first */
+	/* the only PU alive takes all that is left as one block, within its
+	 * cliff cap: smaller blocks guard against a surprise that another PU
+	 * could absorb, there is none, and each block costs its fixed cost */
+	if (b->alive == 1 && b->pu[pu].nout == 0) {
+		P->phase = 3;
+		*units = fmin((double)b->pool, plb__model_cap(m));
+		*kind = PLB_GRANT_REGULAR;
+		*step = h->step;
+		return PLB_NEXT_GRANT;
+	}
 	if (P->phase == 1) {
 		P->phase = 2;
 		/* a block that took no measurable time counts as the fastest */

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include <math.h>
 #include <stdlib.h>
 
 #include "balancer/balancer.h"
@@ -297,6 +298,51 @@ static void test_gap_blocks_follow_regular_blocks_only(void **state)
 	assert_int_equal(d.kind[1][7], PLB_GRANT_REGULAR);
 }
 
+/* With one PU alive nobody can take over a surprise, so smaller blocks
+ * buy nothing and each costs the PU's fixed cost (here 50 ms and a
+ * saturation penalty): after its training probe the PU takes all that is
+ * left as one block. The same when the other PUs die: the survivor's next
+ * block takes all of the pool. Without the rule the PU grows its blocks 4x
+ * at a time and splits the end by the time bound: 22 blocks after the
+ * probe, not one. */
+static double saturating(double units)
+{
+	return 0.05 + 1e-4 * units + 0.2 * (1 - exp(-units / 5000));
+}
+
+static void test_one_pu_alive_takes_the_rest(void **state)
+{
+	(void)state;
+	const uint64_t W = 1000000;
+	for (int n = 1; n <= 3; n += 2) {
+		plb_balancer_t *b;
+		assert_int_equal(plb_balancer_create(NULL, "plb-hac", n, W, &b), 0);
+		struct plb_grant g[3];
+		double now = 0;
+		int after_loss = 0;
+		/* every PU's training probe, then PUs 1.. die with theirs */
+		for (int i = 0; i < n; i++)
+			assert_int_equal(plb_balancer_next(b, i, now, &g[i]), PLB_NEXT_GRANT);
+		for (int i = 1; i < n; i++)
+			assert_int_equal(plb_balancer_lost(b, i, 0.01), 0);
+		for (;;) {
+			now += saturating((double)g[0].units);
+			struct plb_sample s = {g[0].id, saturating((double)g[0].units), 0, now};
+			assert_int_equal(plb_balancer_done(b, 0, &s), 0);
+			int rc = plb_balancer_next(b, 0, now, &g[0]);
+			if (rc == PLB_NEXT_DONE)
+				break;
+			assert_int_equal(rc, PLB_NEXT_GRANT);
+			after_loss++;
+		}
+		assert_true(plb_balancer_finished(b));
+		plb_balancer_destroy(b);
+		if (after_loss != 1)
+			fail_msg("%d PUs, %d lost: the survivor ran %d blocks after its probe, "
+				 "not one", n, n - 1, after_loss);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -306,6 +352,7 @@ int main(void)
 		cmocka_unit_test(test_cliff_not_rerun),
 		cmocka_unit_test(test_small_share_short_blocks),
 		cmocka_unit_test(test_gap_blocks_follow_regular_blocks_only),
+		cmocka_unit_test(test_one_pu_alive_takes_the_rest),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
