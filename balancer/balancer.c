@@ -280,9 +280,11 @@ int plb_balancer_done(plb_balancer_t *b, int pu, const struct plb_sample *s)
 	u->last_exec_s = s->exec_s + s->xfer_s;
 	if (b->model) {
 		/* a tiny or zero-time block says nothing about the curve */
+		int changes = b->model[pu].changes;
 		if (s->exec_s + s->xfer_s > 0 &&
 		    plb__model_add(&b->model[pu], (double)g.units, s->exec_s, s->xfer_s) != 0)
 			return PLB_EINVAL;
+		b->st.speed_changes += b->model[pu].changes - changes;
 	}
 	if (b->pol->done)
 		b->pol->done(b, pu, &g, s);
@@ -323,10 +325,6 @@ void plb_balancer_stats(const plb_balancer_t *b, struct plb_balancer_stats *st)
 	st->units_done = b->done_units;
 	st->units_granted = b->granted;
 	st->units_pool = b->pool;
-	st->speed_changes = 0;
-	if (b->model)
-		for (int i = 0; i < b->n; i++)
-			st->speed_changes += b->model[i].changes;
 }
 
 static double ef_eval(const void *ctx, double x)

@@ -5,9 +5,11 @@
 #
 #   scripts/gen-large-scenario.sh > config/sim/large-1024.ini
 #   scripts/gen-large-scenario.sh 100000000 > /tmp/large-1e8.ini   # other W
+#   scripts/gen-large-scenario.sh 400000000 512 > /tmp/large-4096.ini  # 4096 PUs
 #
-# The optional argument is W (default 10^7, the committed file; with the MM
-# curves that run is short, ~4 s, so pass a larger W for a longer one).
+# The optional arguments are W (default 10^7, the committed file; with the
+# MM curves that run is short, ~4 s, so pass a larger W for a longer one)
+# and the number of nodes (default 128; 8 PUs each).
 #
 # Deterministic: no $RANDOM, no clock; the same output on every machine.
 # Node i has machine type "ABCDE"[i % 5]: its CPU PU(s) (1 for the i7 hosts, 2
@@ -22,11 +24,13 @@
 set -euo pipefail
 export LC_ALL=C
 
-NNODES=128
 PUS_PER_NODE=8
 UNITS=${1:-10000000}
-if [[ $# -gt 1 || ! "$UNITS" =~ ^[0-9]+$ ]] || ((UNITS < 8192)); then
-	echo "usage: $0 [UNITS]   (W, an integer >= 8192; default 10000000)" >&2
+NNODES=${2:-128}
+if [[ $# -gt 2 || ! "$UNITS" =~ ^[0-9]+$ || ! "$NNODES" =~ ^[0-9]+$ ]] ||
+	((UNITS < 8192 || NNODES < 1 || NNODES > 1000)); then
+	echo "usage: $0 [UNITS [NODES]]   (W, an integer >= 8192, default 10000000;" \
+		"nodes of 8 PUs, 1-1000, default 128)" >&2
 	exit 2
 fi
 

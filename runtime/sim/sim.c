@@ -138,11 +138,11 @@ static void fail(struct sim *s, int rc, const char *what)
 static void master_begin(struct sim *s, double t)
 {
 	s->now = t > s->m_free ? t : s->m_free;
-	s->c0 = plb__cpu_now();
 	struct plb_balancer_stats st;
 	plb_balancer_stats(s->b, &st);
 	s->solves0 = st.solves;
 	s->noutq = 0;
+	s->c0 = plb__cpu_now();         /* the master's work starts here */
 }
 
 /* Charge the event's balancer work and send the grants it decided. */

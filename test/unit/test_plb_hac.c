@@ -37,6 +37,7 @@ struct drive {
 	enum plb_grant_kind kind[NPU][64];
 	double pred[NPU][64], exec[NPU][64];
 	double makespan;
+	int speed_changes;      /* the balancer's count at the end */
 };
 
 /* Event loop: every idle PU asks at every event (the runtime polls the
@@ -94,6 +95,9 @@ static void drive(struct drive *d, uint64_t W)
 	}
 	assert_true(plb_balancer_finished(b));
 	d->makespan = now;
+	struct plb_balancer_stats st;
+	plb_balancer_stats(b, &st);
+	d->speed_changes = st.speed_changes;
 	plb_balancer_destroy(b);
 }
 
@@ -256,6 +260,10 @@ static void test_small_share_short_blocks(void **state)
 	if (d.makespan > 1.15 * base.makespan)
 		fail_msg("makespan %.3f s with PU 3 slowed 4x, %.3f s without",
 			 d.makespan, base.makespan);
+	/* the stats count the change once, and none without it */
+	if (d.speed_changes != 1 || base.speed_changes != 0)
+		fail_msg("speed changes counted: %d with PU 3 slowed, %d without",
+			 d.speed_changes, base.speed_changes);
 }
 
 /* Gap filling is for regular blocks only. PU 0's first block carries 2 s
