@@ -72,6 +72,7 @@ int plb_balancer_create(const struct plb_params *params, const char *policy,
 	b->W = W;
 	b->alive = npu;
 	b->next_id = 1;
+	b->rx.tried = NAN;
 	b->pu = calloc((size_t)npu, sizeof *b->pu);
 	b->ef = calloc((size_t)npu, sizeof *b->ef);
 	b->ef_pu = calloc((size_t)npu, sizeof *b->ef_pu);
@@ -209,6 +210,178 @@ int plb__others_busy(const struct plb_balancer *b, int except)
 	return b->nout_total - mine > 0;
 }
 
+/* Re-running a late block (policy->redo_late; struct plb__redo). Once the
+ * pool is empty, a PU that asks and has nothing may run a piece of the
+ * late block expected to end last, if the PUs free now would, together,
+ * run it in under 1/REDO_GAIN of the time it is expected to take still
+ * (as late again as it already is: plb__busy_for). The pieces go in
+ * order from the block's start, each planned for the time the free PUs
+ * need for the whole block together. Whichever ends first
+ * wins, and every unit still counts once: the original, if it ends before
+ * any piece (the pieces are then void); else the pieces, from the first
+ * to end (the original is void and the rest of its range, not yet in
+ * pieces, goes back to the pool for the policy to grant). */
+#define REDO_GAIN 3.0   /* the pieces must end in 1/REDO_GAIN of the time the original is expected to take */
+#define REDO_SLOW 2.0   /* a piece may take at most this times its planned time */
+
+static void redo_drop(struct plb_balancer *b)
+{
+	for (int i = 0; i < b->n; i++)
+		for (int k = 0; k < b->pu[i].nout; k++)
+			if (b->pu[i].out[k].flags & REC_PIECE)
+				b->pu[i].out[k].flags = REC_VOID;
+	b->rx.active = 0;
+}
+
+/* Turn the pieces into ordinary grants and return the rest of the range. */
+static int redo_release(struct plb_balancer *b)
+{
+	for (int i = 0; i < b->n; i++)
+		for (int k = 0; k < b->pu[i].nout; k++)
+			b->pu[i].out[k].flags &= ~REC_PIECE;
+	b->rx.active = 0;
+	return b->rx.next < b->rx.end ? pool_put(b, b->rx.next, b->rx.end - b->rx.next) : 0;
+}
+
+/* A piece ended first: the original is void. */
+static int redo_won(struct plb_balancer *b)
+{
+	struct plb__pu *o = &b->pu[b->rx.pu];
+	for (int k = 0; k < o->nout; k++)
+		if (o->out[k].id == b->rx.id)
+			o->out[k].flags = REC_VOID;
+	b->st.redo_won++;
+	return redo_release(b);
+}
+
+/* The original's PU was lost while pieces ran: they take over. */
+static int redo_orphan(struct plb_balancer *b)
+{
+	return redo_release(b);
+}
+
+/* A PU's rate (units per second) at its largest block so far, as its
+ * model has it: kept at each sample, for the sums below. */
+static void note_rate(struct plb_balancer *b, int pu)
+{
+	const struct plb__model *m = &b->model[pu];
+	double x = fmax((double)b->pu[pu].max_block, b->p.min_block);
+	double e = plb__model_ready(m) ? plb__model_eval(m, x) : 0;
+	b->pu[pu].rate = e > 0 ? x / e : 0;
+}
+
+/* The free PUs' rate together: what they would run a late block's range
+ * at. */
+static double free_rate(const struct plb_balancer *b)
+{
+	double rate = 0;
+	for (int i = 0; i < b->n; i++)
+		if (!b->pu[i].lost && b->pu[i].nout == 0)
+			rate += b->pu[i].rate;
+	return rate;
+}
+
+/* When running grant g again pays: past its predicted end by REDO_GAIN
+ * times what the free PUs need for it (then it is expected to end, as
+ * late again, later than they would). INFINITY for one that cannot be. */
+static double redo_from(const struct plb__grant_rec *g, double rate)
+{
+	if (g->flags || !(g->pred_s > 0) || !(rate > 0))
+		return INFINITY;
+	return g->pred_end + REDO_GAIN * (double)g->units / rate;
+}
+
+/* Start re-running the late block expected to end last among those for
+ * which it pays now (see above). */
+static int redo_start(struct plb_balancer *b, double now)
+{
+	/* a scan of every grant: once per instant, not once per PU asking
+	 * (every waiting PU asks at every event) */
+	if (now == b->rx.tried)
+		return 0;
+	b->rx.tried = now;
+	int any = 0;
+	for (int i = 0; i < b->n && !any; i++)
+		for (int k = 0; k < b->pu[i].nout && !b->pu[i].lost; k++)
+			any |= !b->pu[i].out[k].flags && now > b->pu[i].out[k].pred_end;
+	if (!any)
+		return 0;       /* nothing late: the common case, without the sum */
+	const struct plb__grant_rec *late = NULL;
+	double late_end = 0, rate = free_rate(b);
+	int late_pu = -1;
+	for (int i = 0; i < b->n; i++)
+		for (int k = 0; k < b->pu[i].nout && !b->pu[i].lost; k++) {
+			const struct plb__grant_rec *g = &b->pu[i].out[k];
+			double e = now + (now - g->pred_end);
+			if (now >= redo_from(g, rate) && e > late_end) {
+				late_end = e;
+				late = g;
+				late_pu = i;
+			}
+		}
+	if (!late)
+		return 0;
+	b->rx = (struct plb__redo){.active = 1, .pu = late_pu, .id = late->id,
+				   .off = late->off, .end = late->off + late->units,
+				   .next = late->off, .t_piece = (double)late->units / rate,
+				   .tried = now};
+	return 1;
+}
+
+double plb_balancer_wake(const plb_balancer_t *b)
+{
+	if (!b || !b->pol->redo_late || b->pool > 0 || b->rx.active || b->done_units == b->W)
+		return INFINITY;
+	double t = INFINITY, rate = free_rate(b);
+	for (int i = 0; i < b->n; i++)
+		for (int k = 0; k < b->pu[i].nout && !b->pu[i].lost; k++)
+			t = fmin(t, redo_from(&b->pu[i].out[k], rate));
+	return t;
+}
+
+static int redo_next(struct plb_balancer *b, int pu, double now, struct plb_grant *g)
+{
+	if (!b->model || !plb__model_ready(&b->model[pu]) || (b->rx.active && pu == b->rx.pu))
+		return PLB_NEXT_WAIT;
+	const struct plb__model *m = &b->model[pu];
+	if (!b->rx.active && !redo_start(b, now))
+		return PLB_NEXT_WAIT;
+	struct plb__pu *u = &b->pu[pu];
+	if (pu == b->rx.pu || b->rx.next >= b->rx.end || u->redo_declined == b->rx.id)
+		return PLB_NEXT_WAIT;
+	uint64_t rest = b->rx.end - b->rx.next;
+	/* within the sizes this PU has run: a fit says little beyond them,
+	 * and a cliff may lie there */
+	double most = fmin(fmin((double)rest, plb__model_cap(m)), (double)b->pu[pu].max_block);
+	double x = fmax(plb__model_inverse(m, b->rx.t_piece, most), b->p.min_block);
+	uint64_t want = x >= (double)rest ? rest : (uint64_t)llround(x);
+	if (want < 1)
+		want = 1;
+	if (rest - want < (uint64_t)b->p.min_block)
+		want = rest;
+	/* a PU too slow for a piece in about the planned time (a large fixed
+	 * cost, a min_block that takes long) would hold the range up once
+	 * the pieces win: it leaves the pieces to the others */
+	double pred = plb__model_eval(m, (double)want);
+	if (!(pred <= REDO_SLOW * b->rx.t_piece)) {
+		/* its model cannot change while it waits: do not ask again */
+		u->redo_declined = b->rx.id;
+		return PLB_NEXT_WAIT;
+	}
+	struct plb__grant_rec *rec = &u->out[u->nout];
+	*rec = (struct plb__grant_rec){.id = b->next_id++, .off = b->rx.next, .units = want,
+				       .kind = PLB_GRANT_REDO, .t_grant = now, .pred_s = pred,
+				       .pred_end = now + pred, .flags = REC_PIECE};
+	b->rx.next += want;
+	u->nout++;
+	b->nout_total++;
+	b->st.blocks++;
+	b->st.redo_blocks++;
+	*g = (struct plb_grant){.id = rec->id, .pu = pu, .offset = rec->off,
+				.units = want, .kind = PLB_GRANT_REDO, .predicted_s = pred};
+	return PLB_NEXT_GRANT;
+}
+
 int plb_balancer_next(plb_balancer_t *b, int pu, double now, struct plb_grant *g)
 {
 	if (!b || pu < 0 || pu >= b->n || !g || !isfinite(now))
@@ -216,8 +389,11 @@ int plb_balancer_next(plb_balancer_t *b, int pu, double now, struct plb_grant *g
 	struct plb__pu *u = &b->pu[pu];
 	if (u->lost || u->nout >= PLB_MAX_GRANTS)
 		return PLB_ESTATE;
-	if (b->pool == 0)
-		return b->done_units == b->W ? PLB_NEXT_DONE : PLB_NEXT_WAIT;
+	if (b->pool == 0) {
+		if (b->done_units == b->W)
+			return PLB_NEXT_DONE;
+		return b->pol->redo_late && u->nout == 0 ? redo_next(b, pu, now, g) : PLB_NEXT_WAIT;
+	}
 
 	double units = 0;
 	enum plb_grant_kind kind = PLB_GRANT_REGULAR;
@@ -239,6 +415,7 @@ int plb_balancer_next(plb_balancer_t *b, int pu, double now, struct plb_grant *g
 	rec->kind = kind;
 	rec->t_grant = now;
 	rec->step = step;
+	rec->flags = 0;
 	rec->pred_s = 0;
 	if (b->model && plb__model_ready(&b->model[pu]))
 		rec->pred_s = plb__model_eval(&b->model[pu], (double)r.len);
@@ -274,6 +451,22 @@ int plb_balancer_done(plb_balancer_t *b, int pu, const struct plb_sample *s)
 	memmove(&u->out[k], &u->out[k + 1], (size_t)(u->nout - k - 1) * sizeof *u->out);
 	u->nout--;
 	b->nout_total--;
+	if (g.flags & REC_VOID) {
+		/* lost its race; its time still tells the model about the PU */
+		if (b->model && s->exec_s + s->xfer_s > 0) {
+			if (plb__model_add(&b->model[pu], (double)g.units, s->exec_s, s->xfer_s) != 0)
+				return PLB_EINVAL;
+			note_rate(b, pu);
+		}
+		return PLB_ESTALE;
+	}
+	if (g.flags & REC_PIECE) {
+		int rc = redo_won(b);
+		if (rc)
+			return rc;
+	} else if (b->rx.active && g.id == b->rx.id) {
+		redo_drop(b);           /* the original ended first */
+	}
 	b->done_units += g.units;
 	if (g.units > u->max_block)
 		u->max_block = g.units;
@@ -285,6 +478,8 @@ int plb_balancer_done(plb_balancer_t *b, int pu, const struct plb_sample *s)
 		    plb__model_add(&b->model[pu], (double)g.units, s->exec_s, s->xfer_s) != 0)
 			return PLB_EINVAL;
 		b->st.speed_changes += b->model[pu].changes - changes;
+		if (b->pol->redo_late)
+			note_rate(b, pu);
 	}
 	if (b->pol->done)
 		b->pol->done(b, pu, &g, s);
@@ -299,7 +494,18 @@ int plb_balancer_lost(plb_balancer_t *b, int pu, double now)
 	if (u->lost)
 		return 0;
 	for (int i = 0; i < u->nout; i++) {
-		int rc = pool_put(b, u->out[i].off, u->out[i].units);
+		const struct plb__grant_rec *g = &u->out[i];
+		int rc = 0;
+		if (g->flags & REC_VOID)
+			continue;               /* its range is covered elsewhere */
+		if (g->flags & REC_PIECE) {
+			redo_drop(b);           /* the original still covers it */
+			continue;
+		}
+		if (b->rx.active && g->id == b->rx.id)
+			rc = redo_orphan(b);    /* the pieces take over */
+		else
+			rc = pool_put(b, g->off, g->units);
 		if (rc)
 			return rc;
 		b->st.returned_blocks++;

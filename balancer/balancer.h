@@ -35,6 +35,8 @@ enum plb_grant_kind {
 	PLB_GRANT_TRAINING,     /* a profiling block */
 	PLB_GRANT_REGULAR,      /* a block of a step or round */
 	PLB_GRANT_GAP,          /* fills a gap left by a PU that finished early */
+	PLB_GRANT_REDO,         /* part of a late block run again by an idle PU
+				 * (whichever copy ends first counts, once) */
 };
 
 struct plb_grant {
@@ -63,6 +65,8 @@ struct plb_sample {
 struct plb_balancer_stats {
 	uint64_t units_done, units_granted, units_pool;
 	long blocks, training_blocks, gap_blocks, returned_blocks;
+	long redo_blocks;       /* PLB_GRANT_REDO grants */
+	long redo_won;          /* late blocks finished by their re-run first */
 	long solves;
 	double solve_s_total, solve_s_max;      /* CPU time of solves */
 	int pus_lost;
@@ -89,13 +93,22 @@ PLB_WUR int plb_balancer_next(plb_balancer_t *b, int pu, double now,
 
 /* Report a finished block. Returns 0, PLB_ESTALE if the grant is not
  * outstanding on that PU (done twice, or returned when the PU was lost:
- * the units are not counted twice), PLB_EINVAL for a bad sample. */
+ * the units are not counted twice) or lost a race (a late block whose
+ * re-run ended first, or a re-run whose original ended first): the caller
+ * drops its results. PLB_EINVAL for a bad sample. */
 PLB_WUR int plb_balancer_done(plb_balancer_t *b, int pu,
 			      const struct plb_sample *s);
 
 /* PU pu failed: its outstanding grants go back to the pool (granted again
  * to others) and it gets no more. Returns 0, or PLB_EINVAL. */
 PLB_WUR int plb_balancer_lost(plb_balancer_t *b, int pu, double now);
+
+/* The earliest time (on the caller's clock) at which a PU told to wait
+ * may get a grant with no other event in between: when a late block
+ * becomes worth running again (the policy runs late blocks again once
+ * the pool is empty). INFINITY when nothing is due. The caller asks its
+ * waiting PUs again then. */
+double plb_balancer_wake(const plb_balancer_t *b);
 
 /* True when every unit is done. */
 int plb_balancer_finished(const plb_balancer_t *b);

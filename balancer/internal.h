@@ -18,6 +18,24 @@ struct plb__grant_rec {
 	double pred_s;          /* predicted E(units) when granted, 0 if none */
 	double pred_end;        /* predicted finish: PU free time + pred_s */
 	int step;               /* policy's step/round of the grant */
+	int flags;              /* REC_VOID, REC_PIECE */
+};
+
+#define REC_VOID  1     /* lost its race: its done is stale, its range not its own */
+#define REC_PIECE 2     /* a piece of the late block being run again (b->rx) */
+
+/* A late block run again in pieces by idle PUs (policy->redo_late): the
+ * pieces cover [off, next) of its range [off, end) in order. Until one
+ * of them ends the original may still win; the first piece to end voids
+ * the original and the rest of its range goes back to the pool. */
+struct plb__redo {
+	int active;
+	int pu;                 /* the late block's PU and grant */
+	uint64_t id;
+	uint64_t off, end, next;
+	double t_piece;         /* each piece's planned time: the range over the
+				 * free PUs' rate when it started */
+	double tried;           /* when a start was last looked for (NAN: never) */
 };
 
 struct plb__pu {
@@ -26,6 +44,8 @@ struct plb__pu {
 	int lost;
 	uint64_t max_block;     /* largest block done */
 	double last_exec_s;     /* exec+xfer of its last block */
+	double rate;            /* units/s at max_block, by its model (redo_late) */
+	uint64_t redo_declined; /* the late block whose pieces it is too slow for */
 };
 
 /* A policy: one file each, one instance, designated initialisers. */
@@ -36,6 +56,8 @@ struct plb__policy {
 	int needs_model;        /* core fits E_p from every sample */
 	int split_blocks;       /* a PU may run its share of a solve as several
 				 * blocks: solves see plb__model_eval_split */
+	int redo_late;          /* idle PUs run a late block again once the
+				 * pool is empty (struct plb__redo) */
 	int (*init)(struct plb_balancer *b);
 	void (*fini)(struct plb_balancer *b);
 	/* Decide PU pu's next block: return PLB_NEXT_GRANT with *units (> 0) and
@@ -67,6 +89,7 @@ struct plb_balancer {
 	uint64_t next_id;
 	int nout_total;                 /* outstanding grants, all PUs */
 	int alive;                      /* PUs not lost */
+	struct plb__redo rx;
 	struct plb_balancer_stats st;
 	/* scratch for solves */
 	struct plb__efun *ef;

@@ -55,6 +55,9 @@
  *   against surprises that another PU could absorb.
  * - A block that would end well after the predicted end of all work and
  *   after every busy PU waits while others work.
+ * - A late block is run again by the free PUs once the pool is empty
+ *   (redo_late: the core's mechanism, balancer.c), whichever copy ends
+ *   first counting.
  * - Gap filling: a PU finishing a regular block earlier than predicted by
  *   more than gap_threshold_ms gets a gap block of that length first.
  * - A PU whose share is below min_block waits for the next step, unless
@@ -455,6 +458,7 @@ const struct plb__policy plb__policy_hac = {
 	.state_size = sizeof(struct hac_state),
 	.needs_model = 1,
 	.split_blocks = 1,
+	.redo_late = 1,
 	.init = hac_init,
 	.fini = hac_fini,
 	.next = hac_next,

@@ -11,6 +11,8 @@ void plb__report_set_stats(struct plb__report *r, const struct plb_balancer_stat
 	r->training_blocks = st->training_blocks;
 	r->gap_blocks = st->gap_blocks;
 	r->returned_blocks = st->returned_blocks;
+	r->redo_blocks = st->redo_blocks;
+	r->redo_won = st->redo_won;
 	r->solves = st->solves;
 	r->solver_ms_mean = st->solves ? 1e3 * st->solve_s_total / (double)st->solves : 0;
 	r->solver_ms_max = 1e3 * st->solve_s_max;
@@ -54,6 +56,8 @@ struct cJSON *plb__report_json(const struct plb__report *r)
 	cJSON_AddNumberToObject(o, "training_blocks", (double)r->training_blocks);
 	cJSON_AddNumberToObject(o, "gap_blocks", (double)r->gap_blocks);
 	cJSON_AddNumberToObject(o, "returned_blocks", (double)r->returned_blocks);
+	cJSON_AddNumberToObject(o, "redo_blocks", (double)r->redo_blocks);
+	cJSON_AddNumberToObject(o, "redo_won", (double)r->redo_won);
 	cJSON_AddNumberToObject(o, "solves", (double)r->solves);
 	cJSON_AddNumberToObject(o, "solver_ms_mean", r->solver_ms_mean);
 	cJSON_AddNumberToObject(o, "solver_ms_max", r->solver_ms_max);
@@ -80,6 +84,9 @@ void plb__report_text(const struct plb__report *r, FILE *f)
 		r->blocks, r->training_blocks, r->gap_blocks, r->returned_blocks);
 	fprintf(f, "  solves         %ld, %.3f ms mean, %.3f ms max\n", r->solves,
 		r->solver_ms_mean, r->solver_ms_max);
+	if (r->redo_blocks)
+		fprintf(f, "  re-run         %ld blocks ran parts of late blocks again; "
+			"%ld late blocks were finished by them first\n", r->redo_blocks, r->redo_won);
 	if (r->pus_lost)
 		fprintf(f, "  PUs lost       %d\n", r->pus_lost);
 	if (r->speed_changes)

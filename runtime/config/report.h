@@ -25,6 +25,7 @@ struct plb__report {
 	const double *idle_frac;        /* npu */
 	const double *pu_units;         /* npu: units each PU completed */
 	long blocks, training_blocks, gap_blocks, returned_blocks;
+	long redo_blocks, redo_won;     /* late blocks run again, and won by the re-run */
 	long solves;
 	double solver_ms_mean, solver_ms_max;
 	int pus_lost;

@@ -93,7 +93,7 @@ static int dispatch(struct run *r, int i, const struct plb_grant *g)
 	plb__log(PLB__LOG_DEBUG, "master", "t=%.4f grant %llu to %s: %llu units at %llu (%s, predicted %.4f s)",
 		 r->now - r->t0, (unsigned long long)g->id, p->pu[i].name,
 		 (unsigned long long)g->units, (unsigned long long)g->offset,
-		 g->kind == PLB_GRANT_TRAINING ? "training" : g->kind == PLB_GRANT_GAP ? "gap" : "regular",
+		 g->kind == PLB_GRANT_TRAINING ? "training" : g->kind == PLB_GRANT_GAP ? "gap" : g->kind == PLB_GRANT_REDO ? "redo" : "regular",
 		 g->predicted_s);
 	u->s[k] = (struct slot){g->id, g->offset, g->units, 1};
 	u->nout++;
@@ -474,6 +474,12 @@ int plb_run(plb_t *p, const struct plb_job *job)
 			plb__backoff_reset(&bo);
 			continue;
 		}
+		/* no message: a late block may have become worth running again
+		 * on the PUs told to wait (the balancer's wake time) */
+		if (r.now - r.t0 >= plb_balancer_wake(r.b))
+			for (int i = 0; i < r.npu && !rc; i++)
+				if (r.pu[i].parked)
+					rc = poll_pu(&r, i);
 		long us = plb__backoff_next(&bo, p->tp->ops->pending(p->tp));
 		if (us > 0) {
 			struct timespec ts = {0, us * 1000};

@@ -12,7 +12,7 @@
 #include "runtime/config/coverage.h"
 #include "runtime/sim/sim.h"
 
-enum ev_type { EV_GRANT_ARRIVE, EV_DONE_ARRIVE, EV_FAIL, EV_LOST_NOTICED };
+enum ev_type { EV_GRANT_ARRIVE, EV_DONE_ARRIVE, EV_FAIL, EV_LOST_NOTICED, EV_WAKE };
 
 struct ev {
 	double t;
@@ -56,6 +56,7 @@ struct sim {
 	struct plb__coverage done;
 	int finished;
 	double makespan;
+	double wake_at;                 /* the earliest wake event pending, or INFINITY */
 	int err;
 	char *errbuf;
 	size_t errlen;
@@ -113,7 +114,7 @@ static struct ev pop(struct sim *s)
 
 static const char *kind_name(enum plb_grant_kind k)
 {
-	return k == PLB_GRANT_TRAINING ? "training" : k == PLB_GRANT_GAP ? "gap" : "regular";
+	return k == PLB_GRANT_TRAINING ? "training" : k == PLB_GRANT_GAP ? "gap" : k == PLB_GRANT_REDO ? "redo" : "regular";
 }
 
 static void trace(struct sim *s, double t, int pu, const char *what,
@@ -161,6 +162,14 @@ static void master_end(struct sim *s)
 		int rc = push(s, s->m_free + s->lat, EV_GRANT_ARRIVE, s->outq[i].pu, s->outq[i].slot);
 		if (rc)
 			fail(s, rc, "event queue");
+	}
+	/* the balancer wants its waiting PUs asked again then (a late block
+	 * becomes worth running again), event or not */
+	double w = plb_balancer_wake(s->b);
+	if (w > s->now && w < s->wake_at) {
+		if (push(s, w, EV_WAKE, 0, 0))
+			fail(s, PLB_ENOMEM, "event queue");
+		s->wake_at = w;
 	}
 }
 
@@ -303,7 +312,10 @@ static void fill_report(struct sim *s, struct plb__sim_result *res)
 	for (int i = 0; i < s->n; i++) {
 		struct spu *p = &s->pu[i];
 		double avail = fmin(r->makespan_s, p->m->fail_t);
-		res->idle[i] = avail > 0 && isfinite(avail) ? 1 - p->busy / avail : 1;
+		/* a block that lost its race to a re-run may still run after the
+		 * end: that time is not the run's */
+		double busy = p->busy - fmax(0, p->busy_until - avail);
+		res->idle[i] = avail > 0 && isfinite(avail) ? fmax(0, 1 - busy / avail) : 1;
 		res->units[i] = p->units;
 		if (p->nblocks > 0 && p->m->fail_t > r->makespan_s) {
 			first = fmin(first, p->last_finish);
@@ -325,7 +337,7 @@ int plb__sim_run(const struct plb__config *cfg, const struct plb__sim_opts *o,
 	double w0 = plb__now();
 	memset(res, 0, sizeof *res);
 	struct sim s = {.cfg = cfg, .o = o, .n = cfg->npu, .lat = cfg->latency_us * 1e-6,
-			.errbuf = err, .errlen = errlen};
+			.wake_at = INFINITY, .errbuf = err, .errlen = errlen};
 	int rc = plb_balancer_create(&cfg->params, o->policy, cfg->npu,
 				     (uint64_t)cfg->units, &s.b);
 	if (rc) {
@@ -382,6 +394,16 @@ int plb__sim_run(const struct plb__config *cfg, const struct plb__sim_opts *o,
 			break;
 		case EV_LOST_NOTICED:
 			on_lost_noticed(&s, &e);
+			break;
+		case EV_WAKE:
+			if (e.t >= s.wake_at)
+				s.wake_at = INFINITY;
+			/* events since may have moved it (the late block ended) */
+			if (plb_balancer_wake(s.b) > e.t)
+				break;
+			master_begin(&s, e.t);
+			poll_parked(&s);
+			master_end(&s);
 			break;
 		}
 	}

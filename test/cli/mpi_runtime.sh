@@ -49,10 +49,13 @@ check "plb-null: five runs in a row" mpi_run 4 "$BUILD/plb-null" --config test/d
 check "five runs: the last covers every unit" test "$(json_get coverage_ok)" = True
 
 # Two emulated PUs die mid-run: their blocks go to the others, nothing lost.
+# 60,000 units take about 0.7 s, so both deaths (0.2 and 0.35 s) are
+# noticed before the end; with far fewer, the others finish first (plb-hac
+# runs the dead PU's late block again) and the second death never shows.
 python3 - "$TMP/fail.ini" <<'PY'
 import sys
 open(sys.argv[1], "w").write("""[run]
-units = 20000
+units = 60000
 [network]
 fail_detect_ms = 100
 [node a]

@@ -126,13 +126,17 @@ static void test_pipelined(void **state)
 	plb__config_fini(&cfg);
 }
 
-/* Every PU dead: the run reports a stall, it does not hang or crash. */
+/* Every PU dead: the run reports a stall, it does not hang or crash. PU i
+ * dies at 0.01 (i + 1) s: together they can do about 73,000 of the
+ * 100,000 units before the last dies, so no schedule can finish (at 0.05
+ * (i + 1) s they could, and plb-hac, which runs a late block again on the
+ * PUs still alive, does). */
 static void test_all_dead_stalls(void **state)
 {
 	struct plb__config cfg;
 	load("test/data/failures.ini", &cfg);
 	for (int i = 0; i < cfg.nmodels; i++)
-		cfg.models[i].fail_t = 0.05 * (i + 1);
+		cfg.models[i].fail_t = 0.01 * (i + 1);
 	struct plb__sim_result r;
 	run(&cfg, "plb-hac", 1, 100, &r);
 	assert_true(r.stalled);
