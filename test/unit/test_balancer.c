@@ -671,6 +671,46 @@ static void test_busy_for_and_others_busy(void **state)
 	plb_balancer_destroy(b);
 }
 
+/* A block's time is its compute and its transfer together: PU 1 computes
+ * twice as fast as PU 0 but moves its data at a cost of three times its
+ * compute, so it is the slower one (2 ms a unit against 1 ms), and every
+ * policy that sizes blocks by measured speed must give it less work. One
+ * that read the transfer as part of nothing (or took it off the compute
+ * time) would see PU 1 as the faster PU and give it more. */
+static void test_transfer_counts_as_time(void **state)
+{
+	static const double exec_per[2] = {1e-3, 0.5e-3}, xfer_per[2] = {0, 1.5e-3};
+	for (int p = 0; plb_policy_name(p); p++) {
+		const char *pol = plb_policy_name(p);
+		plb_balancer_t *b;
+		assert_int_equal(plb_balancer_create(NULL, pol, 2, 200000, &b), 0);
+		struct plb_grant g[2];
+		double finish[2] = {0, 0}, units[2] = {0, 0}, now = 0;
+		int busy[2] = {0, 0};
+		for (;;) {
+			for (int i = 0; i < 2; i++)
+				if (!busy[i] && plb_balancer_next(b, i, now, &g[i]) == PLB_NEXT_GRANT) {
+					busy[i] = 1;
+					finish[i] = now + (exec_per[i] + xfer_per[i]) * (double)g[i].units;
+				}
+			int k = busy[0] && (!busy[1] || finish[0] <= finish[1]) ? 0 : busy[1] ? 1 : -1;
+			if (k < 0)
+				break;
+			now = finish[k];
+			busy[k] = 0;
+			double u = (double)g[k].units;
+			struct plb_sample smp = {g[k].id, exec_per[k] * u, xfer_per[k] * u, now};
+			if (plb_balancer_done(b, k, &smp) == 0)
+				units[k] += u;
+		}
+		assert_true(plb_balancer_finished(b));
+		plb_balancer_destroy(b);
+		if (!(units[1] < 0.75 * units[0]))
+			fail_msg("%s: the PU at 2 ms a unit (1.5 of it transfer) did %.0f units, "
+				 "the one at 1 ms %.0f", pol, units[1], units[0]);
+	}
+}
+
 /* A PU holding two grants (pipelining) may report them in either order:
  * the last PU of two reports its second block first, then its first;
  * both count once, a repeat is stale, and the job still ends with every
@@ -755,6 +795,7 @@ int main(void)
 		cmocka_unit_test(test_busy_for_and_others_busy),
 		cmocka_unit_test(test_hdss_small_domain),
 		cmocka_unit_test(test_done_out_of_order),
+		cmocka_unit_test(test_transfer_counts_as_time),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
