@@ -45,6 +45,21 @@ static const struct plb__policy *find_policy(const char *name)
 	return NULL;
 }
 
+const char *plb_grant_kind_name(enum plb_grant_kind k)
+{
+	switch (k) {
+	case PLB_GRANT_TRAINING:
+		return "training";
+	case PLB_GRANT_GAP:
+		return "gap";
+	case PLB_GRANT_REDO:
+		return "redo";
+	case PLB_GRANT_REGULAR:
+		break;
+	}
+	return "regular";
+}
+
 const char *plb_policy_doc(const char *name)
 {
 	const struct plb__policy *pol = find_policy(name);

@@ -115,6 +115,9 @@ int plb_balancer_finished(const plb_balancer_t *b);
 
 void plb_balancer_stats(const plb_balancer_t *b, struct plb_balancer_stats *st);
 
+/* "training", "regular", "gap" or "redo": for logs and traces. */
+const char *plb_grant_kind_name(enum plb_grant_kind k);
+
 /* Policy names, NULL past the end; and a one-line description. */
 const char *plb_policy_name(int i);
 const char *plb_policy_doc(const char *name);

@@ -93,7 +93,7 @@ static int dispatch(struct run *r, int i, const struct plb_grant *g)
 	plb__log(PLB__LOG_DEBUG, "master", "t=%.4f grant %llu to %s: %llu units at %llu (%s, predicted %.4f s)",
 		 r->now - r->t0, (unsigned long long)g->id, p->pu[i].name,
 		 (unsigned long long)g->units, (unsigned long long)g->offset,
-		 g->kind == PLB_GRANT_TRAINING ? "training" : g->kind == PLB_GRANT_GAP ? "gap" : g->kind == PLB_GRANT_REDO ? "redo" : "regular",
+		 plb_grant_kind_name(g->kind),
 		 g->predicted_s);
 	u->s[k] = (struct slot){g->id, g->offset, g->units, 1};
 	u->nout++;

@@ -112,11 +112,6 @@ static struct ev pop(struct sim *s)
 	return top;
 }
 
-static const char *kind_name(enum plb_grant_kind k)
-{
-	return k == PLB_GRANT_TRAINING ? "training" : k == PLB_GRANT_GAP ? "gap" : k == PLB_GRANT_REDO ? "redo" : "regular";
-}
-
 static void trace(struct sim *s, double t, int pu, const char *what,
 		  const struct plb_grant *g, double exec_s, double xfer_s)
 {
@@ -124,7 +119,7 @@ static void trace(struct sim *s, double t, int pu, const char *what,
 		return;
 	fprintf(s->o->trace, "%.9f,%d,%s,%llu,%llu,%llu,%s,%.9f,%.9f\n", t, pu, what,
 		g ? (unsigned long long)g->id : 0ULL, g ? (unsigned long long)g->offset : 0ULL,
-		g ? (unsigned long long)g->units : 0ULL, g ? kind_name(g->kind) : "",
+		g ? (unsigned long long)g->units : 0ULL, g ? plb_grant_kind_name(g->kind) : "",
 		exec_s, xfer_s);
 }
 

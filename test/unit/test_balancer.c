@@ -185,9 +185,13 @@ static void test_coverage_with_failures(void **state)
 /* Parameters: a number in range is taken; anything else (trailing text,
  * nothing, overflow, out of range, an unknown key) is refused, naming the
  * key, and leaves the value as it was. Policy names: every policy, in a
- * buffer of any size, always terminated. */
+ * buffer of any size, always terminated. Grant kinds have their names. */
 static void test_params_and_names(void **state)
 {
+	assert_string_equal(plb_grant_kind_name(PLB_GRANT_TRAINING), "training");
+	assert_string_equal(plb_grant_kind_name(PLB_GRANT_REGULAR), "regular");
+	assert_string_equal(plb_grant_kind_name(PLB_GRANT_GAP), "gap");
+	assert_string_equal(plb_grant_kind_name(PLB_GRANT_REDO), "redo");
 	struct plb_params p;
 	char err[256];
 	plb_params_init(&p);
