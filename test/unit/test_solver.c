@@ -261,6 +261,13 @@ static void test_slsqp_agrees_with_fast(void **state)
 			assert_int_equal(plb__solve_fast(e, n, S, xf, &of), 0);
 			assert_true(of.iters <= 8);	/* Newton, not bisection */
 			assert_int_equal(plb__solve_slsqp(e, n, S, xs, &os), 0);
+			/* SLSQP ran (it is skipped when one PU takes all) and
+			 * counted its evaluations */
+			int shared = 0;
+			for (int p = 0; p < n; p++)
+				shared += xs[p] > 0;
+			if (shared > 1)
+				assert_true(os.iters >= 1);
 			check_split(e, n, S, xf, &of, 1e-9);
 			check_split(e, n, S, xs, &os, 1e-6);
 			for (int p = 0; p < n; p++) {
