@@ -177,6 +177,26 @@ static void test_flat_training_pair_gets_another_block(void **state)
 		fail_msg("PU 0's first regular block predicted %.3f s, takes %.3f s", p, e);
 }
 
+/* The extra training block is for a pair that grew (the second block at
+ * least 1.5x the first) and yet took hardly longer. PU 2 is the slowest
+ * (30x below PU 0), so its second training block is cut to its speed:
+ * smaller than its first, which carries 0.5 s of warm-up. That pair took
+ * less time for fewer units; it says nothing flat about growth, and PU 2
+ * goes on to regular blocks after the usual two. */
+static double warmup_slow(int pu, int k, double units)
+{
+	return linear(pu, units) + (pu == 2 && k == 0 ? 0.5 : 0);
+}
+
+static void test_shrunk_training_pair_gets_no_extra(void **state)
+{
+	(void)state;
+	struct drive d = {.time = warmup_slow};
+	drive(&d, 100000);
+	assert_true(d.kind[2][0] == PLB_GRANT_TRAINING && d.kind[2][1] == PLB_GRANT_TRAINING);
+	assert_int_equal(d.pu[2].training, 2);
+}
+
 /* PU 0 turns 8x slower right after its training blocks: its first regular
  * block runs far past its step's end. The others go on with new steps. */
 static double slows(int pu, int k, double units)
@@ -403,6 +423,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_flat_training_pair_gets_another_block),
+		cmocka_unit_test(test_shrunk_training_pair_gets_no_extra),
 		cmocka_unit_test(test_late_pu_does_not_hold_the_others),
 		cmocka_unit_test(test_block_time_bounded),
 		cmocka_unit_test(test_cliff_not_rerun),
