@@ -269,12 +269,6 @@ static int redo_won(struct plb_balancer *b)
 	return redo_release(b);
 }
 
-/* The original's PU was lost while pieces ran: they take over. */
-static int redo_orphan(struct plb_balancer *b)
-{
-	return redo_release(b);
-}
-
 /* A PU's rate (units per second) at its largest block so far, as its
  * model has it: kept at each sample, for the sums below. */
 static void note_rate(struct plb_balancer *b, int pu)
@@ -315,18 +309,16 @@ static int redo_start(struct plb_balancer *b, double now)
 	if (now == b->rx.tried)
 		return 0;
 	b->rx.tried = now;
-	int any = 0;
-	for (int i = 0; i < b->n && !any; i++)
-		for (int k = 0; k < b->pu[i].nout && !b->pu[i].lost; k++)
-			any |= !b->pu[i].out[k].flags && now > b->pu[i].out[k].pred_end;
-	if (!any)
-		return 0;       /* nothing late: the common case, without the sum */
 	const struct plb__grant_rec *late = NULL;
-	double late_end = 0, rate = free_rate(b);
+	double late_end = 0, rate = -1;
 	int late_pu = -1;
 	for (int i = 0; i < b->n; i++)
 		for (int k = 0; k < b->pu[i].nout && !b->pu[i].lost; k++) {
 			const struct plb__grant_rec *g = &b->pu[i].out[k];
+			if (!(now > g->pred_end))
+				continue;
+			if (rate < 0)           /* the sum only once something is late */
+				rate = free_rate(b);
 			double e = now + (now - g->pred_end);
 			if (now >= redo_from(g, rate) && e > late_end) {
 				late_end = e;
@@ -518,7 +510,7 @@ int plb_balancer_lost(plb_balancer_t *b, int pu, double now)
 			continue;
 		}
 		if (b->rx.active && g->id == b->rx.id)
-			rc = redo_orphan(b);    /* the pieces take over */
+			rc = redo_release(b);   /* the original is lost: the pieces take over */
 		else
 			rc = pool_put(b, g->off, g->units);
 		if (rc)

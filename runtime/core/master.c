@@ -128,6 +128,21 @@ static int poll_pu(struct run *r, int i)
 	return 0;
 }
 
+/* Ask every PU told to wait again; *busy (if not NULL) gets how many PUs
+ * are alive and hold or wait for work. */
+static int poll_parked(struct run *r, int *busy)
+{
+	int rc = 0, n = 0;
+	for (int i = 0; i < r->npu && !rc; i++) {
+		if (r->pu[i].parked)
+			rc = poll_pu(r, i);
+		n += !r->pu[i].lost && (r->pu[i].nout || r->pu[i].parked);
+	}
+	if (busy)
+		*busy = n;
+	return rc;
+}
+
 static int lose(struct run *r, int i)
 {
 	struct mpu *u = &r->pu[i];
@@ -428,6 +443,10 @@ int plb_run(plb_t *p, const struct plb_job *job)
 	r.t0 = r.now = plb__now();
 	for (int i = 0; i < r.npu && !rc; i++)
 		rc = poll_pu(&r, i);
+	/* when the PUs told to wait should be asked again with no message in
+	 * between (a late block worth running again): it moves only with the
+	 * balancer's state, so it is asked after each batch, not each spin */
+	double wake = plb_balancer_wake(r.b);
 	plb__backoff_reset(&bo);
 	while (!rc && !r.finished) {
 		void *msg;
@@ -459,11 +478,8 @@ int plb_run(plb_t *p, const struct plb_job *job)
 				rc = poll_pu(&r, r.touched[k]);
 			}
 			int busy = 0;
-			for (int i = 0; i < r.npu && !rc; i++) {
-				if (r.pu[i].parked)
-					rc = poll_pu(&r, i);
-				busy += !r.pu[i].lost && (r.pu[i].nout || r.pu[i].parked);
-			}
+			if (!rc)
+				rc = poll_parked(&r, &busy);
 			if (!rc && !busy) {
 				struct plb_balancer_stats st;
 				plb_balancer_stats(r.b, &st);
@@ -471,15 +487,14 @@ int plb_run(plb_t *p, const struct plb_job *job)
 					       (unsigned long long)(r.W - st.units_done), (unsigned long long)r.W);
 			}
 			merge_outputs(&r);
+			wake = plb_balancer_wake(r.b);
 			plb__backoff_reset(&bo);
 			continue;
 		}
-		/* no message: a late block may have become worth running again
-		 * on the PUs told to wait (the balancer's wake time) */
-		if (r.now - r.t0 >= plb_balancer_wake(r.b))
-			for (int i = 0; i < r.npu && !rc; i++)
-				if (r.pu[i].parked)
-					rc = poll_pu(&r, i);
+		if (r.now - r.t0 >= wake) {
+			rc = poll_parked(&r, NULL);
+			wake = plb_balancer_wake(r.b);
+		}
 		long us = plb__backoff_next(&bo, p->tp->ops->pending(p->tp));
 		if (us > 0) {
 			struct timespec ts = {0, us * 1000};
