@@ -228,7 +228,7 @@ int plb__others_busy(const struct plb_balancer *b, int except)
 /* Re-running a late block (policy->redo_late; struct plb__redo). Once the
  * pool is empty, a PU that asks and has nothing may run a piece of the
  * late block expected to end last, if the PUs free now would, together,
- * run it in under 1/REDO_GAIN of the time it is expected to take still
+ * run it in under 1/redo_gain of the time it is expected to take still
  * (as late again as it already is: plb__busy_for). The pieces go in
  * order from the block's start, each planned for the time the free PUs
  * need for the whole block together. Whichever ends first
@@ -236,7 +236,6 @@ int plb__others_busy(const struct plb_balancer *b, int except)
  * any piece (the pieces are then void); else the pieces, from the first
  * to end (the original is void and the rest of its range, not yet in
  * pieces, goes back to the pool for the policy to grant). */
-#define REDO_GAIN 3.0   /* the pieces must end in 1/REDO_GAIN of the time the original is expected to take */
 #define REDO_SLOW 2.0   /* a piece may take at most this times its planned time */
 
 static void redo_drop(struct plb_balancer *b)
@@ -290,14 +289,14 @@ static double free_rate(const struct plb_balancer *b)
 	return rate;
 }
 
-/* When running grant g again pays: past its predicted end by REDO_GAIN
+/* When running grant g again pays: past its predicted end by redo_gain
  * times what the free PUs need for it (then it is expected to end, as
  * late again, later than they would). INFINITY for one that cannot be. */
-static double redo_from(const struct plb__grant_rec *g, double rate)
+static double redo_from(const struct plb_balancer *b, const struct plb__grant_rec *g, double rate)
 {
-	if (g->flags || !(g->pred_s > 0) || !(rate > 0))
+	if (g->flags || !(g->pred_s > 0) || !(rate > 0) || !(b->p.redo_gain > 0))
 		return INFINITY;
-	return g->pred_end + REDO_GAIN * (double)g->units / rate;
+	return g->pred_end + b->p.redo_gain * (double)g->units / rate;
 }
 
 /* Start re-running the late block expected to end last among those for
@@ -320,7 +319,7 @@ static int redo_start(struct plb_balancer *b, double now)
 			if (rate < 0)           /* the sum only once something is late */
 				rate = free_rate(b);
 			double e = now + (now - g->pred_end);
-			if (now >= redo_from(g, rate) && e > late_end) {
+			if (now >= redo_from(b, g, rate) && e > late_end) {
 				late_end = e;
 				late = g;
 				late_pu = i;
@@ -342,7 +341,7 @@ double plb_balancer_wake(const plb_balancer_t *b)
 	double t = INFINITY, rate = free_rate(b);
 	for (int i = 0; i < b->n; i++)
 		for (int k = 0; k < b->pu[i].nout && !b->pu[i].lost; k++)
-			t = fmin(t, redo_from(&b->pu[i].out[k], rate));
+			t = fmin(t, redo_from(b, &b->pu[i].out[k], rate));
 	return t;
 }
 

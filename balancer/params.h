@@ -33,6 +33,8 @@
 	  "PLB-HAC: a block is planned to take at most this fraction of the time its PU has left, unless its fixed cost per block needs longer (see block_overhead): a k-fold surprise on one block then costs nothing while k * fraction <= 1") \
 	X(step_min_ms, 50, 0, 1e9,                                             \
 	  "PLB-HAC: a virtual step lasts at least this long, unless it is the last") \
+	X(redo_gain, 3, 0, 1e9,                                                \
+	  "PLB-HAC: once no work is left to hand out, free PUs run a late block again when they would end it in 1/redo_gain of the time it is still expected to take; the first copy to end counts. 0: never (for kernels that must run once per unit)") \
 	X(max_growth, 4, 1.1, 1e9,                                             \
 	  "a PU's block is at most this times the largest block it has done: fits are not trusted far beyond their data, where a performance cliff may start") \
 	X(model_window, 32, 4, 4096,                                           \
