@@ -526,6 +526,53 @@ int plb_balancer_lost(plb_balancer_t *b, int pu, double now)
 	return 0;
 }
 
+int plb_balancer_model_get(const plb_balancer_t *b, int pu, struct plb_model_sample *s,
+			   int max, double *cliff)
+{
+	if (!b || pu < 0 || pu >= b->n || max < 0 || (max && !s))
+		return PLB_EINVAL;
+	if (cliff)
+		*cliff = b->model ? b->model[pu].x_fall : INFINITY;
+	if (!b->model)
+		return 0;
+	const struct plb__model *m = &b->model[pu];
+	for (int i = 0; i < m->n && i < max; i++) {
+		const struct plb__sample *x = &m->s[(m->head + i) % m->cap];
+		s[i] = (struct plb_model_sample){x->units, x->exec_s, x->xfer_s};
+	}
+	return m->n;
+}
+
+int plb_balancer_model_set(plb_balancer_t *b, int pu, const struct plb_model_sample *s,
+			   int n, double cliff)
+{
+	if (!b || pu < 0 || pu >= b->n || n < 0 || (n && !s) || isnan(cliff) || !(cliff > 0))
+		return PLB_EINVAL;
+	for (int i = 0; i < n; i++)
+		if (!(s[i].units > 0) || !isfinite(s[i].units) || !(s[i].exec_s >= 0) ||
+		    !isfinite(s[i].exec_s) || !(s[i].xfer_s >= 0) || !isfinite(s[i].xfer_s))
+			return PLB_EINVAL;
+	if (b->st.blocks)
+		return PLB_ESTATE;
+	if (!b->model || n == 0)
+		return 0;
+	struct plb__model *m = &b->model[pu];
+	struct plb__pu *u = &b->pu[pu];
+	for (int i = 0; i < n; i++) {
+		int rc = plb__model_add(m, s[i].units, s[i].exec_s, s[i].xfer_s);
+		if (rc)
+			return rc;
+		if (s[i].units > (double)u->max_block)
+			u->max_block = (uint64_t)s[i].units;
+		u->last_exec_s = s[i].exec_s + s[i].xfer_s;
+	}
+	plb__model_note_fall(m, cliff);
+	note_rate(b, pu);
+	if (b->pol->warm)
+		b->pol->warm(b, pu);
+	return 0;
+}
+
 int plb_balancer_finished(const plb_balancer_t *b)
 {
 	return b->done_units == b->W;

@@ -110,6 +110,28 @@ PLB_WUR int plb_balancer_lost(plb_balancer_t *b, int pu, double now);
  * waiting PUs again then. */
 double plb_balancer_wake(const plb_balancer_t *b);
 
+/* One measured block of a PU's model: carried from one run to a later one
+ * (plb's iterations, model files). */
+struct plb_model_sample {
+	double units, exec_s, xfer_s;
+};
+
+/* PU pu's model: copies up to max of its samples, oldest first, into s
+ * and the smallest block size at which its throughput fell (a cliff;
+ * INFINITY if none) into *cliff (may be NULL). Returns the number of
+ * samples the model holds (0 for a policy without models), or PLB_EINVAL. */
+int plb_balancer_model_get(const plb_balancer_t *b, int pu, struct plb_model_sample *s,
+			   int max, double *cliff);
+
+/* Before the first grant: starts PU pu's model from n samples of an
+ * earlier run of the same kernel on the same PU (and a cliff, INFINITY if
+ * none). A policy that trains (plb-hac) does not train a PU so warmed; a
+ * wrong sample is caught as any speed change is. A policy without models
+ * ignores it. Returns 0, PLB_EINVAL (a bad sample: nothing is changed),
+ * PLB_ESTATE after the first grant, or PLB_ENOMEM. */
+PLB_WUR int plb_balancer_model_set(plb_balancer_t *b, int pu, const struct plb_model_sample *s,
+				   int n, double cliff);
+
 /* True when every unit is done. */
 int plb_balancer_finished(const plb_balancer_t *b);
 

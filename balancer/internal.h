@@ -71,6 +71,9 @@ struct plb__policy {
 		     const struct plb__grant_rec *g, const struct plb_sample *s);
 	/* A PU was lost (its grants are already back in the pool). */
 	void (*lost)(struct plb_balancer *b, int pu);
+	/* PU pu's model was started from an earlier run's samples
+	 * (plb_balancer_model_set): it needs no training. NULL: it trains. */
+	void (*warm)(struct plb_balancer *b, int pu);
 };
 
 struct plb_balancer {

@@ -285,6 +285,14 @@ static void find_cliff(struct plb__model *m)
 	m->x_cap = cap > 0 ? cap : 0.5 * m->x_fall;
 }
 
+void plb__model_note_fall(struct plb__model *m, double x)
+{
+	if (x < m->x_fall) {
+		m->x_fall = x;
+		find_cliff(m);
+	}
+}
+
 double plb__model_cap(const struct plb__model *m)
 {
 	return m->x_cap;

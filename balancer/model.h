@@ -65,6 +65,9 @@ double plb__model_inverse(const struct plb__model *m, double t,
  * planned again, so the window would otherwise forget it and re-run the
  * cliff). */
 double plb__model_cap(const struct plb__model *m);
+/* A fall seen at block size x before these samples (an earlier run's
+ * x_fall; INFINITY: none): remembered as one seen now would be. */
+void plb__model_note_fall(struct plb__model *m, double x);
 
 /* Time for x units run as blocks of at most x_cap: E(x) up to the cap, then
  * E(x_cap) x / x_cap (several capped blocks). Non-decreasing, continuous.

@@ -452,6 +452,15 @@ static void hac_done(struct plb_balancer *b, int pu,
 		h->pu[pu].gap_s = early;
 }
 
+/* A model from an earlier run: no training; its speed changes so far are
+ * not news. */
+static void hac_warm(struct plb_balancer *b, int pu)
+{
+	struct hac_state *h = b->ps;
+	h->pu[pu].phase = 3;
+	h->pu[pu].changes = b->model[pu].changes;
+}
+
 const struct plb__policy plb__policy_hac = {
 	.name = "plb-hac",
 	.doc = "PLB-HAC: fitted curves, asynchronous equal-time virtual steps, gap filling",
@@ -463,4 +472,5 @@ const struct plb__policy plb__policy_hac = {
 	.fini = hac_fini,
 	.next = hac_next,
 	.done = hac_done,
+	.warm = hac_warm,
 };

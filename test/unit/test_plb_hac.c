@@ -42,6 +42,12 @@ struct drive {
 	long redo_blocks, stale;
 	double done_at_finish;  /* when the last unit was done (a stale block may run on) */
 	unsigned char count[MAXW];      /* each unit's done reports that counted */
+	/* models: started from (warm, when set) and left at the end (got) */
+	int warm;
+	struct plb_model_sample warm_s[NPU][64], got_s[NPU][64];
+	int warm_n[NPU], got_n[NPU];
+	double warm_cliff[NPU], got_cliff[NPU];
+	long training_blocks;
 };
 
 static double drive_now;        /* when the block being timed starts */
@@ -56,6 +62,9 @@ static void drive(struct drive *d, uint64_t W)
 	memset(d->count, 0, sizeof d->count);
 	plb_balancer_t *b;
 	assert_int_equal(plb_balancer_create(NULL, "plb-hac", NPU, W, &b), 0);
+	for (int i = 0; d->warm && i < NPU; i++)
+		assert_int_equal(plb_balancer_model_set(b, i, d->warm_s[i], d->warm_n[i],
+							d->warm_cliff[i]), 0);
 	double now = 0;
 	for (;;) {
 		struct plb_balancer_stats st;
@@ -121,6 +130,13 @@ static void drive(struct drive *d, uint64_t W)
 	plb_balancer_stats(b, &st);
 	d->speed_changes = st.speed_changes;
 	d->redo_blocks = st.redo_blocks;
+	d->training_blocks = st.training_blocks;
+	for (int i = 0; i < NPU; i++) {
+		d->got_n[i] = plb_balancer_model_get(b, i, d->got_s[i], 64, &d->got_cliff[i]);
+		assert_true(d->got_n[i] >= 0);
+		if (d->got_n[i] > 64)
+			d->got_n[i] = 64;
+	}
 	plb_balancer_destroy(b);
 }
 
@@ -419,6 +435,115 @@ static void test_late_block_run_again(void **state)
 			 d.done_at_finish, base.makespan);
 }
 
+/* d set up to run with `time`, starting from the models a ended with. */
+static void warm_from(struct drive *d, const struct drive *a, double (*time)(int, int, double))
+{
+	memset(d, 0, sizeof *d);
+	d->time = time;
+	d->warm = 1;
+	for (int i = 0; i < NPU; i++) {
+		memcpy(d->warm_s[i], a->got_s[i], sizeof d->warm_s[i]);
+		d->warm_n[i] = a->got_n[i];
+		d->warm_cliff[i] = a->got_cliff[i];
+	}
+}
+
+/* The same job again from the first run's models (an iteration): no
+ * training block, every unit once, and no slower than the first run,
+ * which paid for its training. */
+static void test_second_run_starts_from_the_models(void **state)
+{
+	(void)state;
+	static struct drive a, d;
+	memset(&a, 0, sizeof a);
+	a.time = plain;
+	drive(&a, 100000);
+	assert_true(a.training_blocks >= 2 * NPU);
+	for (int i = 0; i < NPU; i++)
+		assert_true(a.got_n[i] > 0);
+	warm_from(&d, &a, plain);
+	drive(&d, 100000);
+	if (d.training_blocks)
+		fail_msg("%ld training blocks in the second run", d.training_blocks);
+	for (int i = 0; i < NPU; i++)
+		if (d.kind[i][0] != PLB_GRANT_REGULAR || !(d.pred[i][0] > 0))
+			fail_msg("PU %d's first block of the second run is no predicted regular one", i);
+	if (d.makespan > a.makespan)
+		fail_msg("second run %.3f s, first %.3f s", d.makespan, a.makespan);
+}
+
+/* A cliff found in the first run is not run into again in the second. */
+static void test_cliff_carried_to_the_next_run(void **state)
+{
+	(void)state;
+	static struct drive a, d;
+	memset(&a, 0, sizeof a);
+	a.time = cliffed;
+	drive(&a, 100000);
+	assert_true(isfinite(a.got_cliff[0]));
+	warm_from(&d, &a, cliffed);
+	drive(&d, 100000);
+	for (int k = 0; k < d.ngrant; k++)
+		if (d.grant_pu[k] == 0 && d.grant_units[k] >= a.got_cliff[0])
+			fail_msg("PU 0 got %.0f units, past the cliff at %.0f found in the first run",
+				 d.grant_units[k], a.got_cliff[0]);
+}
+
+/* The device changed between runs (PU 1 turned 3x slower): the models say
+ * so on its first block, and the run ends within 15% of one that trained
+ * on the slow device. */
+static double plain_pu1_slow(int pu, int k, double units)
+{
+	return plain(pu, k, units) * (pu == 1 ? 3 : 1);
+}
+
+static void test_stale_model_is_corrected(void **state)
+{
+	(void)state;
+	static struct drive a, d, cold;
+	memset(&a, 0, sizeof a);
+	a.time = plain;
+	drive(&a, 100000);
+	warm_from(&d, &a, plain_pu1_slow);
+	drive(&d, 100000);
+	memset(&cold, 0, sizeof cold);
+	cold.time = plain_pu1_slow;
+	drive(&cold, 100000);
+	if (d.speed_changes < 1)
+		fail_msg("PU 1's model did not see it turn slower");
+	if (d.makespan > 1.15 * cold.makespan)
+		fail_msg("from stale models %.3f s, trained afresh %.3f s", d.makespan, cold.makespan);
+}
+
+/* model_set's contract: bad samples change nothing, and it is refused
+ * once a block was granted. */
+static void test_model_set_checks(void **state)
+{
+	(void)state;
+	plb_balancer_t *b;
+	assert_int_equal(plb_balancer_create(NULL, "plb-hac", 2, 1000, &b), 0);
+	struct plb_model_sample ok[2] = {{100, 0.1, 0}, {200, 0.2, 0}};
+	struct plb_model_sample bad[2] = {{100, 0.1, 0}, {0, 0.2, 0}};
+	struct plb_model_sample got[4];
+	double cliff = 0;
+	assert_int_equal(plb_balancer_model_set(b, 0, bad, 2, INFINITY), PLB_EINVAL);
+	assert_int_equal(plb_balancer_model_get(b, 0, got, 4, &cliff), 0);
+	assert_true(isinf(cliff));
+	assert_int_equal(plb_balancer_model_set(b, 0, ok, 2, 0), PLB_EINVAL);
+	assert_int_equal(plb_balancer_model_set(b, 2, ok, 2, INFINITY), PLB_EINVAL);
+	assert_int_equal(plb_balancer_model_set(b, 0, ok, 2, 150), 0);
+	assert_int_equal(plb_balancer_model_get(b, 0, got, 4, &cliff), 2);
+	assert_true(got[1].units == 200 && got[1].exec_s == 0.2);
+	assert_true(cliff == 150);
+	struct plb_grant g;
+	assert_int_equal(plb_balancer_next(b, 0, 0, &g), PLB_NEXT_GRANT);
+	assert_int_equal(g.kind, PLB_GRANT_REGULAR);
+	if (g.units >= 150)     /* min_block (64) is below the cliff */
+		fail_msg("%llu units, past the cliff at 150", (unsigned long long)g.units);
+	assert_int_equal(plb_balancer_model_set(b, 1, ok, 2, INFINITY), PLB_ESTATE);
+	plb_balancer_destroy(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -431,6 +556,10 @@ int main(void)
 		cmocka_unit_test(test_gap_blocks_follow_regular_blocks_only),
 		cmocka_unit_test(test_one_pu_alive_takes_the_rest),
 		cmocka_unit_test(test_late_block_run_again),
+		cmocka_unit_test(test_second_run_starts_from_the_models),
+		cmocka_unit_test(test_cliff_carried_to_the_next_run),
+		cmocka_unit_test(test_stale_model_is_corrected),
+		cmocka_unit_test(test_model_set_checks),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
