@@ -115,7 +115,7 @@ ALL_OBJ   := $(call obj,$(foreach l,$(LAYERS),$(call layer_src,$l)) \
              $(foreach k,$(KERNELS),$(call kern_src,$k)) $(wildcard apps/*/*.c) \
              $(TEST_SRC) $(BENCH_SRC))
 
-.PHONY: all test demo bench bench-robust bench-gpu clean deps app-flags layers coverage mutants
+.PHONY: all test demo bench bench-robust bench-iterations bench-gpu clean deps app-flags layers coverage mutants
 all: $(PLBSIM) $(APP_BINS) $(TESTS) $(BENCHES)
 
 # Installs what is missing; re-checked when the script changes.
@@ -201,6 +201,10 @@ bench: all
 # drawn by scripts/gen-cluster.py (figures also in $(BUILD)/bench-robust.json).
 bench-robust: all
 	$(Q)PLBSIM=$(PLBSIM) python3 scripts/robust-bench.py --json $(BUILD)/bench-robust.json
+
+# An iterative job on the demo cluster: models kept between runs, or not.
+bench-iterations: all
+	$(Q)BUILD=$(BUILD) MPI=$(MPI) bash bench/iterations.sh
 
 # plb-mm on a GPU against cuBLAS called directly (needs a CUDA GPU).
 bench-gpu: all

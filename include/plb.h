@@ -10,11 +10,19 @@
  *
  *   int main(int argc, char **argv)
  *   {
+ *       static const struct plb_kernel *const kernels[] = {&square};
+ *       struct plb_options o = {.kernels = kernels, .nkernels = 1};
  *       plb_t *p;
- *       struct plb_options o = {.config = "cluster.ini", .kernels = ks, .nkernels = 1};
+ *       if (plb_options_parse(&argc, argv, &o))      (--config, --policy, --set)
+ *           return plb_usage_error();
  *       if (plb_init(&argc, &argv, &o, &p))
- *           return 1;
- *       int rc = plb_is_master(p) ? my_master(p) : plb_serve(p);
+ *           return plb_finalize(p), 1;
+ *       if (!plb_is_master(p))                       (worker ranks serve blocks)
+ *           return plb_serve(p) | plb_finalize(p) ? 1 : 0;
+ *       ... struct plb_job job = {.kernel = "square", .units = n, ...};
+ *       int rc = plb_run(p, &job);                   (job.out is complete)
+ *       if (!rc)
+ *           rc = plb_report(p, stdout, 0);
  *       return plb_finalize(p) || rc ? 1 : 0;
  *   }
  *
@@ -63,6 +71,10 @@ struct plb_block {
 	uint64_t offset, units; /* [offset, offset + units) of the domain */
 	const void *in;         /* units * in_unit bytes of input */
 	void *out;              /* units * out_unit bytes to fill */
+	void *acc;              /* a job with a reduction: this block's (or team
+				 * member's) own accumulator, acc_bytes, holding
+				 * the identity at the start: add the block's
+				 * contribution into it. NULL otherwise. */
 };
 
 /* One device class's functions. init runs once per PU and run (on the PU's
@@ -86,6 +98,11 @@ struct plb_kernel {
 #define PLB_X_(ID, member) struct plb_kernel_class member;
 	PLB_DEVICE_CLASSES(PLB_X_)
 #undef PLB_X_
+	/* For jobs with a reduction: acc = acc (+) part, both `bytes` long.
+	 * It must be associative, with the job's identity as identity (sums,
+	 * minima, counts). Called on workers (a CPU team's members) and on the
+	 * master (the blocks, in offset order), never concurrently on one acc. */
+	void (*combine)(void *acc, const void *part, size_t bytes);
 };
 
 /* One run over a domain. in/out are read and written on the master only:
@@ -99,6 +116,43 @@ struct plb_job {
 	size_t in_unit;
 	void *out;
 	size_t out_unit;
+	/* A reduction (acc_bytes > 0; the kernel must have combine): every
+	 * block gets an accumulator of acc_bytes starting as acc_identity
+	 * (NULL: all zero bytes); the kernel adds into it, and plb_run
+	 * combines the blocks' accumulators in offset order into acc. Every
+	 * unit counts exactly once, also when a block is run twice or a PU
+	 * is lost. */
+	size_t acc_bytes;
+	const void *acc_identity;
+	void *acc;
+	/* What a unit's cost depends on besides the kernel and the unit sizes,
+	 * e.g. "n=4096" (NULL: nothing). Runs with the same kernel, unit sizes
+	 * and signature share their fitted models: a later run starts from
+	 * them instead of training ([run] keep_models). */
+	const char *signature;
+};
+
+/* The figures of the master's last run (plb_result), as in plb_report. */
+struct plb_result {
+	uint64_t units;         /* W */
+	int coverage_ok;        /* every unit came back exactly once */
+	double makespan_s;      /* the run's first grant to its last unit back */
+	double lower_bound_s;   /* no schedule on these PUs ends sooner */
+	double ratio;           /* makespan / lower bound (NAN when unknown) */
+	double imbalance;       /* (last - first PU finish) / makespan */
+	double wall_s;          /* plb_run's own wall time */
+	double bytes_sent;      /* to the workers: shared data, blocks' input */
+	double bytes_received;  /* from them: blocks' output and accumulators */
+	long blocks, training_blocks;
+	int npu, pus_lost;
+	int warm_pus;           /* PUs that started from an earlier run's model */
+};
+
+/* One PU's figures in the last run. */
+struct plb_pu_result {
+	const char *name;       /* as in the report; valid until the next run */
+	double units;           /* units it completed */
+	double idle_frac;       /* share of the makespan it had no block */
 };
 
 #define PLB_MAX_SET 32
@@ -147,6 +201,10 @@ PLB_API PLB_WUR int plb_run(plb_t *p, const struct plb_job *job);
 PLB_API PLB_WUR int plb_report(plb_t *p, FILE *f, int json);
 /* Master: ratio = makespan / lower bound of the last run (NAN before one). */
 PLB_API double plb_ratio(const plb_t *p);
+/* Master: the last run's figures into *r; PLB_ESTATE before a run. */
+PLB_API PLB_WUR int plb_result(const plb_t *p, struct plb_result *r);
+/* Master: PU pu's figures in the last run (0 <= pu < plb_result's npu). */
+PLB_API PLB_WUR int plb_pu_result(const plb_t *p, int pu, struct plb_pu_result *r);
 /* Stops the workers (from the master), ends the transport, frees p. Returns
  * 0 or the first error any rank met. p may be NULL. */
 PLB_API int plb_finalize(plb_t *p);

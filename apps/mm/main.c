@@ -228,8 +228,12 @@ int main(int argc, char **argv)
 	*sh = (struct mm_shared){.n = (int32_t)n, .prec = prec};
 	fill(sh + 1, nn, prec, (uint64_t)seed * 2);
 	fill(B, nn, prec, (uint64_t)seed * 2 + 1);
+	/* a column's cost depends on n and the precision: runs of another
+	 * size or precision do not start from these runs' models */
+	char sig[64];
+	snprintf(sig, sizeof sig, "n=%ld prec=%s", n, prec == PLB__MM_F64 ? "double" : "single");
 	struct plb_job job = {
-		.kernel = "mm", .units = (uint64_t)n,
+		.kernel = "mm", .units = (uint64_t)n, .signature = sig,
 		.shared = sh, .shared_bytes = sizeof *sh + nn * elem,
 		.in = B, .in_unit = (size_t)n * elem,
 		.out = C, .out_unit = (size_t)n * elem,

@@ -9,8 +9,14 @@
  * --runs K: K runs one after the other (phases, as an iterative app has);
  * the report is the last one's.
  * --hold S: the master waits S seconds before the run, so the workers sit
- * idle (their CPU use then is in the report: worker_idle_cpu). */
+ * idle (their CPU use then is in the report: worker_idle_cpu).
+ *
+ * The kernel computes nothing but counts, through a reduction, the units
+ * of each block and the sum of their indices; every run checks that the
+ * sums are W and W (W - 1) / 2, i.e. that each unit counted exactly once
+ * (a failure is an error, exit 1). */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,17 +24,36 @@
 
 #include "plb.h"
 
+/* Units counted and the sum of their indices (mod 2^64). */
+struct tally {
+	uint64_t units, index_sum;
+};
+
 static int null_run(void *state, const struct plb_block *b)
 {
 	(void)state;
-	(void)b;
+	struct tally *t = b->acc;
+	uint64_t u = b->units;
+	t->units += u;
+	/* offset + (offset + 1) + ... + (offset + u - 1), halving the even factor */
+	t->index_sum += u % 2 ? u * b->offset + u * ((u - 1) / 2) : u * b->offset + (u / 2) * (u - 1);
 	return 0;
+}
+
+static void null_combine(void *acc, const void *part, size_t bytes)
+{
+	(void)bytes;
+	struct tally *a = acc;
+	const struct tally *p = part;
+	a->units += p->units;
+	a->index_sum += p->index_sum;
 }
 
 static const struct plb_kernel null_kernel = {
 	.name = "null",
 	.cpu = {.run = null_run},
-	.cuda = {.run = null_run},
+	.cuda = {.run = null_run},      /* the tally lives in host memory */
+	.combine = null_combine,
 };
 
 int main(int argc, char **argv)
@@ -75,12 +100,26 @@ int main(int argc, char **argv)
 			struct timespec ts = {(time_t)hold, (long)((hold - (double)(time_t)hold) * 1e9)};
 			nanosleep(&ts, NULL);
 		}
-		struct plb_job job = {.kernel = "null", .units = (uint64_t)units};
-		for (long k = 0; k < (long)runs && !rc; k++)
-			rc = plb_run(p, &job);
-		if (rc)
-			fprintf(stderr, "plb-null: %s\n", plb_errmsg(p));
-		else
+		struct tally t;
+		struct plb_job job = {.kernel = "null", .units = (uint64_t)units,
+				      .acc_bytes = sizeof t, .acc = &t};
+		for (long k = 0; k < (long)runs && !rc; k++) {
+			if ((rc = plb_run(p, &job))) {
+				fprintf(stderr, "plb-null: %s\n", plb_errmsg(p));
+				break;
+			}
+			struct plb_result r;
+			rc = plb_result(p, &r);
+			uint64_t W = r.units;
+			uint64_t want = W % 2 ? W * ((W - 1) / 2) : (W / 2) * (W - 1);
+			if (!rc && (t.units != W || t.index_sum != want)) {
+				fprintf(stderr, "plb-null: run %ld: the reduction counted %llu units with index sum %llu; expected %llu and %llu\n",
+					k + 1, (unsigned long long)t.units, (unsigned long long)t.index_sum,
+					(unsigned long long)W, (unsigned long long)want);
+				rc = 1;
+			}
+		}
+		if (!rc)
 			rc = plb_report(p, stdout, json);
 	}
 	int frc = plb_finalize(p);

@@ -54,14 +54,16 @@ struct key {
 #define W_MAX 9007199254740992.0        /* 2^53: units stay exact in a double */
 
 static const struct key keys[] = {
-	{S_RUN, "units", K_NUM, F_REQ | F_INTEGER, 1, W_MAX, 0, NULL, CFG(units),
-	 "an integer >= 1, W, the size of the domain (required)"},
+	{S_RUN, "units", K_NUM, F_INTEGER, 1, W_MAX, 0, NULL, CFG(units),
+	 "an integer >= 1, W, the size of the domain (plbsim needs it; an app's job may set it instead)"},
 	{S_RUN, "policy", K_POLICY, 0, 0, 0, 0, "plb-hac", CFG(policy),
 	 "a policy name (see plbsim --help)"},
 	{S_RUN, "seed", K_U64, 0, 0, 0, 1, NULL, CFG(seed),
 	 "an integer in [0, 18446744073709551615]"},
 	{S_RUN, "pipeline", K_INT, 0, 1, PLB_MAX_GRANTS, 1, NULL, CFG(pipeline),
 	 "1 or 2, grants a PU may hold at once"},
+	{S_RUN, "keep_models", K_INT, 0, 0, 1, 1, NULL, CFG(keep_models),
+	 "0 or 1: a run starts from the fitted models of the last run with the same kernel, unit sizes and signature (1, the default) or trains afresh (0)"},
 	{S_NETWORK, "latency_us", K_NUM, 0, 0, 1e9, 50, NULL, CFG(latency_us),
 	 "microseconds in [0, 1e9], one-way control message latency"},
 	{S_NETWORK, "solve_us", K_NUM, 0, 0, 1e9, -1, NULL, CFG(solve_us),
@@ -600,9 +602,6 @@ static char *reader(char *str, int num, void *stream)
 /* Checks that need the whole file, then the PU list. */
 static int finish(struct ctx *c)
 {
-	if (!c->run_line)
-		return fail(c, 0, "[run] units: missing (the file has no [run] section); accepted: %s",
-			    keys[0].accepts);   /* units is the first row */
 	return plb__cfg_finish_nodes(c);
 }
 

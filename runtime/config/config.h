@@ -68,10 +68,11 @@ struct plb__emu_pu {
 struct plb__config {
 	char *path;
 	/* [run] */
-	double units;           /* W (required) */
+	double units;           /* W; 0: not in the file (an app's job gives it) */
 	char policy[32];        /* default "plb-hac" */
 	uint64_t seed;          /* default 1 */
 	int pipeline;           /* grants a PU may hold, 1 to PLB_MAX_GRANTS; default 1 */
+	int keep_models;        /* 1: a run starts from the last like run's models */
 	/* [balancer] */
 	struct plb_params params;
 	/* [network] */

@@ -64,6 +64,9 @@ struct cJSON *plb__report_json(const struct plb__report *r)
 	cJSON_AddNumberToObject(o, "pus_lost", r->pus_lost);
 	cJSON_AddNumberToObject(o, "speed_changes", r->speed_changes);
 	cJSON_AddNumberToObject(o, "wall_s", r->wall_s);
+	cJSON_AddNumberToObject(o, "bytes_sent", r->bytes_sent);
+	cJSON_AddNumberToObject(o, "bytes_received", r->bytes_received);
+	cJSON_AddNumberToObject(o, "warm_pus", r->warm_pus);
 	return o;
 }
 
@@ -87,6 +90,11 @@ void plb__report_text(const struct plb__report *r, FILE *f)
 	if (r->redo_blocks)
 		fprintf(f, "  re-run         %ld blocks ran parts of late blocks again; "
 			"%ld late blocks were finished by them first\n", r->redo_blocks, r->redo_won);
+	if (r->warm_pus)
+		fprintf(f, "  warm start     %d PUs started from the last run's models\n", r->warm_pus);
+	if (isfinite(r->bytes_sent))
+		fprintf(f, "  bytes          %.0f sent to workers, %.0f received\n", r->bytes_sent,
+			r->bytes_received);
 	if (r->pus_lost)
 		fprintf(f, "  PUs lost       %d\n", r->pus_lost);
 	if (r->speed_changes)

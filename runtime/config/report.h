@@ -31,6 +31,10 @@ struct plb__report {
 	int pus_lost;
 	int speed_changes;      /* detected by the balancer's models */
 	double wall_s;          /* wall time of the run itself (simulator or runtime) */
+	double bytes_sent;      /* runtime: messages to the workers (headers,
+				 * shared data, input); NAN in the simulator */
+	double bytes_received;  /* runtime: from them (output, accumulators) */
+	int warm_pus;           /* PUs whose model came from an earlier run */
 };
 
 /* The balancer's counts (blocks, solves, solver time, PUs lost...) into r. */

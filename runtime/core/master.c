@@ -50,20 +50,93 @@ struct run {
 	int ntouched;
 	int gen;                /* this run's number, echoed in every DONE */
 	int finished;
-	struct merge { void *msg; size_t at, len; } *merge;     /* DONEs to copy out */
+	struct merge { void *msg; size_t at, len; uint64_t off; } *merge;  /* DONEs to copy out */
 	int nmerge;
+	const struct plb_kernel *k;
+	size_t accpad;          /* a DONE's accumulator, padded: its output follows */
+	struct accs {           /* the accepted blocks' accumulators */
+		uint64_t *off;
+		char *buf;
+		size_t n, cap;
+	} acc;
+	double bytes_out, bytes_in;
+	int warm;               /* PUs started from kept models */
 };
 
-/* Copies the batch's outputs into the job's output and frees their DONEs. */
-static void merge_outputs(struct run *r)
+/* A payload part of n bytes padded so that what follows stays aligned. */
+static size_t pad16(size_t n)
 {
+	return (n + 15) & ~(size_t)15;
+}
+
+/* Keeps a block's accumulator (at offset off) for the end of the run. */
+static int acc_keep(struct run *r, uint64_t off, const void *part)
+{
+	struct accs *a = &r->acc;
+	size_t bytes = r->job->acc_bytes;
+	if (a->n == a->cap) {
+		size_t cap = a->cap ? 2 * a->cap : 64;
+		uint64_t *o = realloc(a->off, cap * sizeof *o);
+		if (o)
+			a->off = o;
+		char *b = o ? realloc(a->buf, cap * bytes) : NULL;
+		if (!b)
+			return PLB_ENOMEM;
+		a->buf = b;
+		a->cap = cap;
+	}
+	a->off[a->n] = off;
+	memcpy(a->buf + a->n * bytes, part, bytes);
+	a->n++;
+	return 0;
+}
+
+static const struct accs *sort_accs;
+static int by_acc_offset(const void *x, const void *y)
+{
+	uint64_t a = sort_accs->off[*(const size_t *)x], b = sort_accs->off[*(const size_t *)y];
+	return a < b ? -1 : a > b;
+}
+
+/* job.acc = the identity combined with every block's accumulator in
+ * offset order: the same blocks give the same bits. */
+static int acc_finish(struct run *r)
+{
+	const struct plb_job *job = r->job;
+	const struct accs *a = &r->acc;
+	size_t *order = malloc((a->n + 1) * sizeof *order);
+	if (!order)
+		return plb__fail(r->p, PLB_ENOMEM, "out of memory");
+	for (size_t i = 0; i < a->n; i++)
+		order[i] = i;
+	sort_accs = a;
+	qsort(order, a->n, sizeof *order, by_acc_offset);
+	if (job->acc_identity)
+		memcpy(job->acc, job->acc_identity, job->acc_bytes);
+	else
+		memset(job->acc, 0, job->acc_bytes);
+	for (size_t i = 0; i < a->n; i++)
+		r->k->combine(job->acc, a->buf + order[i] * job->acc_bytes, job->acc_bytes);
+	free(order);
+	return 0;
+}
+
+/* Copies the batch's outputs into the job's output, keeps their
+ * accumulators and frees their DONEs. */
+static int merge_outputs(struct run *r)
+{
+	int rc = 0;
 	for (int k = 0; k < r->nmerge; k++) {
 		struct merge *m = &r->merge[k];
+		const char *data = plb__msg_data(m->msg);
 		if (m->len)
-			memcpy((char *)r->job->out + m->at, plb__msg_data(m->msg), m->len);
+			memcpy((char *)r->job->out + m->at, data + r->accpad, m->len);
+		if (r->job->acc_bytes && !rc && acc_keep(r, m->off, data))
+			rc = plb__fail(r->p, PLB_ENOMEM, "out of memory for the blocks' accumulators");
 		plb__msg_free(m->msg);
 	}
 	r->nmerge = 0;
+	return rc;
 }
 
 static int dispatch(struct run *r, int i, const struct plb_grant *g)
@@ -97,6 +170,7 @@ static int dispatch(struct run *r, int i, const struct plb_grant *g)
 		 g->predicted_s);
 	u->s[k] = (struct slot){g->id, g->offset, g->units, 1};
 	u->nout++;
+	r->bytes_out += (double)(PLB__HDR_SIZE + len);
 	int rc = p->tp->ops->send(p->tp, p->peer[u->peer].rank, msg);
 	if (rc)
 		return plb__fail(p, rc, "sending a block to rank %d: %s", p->peer[u->peer].rank,
@@ -197,9 +271,10 @@ static int on_done(struct run *r, int peer, void *msg)
 		return lose(r, i);
 	}
 	size_t want = (size_t)sl.units * r->job->out_unit;
-	if (h->units != sl.units || h->offset != sl.offset || h->len != want)
+	if (h->units != sl.units || h->offset != sl.offset || h->len != r->accpad + want)
 		return plb__fail(p, PLB_EIO, "DONE for block %llu from %s does not match its grant (%llu bytes, expected %zu)",
-				 (unsigned long long)sl.id, p->pu[i].name, (unsigned long long)h->len, want);
+				 (unsigned long long)sl.id, p->pu[i].name, (unsigned long long)h->len,
+				 r->accpad + want);
 	struct plb_sample smp = {.grant_id = sl.id, .exec_s = h->exec_s, .xfer_s = h->xfer_s,
 				 .finish = r->now - r->t0};
 	plb__log(PLB__LOG_DEBUG, "master", "t=%.4f done %llu on %s: exec %.4f s, xfer %.4f s",
@@ -209,7 +284,7 @@ static int on_done(struct run *r, int peer, void *msg)
 		return 0;
 	if (rc)
 		return plb__fail(p, rc, "balancer: %s", plb_strerror(rc));
-	r->merge[r->nmerge++] = (struct merge){msg, sl.offset * r->job->out_unit, want};
+	r->merge[r->nmerge++] = (struct merge){msg, sl.offset * r->job->out_unit, want, sl.offset};
 	if ((rc = plb__coverage_add(&r->cov, sl.offset, sl.units)))
 		return plb__fail(p, rc, "out of memory");
 	u->busy += h->busy_s;
@@ -234,6 +309,7 @@ static int on_message(struct run *r, void *msg, int src)
 
 	if (peer < 0 || peer >= p->npeer)
 		return plb__fail(p, PLB_EIO, "message from unknown rank %d", src);
+	r->bytes_in += (double)(PLB__HDR_SIZE + h->len);
 	switch (h->type) {
 	case PLB__MSG_DONE:
 		return on_done(r, peer, msg);
@@ -257,23 +333,32 @@ static int on_message(struct run *r, void *msg, int src)
 	}
 }
 
+/* START: the kernel's name, the shared data (padded), the accumulator's
+ * identity (zero bytes if the job gives none). */
 static int start_workers(struct run *r, const char *kernel)
 {
 	struct plb *p = r->p;
-	size_t nlen = PLB__KERNEL_NAME_MAX, len = nlen + r->job->shared_bytes;
+	const struct plb_job *job = r->job;
+	size_t nlen = PLB__KERNEL_NAME_MAX, at = nlen + pad16(job->shared_bytes);
+	size_t len = job->acc_bytes ? at + job->acc_bytes : nlen + job->shared_bytes;
 	for (int w = 0; w < p->npeer; w++) {
 		void *msg = plb__msg_alloc(PLB__MSG_START, len);
 		if (!msg)
 			return plb__fail(p, PLB_ENOMEM, "out of memory");
 		struct plb__hdr *h = plb__msg_hdr(msg);
-		memset(plb__msg_data(msg), 0, nlen);
-		memcpy(plb__msg_data(msg), kernel, strlen(kernel));
-		if (r->job->shared_bytes)
-			memcpy((char *)plb__msg_data(msg) + nlen, r->job->shared, r->job->shared_bytes);
-		h->d0 = (double)r->job->in_unit;
-		h->d1 = (double)r->job->out_unit;
+		char *data = plb__msg_data(msg);
+		memset(data, 0, len);
+		memcpy(data, kernel, strlen(kernel));
+		if (job->shared_bytes)
+			memcpy(data + nlen, job->shared, job->shared_bytes);
+		if (job->acc_bytes && job->acc_identity)
+			memcpy(data + at, job->acc_identity, job->acc_bytes);
+		h->d0 = (double)job->in_unit;
+		h->d1 = (double)job->out_unit;
 		h->id = p->cfg.seed;
 		h->offset = (uint64_t)p->peer[w].pu0;
+		h->units = job->shared_bytes;
+		r->bytes_out += (double)(PLB__HDR_SIZE + len);
 		int rc = p->tp->ops->send(p->tp, p->peer[w].rank, msg);
 		if (rc)
 			return plb__fail(p, rc, "sending the run to rank %d: %s", p->peer[w].rank, p->tp->err);
@@ -378,6 +463,9 @@ static int report(struct run *r, double wall)
 	rep->pu_units = res->units;
 	plb__report_set_stats(rep, &st);
 	rep->wall_s = wall;
+	rep->bytes_sent = r->bytes_out;
+	rep->bytes_received = r->bytes_in;
+	rep->warm_pus = r->warm;
 	double iw = 0, ic = 0;
 	for (int w = 0; w < p->npeer; w++) {
 		iw += p->peer[w].idle_wall_s;
@@ -413,9 +501,17 @@ int plb_run(plb_t *p, const struct plb_job *job)
 		return plb__fail(p, PLB_EINVAL, "plb_run: kernel name '%.40s...' is too long; accepted: up to %d characters",
 				 job->kernel, PLB__KERNEL_NAME_MAX - 1);
 	r.W = job->units ? job->units : (uint64_t)p->cfg.units;
+	if (!r.W)
+		return plb__fail(p, PLB_EINVAL, "plb_run: the domain's size is not known: job.units is 0 and %s has no [run] units; accepted: either, an integer >= 1",
+				 p->cfg.path);
 	if ((job->in_unit && !job->in) || (job->out_unit && !job->out) ||
-	    (job->shared_bytes && !job->shared))
-		return plb__fail(p, PLB_EINVAL, "plb_run: in, out or shared is NULL but its size is not 0");
+	    (job->shared_bytes && !job->shared) || (job->acc_bytes && !job->acc))
+		return plb__fail(p, PLB_EINVAL, "plb_run: in, out, shared or acc is NULL but its size is not 0");
+	r.k = plb__kernel_find(p, job->kernel);
+	if (job->acc_bytes && !r.k->combine)
+		return plb__fail(p, PLB_EINVAL, "plb_run: the job has an accumulator (acc_bytes %zu) but kernel '%s' has no combine function",
+				 job->acc_bytes, job->kernel);
+	r.accpad = pad16(job->acc_bytes);
 	r.npu = p->npu;
 	r.pipeline = p->cfg.pipeline;
 	r.gen = ++p->runs;
@@ -435,6 +531,12 @@ int plb_run(plb_t *p, const struct plb_job *job)
 	if (rc) {
 		rc = plb__fail(p, rc, "cannot create the balancer (policy %s, %d PUs, %llu units): %s",
 			       p->policy, r.npu, (unsigned long long)r.W, plb_strerror(rc));
+		goto out;
+	}
+	char key[512];
+	plb__kept_key(job, key, sizeof key);
+	if (p->cfg.keep_models && (r.warm = plb__kept_warm(p, key, r.b)) < 0) {
+		rc = plb__fail(p, r.warm, "balancer: the kept models: %s", plb_strerror(r.warm));
 		goto out;
 	}
 	double wall0 = plb__now();
@@ -468,7 +570,8 @@ int plb_run(plb_t *p, const struct plb_job *job)
 				plb__msg_free(msg);
 		}
 		if (rc || r.finished) {
-			merge_outputs(&r);
+			int mrc = merge_outputs(&r);
+			rc = rc ? rc : mrc;
 			break;
 		}
 		if (n) {
@@ -486,7 +589,8 @@ int plb_run(plb_t *p, const struct plb_job *job)
 				rc = plb__fail(p, PLB_EIO, "every PU is lost or idle with %llu of %llu units not done",
 					       (unsigned long long)(r.W - st.units_done), (unsigned long long)r.W);
 			}
-			merge_outputs(&r);
+			int mrc = merge_outputs(&r);
+			rc = rc ? rc : mrc;
 			wake = plb_balancer_wake(r.b);
 			plb__backoff_reset(&bo);
 			continue;
@@ -511,7 +615,19 @@ int plb_run(plb_t *p, const struct plb_job *job)
 		rc = plb__fail(p, PLB_EIO, "plb_run: the blocks that came back do not cover "
 			       "[0, %llu) exactly once (a hole or an overlap); job.out is not "
 			       "to be trusted", (unsigned long long)r.W);
+	if (!rc && job->acc_bytes)
+		rc = acc_finish(&r);
+	if (!rc) {
+		int *lost = calloc((size_t)r.npu + 1, sizeof *lost);
+		for (int i = 0; lost && i < r.npu; i++)
+			lost[i] = r.pu[i].lost;
+		if (!lost || plb__kept_store(p, key, r.b, lost))
+			rc = plb__fail(p, PLB_ENOMEM, "out of memory");
+		free(lost);
+	}
 out:
+	free(r.acc.off);
+	free(r.acc.buf);
 	plb__coverage_fini(&r.cov);
 	plb_balancer_destroy(r.b);
 	free(r.pu);
@@ -551,4 +667,31 @@ int plb_report(plb_t *p, FILE *f, int json)
 double plb_ratio(const plb_t *p)
 {
 	return p && p->last ? plb__report_ratio(&p->last->rep) : NAN;
+}
+
+int plb_result(const plb_t *p, struct plb_result *out)
+{
+	if (!p || !out || !p->master || !p->last)
+		return p && out ? PLB_ESTATE : PLB_EINVAL;
+	const struct plb__report *r = &p->last->rep;
+	*out = (struct plb_result){
+		.units = r->units, .coverage_ok = r->coverage_ok, .makespan_s = r->makespan_s,
+		.lower_bound_s = r->lower_bound_s, .ratio = plb__report_ratio(r),
+		.imbalance = r->imbalance, .wall_s = r->wall_s, .bytes_sent = r->bytes_sent,
+		.bytes_received = r->bytes_received, .blocks = r->blocks,
+		.training_blocks = r->training_blocks, .npu = r->npu, .pus_lost = r->pus_lost,
+		.warm_pus = r->warm_pus,
+	};
+	return 0;
+}
+
+int plb_pu_result(const plb_t *p, int pu, struct plb_pu_result *out)
+{
+	if (!p || !out || !p->master || !p->last)
+		return p && out ? PLB_ESTATE : PLB_EINVAL;
+	const struct plb__report *r = &p->last->rep;
+	if (pu < 0 || pu >= r->npu)
+		return PLB_EINVAL;
+	*out = (struct plb_pu_result){r->pu_names[pu], r->pu_units[pu], r->idle_frac[pu]};
+	return 0;
 }

@@ -445,6 +445,7 @@ int plb_finalize(plb_t *p)
 		plb__log(PLB__LOG_DEBUG, "plb", "%lu of %lu large message buffers were kept ones",
 			 cs.hits, cs.hits + cs.misses);
 	plb__run_result_free(p->last, p->npu);
+	plb__kept_free(p);
 	if (p->have_cfg)
 		plb__config_fini(&p->cfg);
 	free(p->peer);

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "plb.h"
+#include "balancer/balancer.h"
 #include "balancer/base/clock.h"
 #include "runtime/config/config.h"
 #include "runtime/config/report.h"
@@ -15,6 +16,19 @@
 #include "runtime/transport/transport.h"
 
 struct plb__worker;             /* worker.c */
+struct plb_balancer;
+
+/* Each PU's fitted model after the last run of one kind (models.c): a
+ * kernel, its unit sizes and the job's signature. */
+struct plb__kept_pu {
+	int n;                          /* samples; 0: none (lost, or no model) */
+	double cliff;
+	struct plb_model_sample *s;
+};
+struct plb__kept {
+	char *key;
+	struct plb__kept_pu *pu;        /* npu */
+};
 
 /* A worker rank as the master sees it. */
 struct plb__peer {
@@ -47,6 +61,8 @@ struct plb {
 	struct plb__pu_desc *pu;        /* global PU list: workers in rank order */
 	struct plb__run_result *last;   /* the last run's report, NULL before one */
 	int runs;               /* plb_run calls so far */
+	struct plb__kept *kept; /* models kept between runs, one per kind */
+	int nkept;
 	/* worker */
 	struct plb__worker *wk;
 };
@@ -58,6 +74,7 @@ struct plb__run_result {
 	double *idle, *units;
 	char note[256];
 	double worker_idle_cpu; /* CPU share of a core used by an idle worker, NAN if unknown */
+	int warm_pus;           /* PUs started from kept models */
 };
 void plb__run_result_free(struct plb__run_result *r, int npu);
 
@@ -68,6 +85,16 @@ __attribute__((format(printf, 3, 4)))
 int plb__fail(struct plb *p, int rc, const char *fmt, ...);
 
 const struct plb_kernel *plb__kernel_find(const struct plb *p, const char *name);
+
+/* models.c: the key of a job's kind of run (kernel, unit sizes, signature)
+ * into buf; starting a run's balancer from the models kept for that key
+ * (returns the PUs warmed, or < 0); keeping its PUs' models after a run
+ * (lost PUs keep none); freeing them all. */
+const char *plb__kept_key(const struct plb_job *job, char *buf, size_t len);
+int plb__kept_warm(struct plb *p, const char *key, struct plb_balancer *b);
+PLB_WUR int plb__kept_store(struct plb *p, const char *key, const struct plb_balancer *b,
+			    const int *lost);
+void plb__kept_free(struct plb *p);
 
 /* worker.c: the daemon's set-up (node's PUs, checked against the node) and
  * its loop. */

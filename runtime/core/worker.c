@@ -63,6 +63,8 @@ struct plb__worker {
 	void *start_msg;
 	const void *shared;
 	size_t shared_bytes, in_unit, out_unit;
+	const void *acc_identity;       /* acc_bytes: each block's accumulator's start */
+	size_t acc_bytes, accpad;       /* accpad: acc_bytes rounded up to 16 */
 	double t0;
 	uint64_t seed;
 	int pu0;
@@ -121,7 +123,10 @@ static void run_begin(struct wpu *u)
 	u->kerr = 0;
 	plb__dev_begin(d, &(struct plb__dev_run){.t0 = w->t0, .seed = w->seed,
 						 .stream = (uint64_t)(w->pu0 + u->idx),
-						 .in_unit = w->in_unit, .out_unit = w->out_unit});
+						 .in_unit = w->in_unit, .out_unit = w->out_unit,
+						 .acc_bytes = w->acc_bytes,
+						 .acc_identity = w->acc_identity,
+						 .combine = w->k->combine});
 	if (!u->kc->run) {
 		u->kerr = PLB_ENOENT;
 		snprintf(u->err, sizeof u->err, "kernel '%s' has no %s function", w->k->name,
@@ -157,7 +162,8 @@ static void do_block(struct wpu *u, struct item *j)
 	if (u->run_seen != w->run)
 		run_begin(u);
 	int rc = u->start_err ? u->start_err : u->kerr;
-	size_t outlen = rc ? 0 : (size_t)in->units * w->out_unit;
+	/* the block's accumulator, then its output */
+	size_t outlen = rc ? 0 : w->accpad + (size_t)in->units * w->out_unit;
 	void *out = plb__msg_alloc(PLB__MSG_DONE, outlen);
 	if (!out) {
 		rc = PLB_ENOMEM;
@@ -168,8 +174,12 @@ static void do_block(struct wpu *u, struct item *j)
 	}
 	struct plb__dev_times t = {0};
 	if (!rc) {
+		char *data = plb__msg_data(out);
+		if (w->acc_bytes)
+			memcpy(data, w->acc_identity, w->acc_bytes);
 		struct plb_block b = {.offset = in->offset, .units = in->units,
-				      .in = plb__msg_data(j->msg), .out = plb__msg_data(out)};
+				      .in = plb__msg_data(j->msg), .out = data + w->accpad,
+				      .acc = w->acc_bytes ? data : NULL};
 		rc = plb__dev_run(&u->dev, u->kc, u->kstate, &b, j->arrive, &t);
 		if (rc && !u->err[0])
 			snprintf(u->err, sizeof u->err, "kernel '%s' failed on block %llu (%llu units at %llu): %s",
@@ -404,10 +414,25 @@ static int on_start(struct plb *p, void *msg)
 		plb__msg_free(msg);
 		return PLB_ENOENT;
 	}
+	/* the shared data, then (padded to 16) the accumulator's identity */
+	size_t rest = h->len - PLB__KERNEL_NAME_MAX, spad = (h->units + 15) & ~(uint64_t)15;
+	if (h->units > rest || (h->units < rest && spad >= rest)) {
+		plb__msg_free(msg);
+		return plb__fail(p, PLB_EIO, "START with %llu bytes of shared data in %zu bytes",
+				 (unsigned long long)h->units, rest);
+	}
 	plb__msg_free(w->start_msg);     /* no PU is in the previous run any more */
 	w->start_msg = msg;
 	w->shared = name + PLB__KERNEL_NAME_MAX;
-	w->shared_bytes = h->len - PLB__KERNEL_NAME_MAX;
+	w->shared_bytes = h->units;
+	w->acc_bytes = h->units < rest ? rest - spad : 0;
+	w->accpad = (w->acc_bytes + 15) & ~(size_t)15;
+	w->acc_identity = name + PLB__KERNEL_NAME_MAX + spad;
+	if (w->acc_bytes && !w->k->combine) {
+		plb__fail(p, PLB_ENOENT, "kernel '%.63s' has no combine function in this program, but the run has an accumulator",
+			  name);
+		return PLB_ENOENT;
+	}
 	w->in_unit = (size_t)h->d0;
 	w->out_unit = (size_t)h->d1;
 	w->seed = h->id;

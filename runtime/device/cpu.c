@@ -37,6 +37,8 @@ struct team {
 	void *kstate;
 	struct plb_block part[MAX_TEAM];
 	int rc[MAX_TEAM];
+	char *acc;                      /* members 1..n-1's accumulators */
+	size_t acc_cap;
 };
 
 static void bind_core(struct team *t, int core)
@@ -105,6 +107,7 @@ static void cpu_close(struct plb__dev *d)
 	pthread_cond_destroy(&t->go);
 	pthread_cond_destroy(&t->done);
 	hwloc_topology_destroy(t->topo);
+	free(t->acc);
 	free(t->m);
 	free(t);
 	d->state = NULL;
@@ -174,9 +177,20 @@ static int cpu_run(struct plb__dev *d, const struct plb_kernel_class *kc, void *
 	struct team *t = d->state;
 	int rc = 0;
 
+	size_t ab = d->run.acc_bytes;
 	if (t->n == 1 || b->units < (uint64_t)t->n) {
 		rc = kc->run(kstate, b);
 	} else {
+		/* member 0 adds into the block's accumulator, the others into
+		 * their own (from the identity), joined in member order after */
+		size_t need = (size_t)(t->n - 1) * ab;
+		if (need > t->acc_cap) {
+			char *a = realloc(t->acc, need);
+			if (!a)
+				return PLB_ENOMEM;
+			t->acc = a;
+			t->acc_cap = need;
+		}
 		/* one contiguous part per member; the unit sizes come from the run */
 		uint64_t per = b->units / (uint64_t)t->n, rem = b->units % (uint64_t)t->n, off = 0;
 		pthread_mutex_lock(&t->mu);
@@ -186,6 +200,9 @@ static int cpu_run(struct plb__dev *d, const struct plb_kernel_class *kc, void *
 			t->part[i].units = u;
 			t->part[i].in = (const char *)b->in + off * d->run.in_unit;
 			t->part[i].out = (char *)b->out + off * d->run.out_unit;
+			t->part[i].acc = !ab ? NULL : i == 0 ? b->acc : t->acc + (size_t)(i - 1) * ab;
+			if (ab && i > 0)
+				memcpy(t->part[i].acc, d->run.acc_identity, ab);
 			t->rc[i] = 0;
 			off += u;
 		}
@@ -202,6 +219,8 @@ static int cpu_run(struct plb__dev *d, const struct plb_kernel_class *kc, void *
 		pthread_mutex_unlock(&t->mu);
 		for (int i = 1; i < t->n && !rc; i++)
 			rc = t->rc[i];
+		for (int i = 1; i < t->n && !rc && ab; i++)
+			d->run.combine(b->acc, t->part[i].acc, ab);
 	}
 	return rc;
 }

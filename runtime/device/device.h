@@ -38,6 +38,9 @@ struct plb__dev_run {
 	double t0;              /* the run's start on this worker (plb__now) */
 	uint64_t seed, stream;  /* the run's random seed, this PU's stream */
 	size_t in_unit, out_unit;       /* bytes per unit of a block's input, output */
+	size_t acc_bytes;               /* a reduction's accumulator (0: none) ... */
+	const void *acc_identity;       /* ... its value at a block's start ... */
+	void (*combine)(void *acc, const void *part, size_t bytes);     /* ... and join */
 };
 
 /* What one block cost, measured (or, for emu, modelled). */

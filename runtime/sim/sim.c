@@ -323,6 +323,7 @@ static void fill_report(struct sim *s, struct plb__sim_result *res)
 	r->idle_frac = res->idle;
 	r->pu_units = res->units;
 	plb__report_set_stats(r, &st);
+	r->bytes_sent = r->bytes_received = NAN;      /* nothing moves */
 	res->stalled = !s->finished;
 }
 
@@ -331,6 +332,11 @@ int plb__sim_run(const struct plb__config *cfg, const struct plb__sim_opts *o,
 {
 	double w0 = plb__now();
 	memset(res, 0, sizeof *res);
+	if (!(cfg->units >= 1)) {
+		snprintf(err, errlen, "%s: [run] units: missing; the simulator needs the domain's size; accepted: an integer >= 1",
+			 cfg->path);
+		return PLB_ECONFIG;
+	}
 	struct sim s = {.cfg = cfg, .o = o, .n = cfg->npu, .lat = cfg->latency_us * 1e-6,
 			.wake_at = INFINITY, .errbuf = err, .errlen = errlen};
 	int rc = plb_balancer_create(&cfg->params, o->policy, cfg->npu,

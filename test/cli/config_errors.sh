@@ -100,6 +100,12 @@ min_block = -5
 emu = g
 $good_model"
 
+# no [run] units: a config for an app may leave W to the job, plbsim may not
+printf '[node a]\nemu = g\n%s\n' "$good_model" >"$TMP/no_units.ini"
+out=$("$PLBSIM" "$TMP/no_units.ini" 2>&1); rc=$?
+check "no units: exit 1 (got $rc)" [ "$rc" -eq 1 ]
+check "no units: names the file and key (got: $out)" grep -q "no_units.ini: \[run\] units: missing" <<<"$out"
+
 # a missing file is an I/O error naming the path
 out=$("$PLBSIM" "$TMP/absent.ini" 2>&1); rc=$?
 check "missing file: exit 1" [ "$rc" -eq 1 ]

@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -70,9 +71,46 @@ static int k_run(void *st, const struct plb_block *b)
 	return 0;
 }
 
+/* A reduction's accumulator: exact integer sums (any order gives the same
+ * bits) and a floating-point one. */
+struct acc {
+	uint64_t units, sum;    /* units seen, sum of in[] */
+	double fsum;            /* sum of 1 / (in[u] + 1) */
+};
+
+static void k_combine(void *acc, const void *part, size_t bytes)
+{
+	assert_int_equal(bytes, sizeof(struct acc));
+	struct acc *a = acc;
+	const struct acc *b = part;
+	a->units += b->units;
+	a->sum += b->sum;
+	a->fsum += b->fsum;
+}
+
+/* The block's contribution to its accumulator, then k_run: a block that
+ * fails has added to its accumulator, which must then not count. */
+static int k_sum(void *st, const struct plb_block *b)
+{
+	struct acc *a = b->acc;
+	const uint64_t *x = b->in;
+	for (uint64_t i = 0; i < b->units; i++) {
+		a->units++;
+		a->sum += x[i];
+		a->fsum += 1.0 / (double)(x[i] + 1);
+	}
+	return k_run(st, b);
+}
+
 static const struct plb_kernel kernel = {
 	.name = "count",
 	.cpu = {.init = k_init, .run = k_run},
+};
+
+static const struct plb_kernel sum_kernel = {
+	.name = "sum",
+	.cpu = {.init = k_init, .run = k_sum},
+	.combine = k_combine,
 };
 
 /* --wrap=plb_balancer_next: the real one, then, when corrupt_grant is the
@@ -102,9 +140,9 @@ static void write_config(const char *text)
 
 static plb_t *start(const char *config_text)
 {
-	static const struct plb_kernel *const ks[] = {&kernel};
+	static const struct plb_kernel *const ks[] = {&kernel, &sum_kernel};
 	write_config(config_text);
-	struct plb_options o = {.config = cfg_path, .kernels = ks, .nkernels = 1, .quiet = 1};
+	struct plb_options o = {.config = cfg_path, .kernels = ks, .nkernels = 2, .quiet = 1};
 	int argc = 1;
 	char *args[] = {"test_runtime", NULL}, **argv = args;
 	plb_t *p = NULL;
@@ -219,16 +257,141 @@ static void test_kernel_fails_on_one_block(void **state)
 	}
 }
 
+/* Runs of one kernel one after the other: from the second on, every PU
+ * starts from the last run's model and nothing trains. */
 static void test_runs_in_a_row(void **state)
 {
 	plb_t *p = start(two_pus);
+	struct plb_result res;
+	assert_int_equal(plb_result(p, &res), PLB_ESTATE);
 	for (int run = 0; run < 4; run++) {
 		assert_int_equal(run_once(p), 0);
 		char what[32];
 		snprintf(what, sizeof what, "run %d of 4", run + 1);
 		check_exactly_once(what);
 		assert_int_equal((int)report_num(p, "coverage_ok"), 1);
+		assert_int_equal(plb_result(p, &res), 0);
+		assert_int_equal(res.npu, 2);
+		assert_true(res.coverage_ok && res.units == W && res.makespan_s > 0);
+		assert_true(res.ratio == plb_ratio(p));
+		/* two 8-byte words per unit, each way, and the headers */
+		assert_true(res.bytes_sent > 8.0 * W && res.bytes_received > 8.0 * W);
+		if (run == 0 && (res.training_blocks < 2 || res.warm_pus != 0))
+			fail_msg("run 1: %ld training blocks, %d warm PUs", res.training_blocks, res.warm_pus);
+		if (run > 0 && (res.training_blocks != 0 || res.warm_pus != 2))
+			fail_msg("run %d: %ld training blocks, %d warm PUs (expected 0 and 2)", run + 1,
+				 res.training_blocks, res.warm_pus);
 	}
+	double units = 0;
+	for (int i = 0; i < res.npu; i++) {
+		struct plb_pu_result pr;
+		assert_int_equal(plb_pu_result(p, i, &pr), 0);
+		assert_non_null(pr.name);
+		assert_true(pr.idle_frac >= 0 && pr.idle_frac <= 1);
+		units += pr.units;
+	}
+	assert_true(units == W);
+	struct plb_pu_result pr;
+	assert_int_equal(plb_pu_result(p, 2, &pr), PLB_EINVAL);
+	stop(p);
+}
+
+/* keep_models = 0: every run trains; another signature or kernel is
+ * another kind of run, which trains too. */
+static void test_models_kept_per_kind(void **state)
+{
+	plb_t *p = start("[run]\nkeep_models = 0\n[node a]\ncpu = 1\nemu = e\n"
+			 "[model e]\nclass = gpu\ncompute = poly 0.0005 2e-8\n"
+			 "[balancer]\nredo_gain = 0\n");
+	struct plb_result res;
+	for (int run = 0; run < 2; run++) {
+		assert_int_equal(run_once(p), 0);
+		assert_int_equal(plb_result(p, &res), 0);
+		assert_true(res.training_blocks >= 2 && res.warm_pus == 0);
+	}
+	stop(p);
+	p = start(two_pus);
+	assert_int_equal(run_once(p), 0);
+	struct plb_job job = {.kernel = "count", .units = W, .in = in, .in_unit = 8,
+			      .out = out, .out_unit = 8, .signature = "other"};
+	assert_int_equal(plb_run(p, &job), 0);
+	assert_int_equal(plb_result(p, &res), 0);
+	assert_true(res.training_blocks >= 2 && res.warm_pus == 0);
+	assert_int_equal(plb_run(p, &job), 0);
+	assert_int_equal(plb_result(p, &res), 0);
+	assert_true(res.training_blocks == 0 && res.warm_pus == 2);
+	stop(p);
+}
+
+/* The domain's size from the job when the file has none; neither: an
+ * error naming the file. */
+static void test_units_from_the_job(void **state)
+{
+	plb_t *p = start("[node a]\ncpu = 1\n");
+	struct plb_job job = {.kernel = "count", .units = 0, .in = in, .in_unit = 8,
+			      .out = out, .out_unit = 8};
+	assert_int_equal(plb_run(p, &job), PLB_EINVAL);
+	assert_non_null(strstr(plb_errmsg(p), "no [run] units"));
+	assert_non_null(strstr(plb_errmsg(p), cfg_path));
+	stop(p);
+	p = start("[node a]\ncpu = 1\n");
+	assert_int_equal(run_once(p), 0);
+	check_exactly_once("units from the job");
+	stop(p);
+}
+
+/* A reduction: every unit's contribution once, whatever ran it - a CPU
+ * team's two members, a block that failed and went to another PU - and
+ * the integer sums exact. */
+static void sum_run(plb_t *p, struct acc *a)
+{
+	for (uint64_t u = 0; u < W; u++) {
+		in[u] = u * 7 + 5;
+		atomic_store(&hits[u], 0);
+	}
+	static const struct acc id = {0, 0, 0.0};
+	struct plb_job job = {.kernel = "sum", .units = W, .in = in, .in_unit = 8, .out = out,
+			      .out_unit = 8, .acc_bytes = sizeof *a, .acc_identity = &id, .acc = a};
+	memset(a, 0xff, sizeof *a);
+	assert_int_equal(plb_run(p, &job), 0);
+}
+
+static void check_sum(const struct acc *a, const char *what)
+{
+	uint64_t sum = 0;
+	double fsum = 0;
+	for (uint64_t u = 0; u < W; u++) {
+		sum += u * 7 + 5;
+		fsum += 1.0 / (double)(u * 7 + 6);
+	}
+	if (a->units != W || a->sum != sum)
+		fail_msg("%s: reduction counted %llu units summing to %llu; expected %d and %llu", what,
+			 (unsigned long long)a->units, (unsigned long long)a->sum, W,
+			 (unsigned long long)sum);
+	if (!(fabs(a->fsum - fsum) <= 1e-12 * fsum))
+		fail_msg("%s: floating-point sum %.17g, serial %.17g", what, a->fsum, fsum);
+}
+
+static void test_reduction(void **state)
+{
+	struct acc a;
+	plb_t *p = start("[node a]\ncpu = 2\n");
+	sum_run(p, &a);
+	check_exactly_once("a reduction on a team of two");
+	check_sum(&a, "a team of two");
+	stop(p);
+	p = start(two_pus);
+	atomic_store(&failed, 0);
+	fail_unit = W / 3;
+	sum_run(p, &a);
+	fail_unit = -1;
+	assert_int_equal(atomic_load(&failed), 1);
+	check_sum(&a, "a kernel failing on one block");
+	/* no combine function: refused, naming the kernel */
+	struct plb_job job = {.kernel = "count", .units = W, .in = in, .in_unit = 8, .out = out,
+			      .out_unit = 8, .acc_bytes = sizeof a, .acc = &a};
+	assert_int_equal(plb_run(p, &job), PLB_EINVAL);
+	assert_non_null(strstr(plb_errmsg(p), "has no combine function"));
 	stop(p);
 }
 
@@ -250,6 +413,9 @@ int main(void)
 		cmocka_unit_test(test_cpu_team_of_two),
 		cmocka_unit_test(test_kernel_fails_on_one_block),
 		cmocka_unit_test(test_runs_in_a_row),
+		cmocka_unit_test(test_models_kept_per_kind),
+		cmocka_unit_test(test_units_from_the_job),
+		cmocka_unit_test(test_reduction),
 		cmocka_unit_test(test_bad_coverage_fails),
 	};
 	alarm(120);     /* a run that hangs (a block never redone) ends here, failed */
