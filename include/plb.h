@@ -164,10 +164,12 @@ struct plb_options {
 	const struct plb_kernel *const *kernels;
 	int nkernels;
 	int quiet;              /* errors only on stderr (no warnings) */
+	const char *models;     /* NULL: the file's [run] models (if any) */
 };
 
 /* Takes plb's own options out of argv into o, leaving the app's in place:
  *   --config FILE  --policy NAME  --set KEY=VALUE (repeatable)  --quiet
+ *   --models FILE
  * (also as --opt=value). Returns 0, or PLB_EINVAL after printing what is
  * wrong and what is accepted (from the first rank only). */
 PLB_API PLB_WUR int plb_options_parse(int *argc, char **argv, struct plb_options *o);

@@ -107,7 +107,9 @@ static void usage(FILE *f)
 		"  --json             the report as one JSON object\n"
 		"  --seed S           seed of A and B (default 1)\n"
 		"  --output FILE      write C (column-major, raw) to FILE\n"
-		"  --runs K           compute the product K times, one report each (default 1)\n"
+		"  --runs K           compute the product K times, one report each (default 1);\n"
+		"                     runs after the first start from its models\n"
+		"  --models FILE      read fitted models from FILE at start, write them at the end\n"
 		"  --quiet            errors only on stderr, no warnings\n");
 }
 

@@ -4,7 +4,7 @@
  * figures) and for measuring the master's throughput.
  *
  *   mpirun -np K plb-null --config FILE [--policy P] [--set KEY=VALUE]
- *          [--units W] [--hold S] [--runs K] [--json]
+ *          [--models FILE] [--units W] [--hold S] [--runs K] [--json]
  *
  * --runs K: K runs one after the other (phases, as an iterative app has);
  * the report is the last one's.
@@ -82,7 +82,7 @@ int main(int argc, char **argv)
 			i++;
 		} else {
 			if (say)
-				fprintf(stderr, "plb-null: %s: unknown option or missing value; accepted: --config FILE --policy P --set K=V --units W --hold S --runs K --json\n", a);
+				fprintf(stderr, "plb-null: %s: unknown option or missing value; accepted: --config FILE --policy P --set K=V --models FILE --units W --hold S --runs K --json\n", a);
 			return plb_usage_error();
 		}
 	}

@@ -62,6 +62,8 @@ static const struct key keys[] = {
 	 "an integer in [0, 18446744073709551615]"},
 	{S_RUN, "pipeline", K_INT, 0, 1, PLB_MAX_GRANTS, 1, NULL, CFG(pipeline),
 	 "1 or 2, grants a PU may hold at once"},
+	{S_RUN, "models", K_TEXT, 0, 0, 0, 0, NULL, CFG(models_file),
+	 "a file path: fitted models are read from it at start (if it exists) and written to it at the end"},
 	{S_RUN, "keep_models", K_INT, 0, 0, 1, 1, NULL, CFG(keep_models),
 	 "0 or 1: a run starts from the fitted models of the last run with the same kernel, unit sizes and signature (1, the default) or trains afresh (0)"},
 	{S_NETWORK, "latency_us", K_NUM, 0, 0, 1e9, 50, NULL, CFG(latency_us),
@@ -701,5 +703,6 @@ void plb__config_fini(struct plb__config *cfg)
 	free(cfg->models);
 	free(cfg->pus);
 	free(cfg->path);
+	free(cfg->models_file);
 	memset(cfg, 0, sizeof *cfg);
 }

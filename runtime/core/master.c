@@ -533,9 +533,7 @@ int plb_run(plb_t *p, const struct plb_job *job)
 			       p->policy, r.npu, (unsigned long long)r.W, plb_strerror(rc));
 		goto out;
 	}
-	char key[512];
-	plb__kept_key(job, key, sizeof key);
-	if (p->cfg.keep_models && (r.warm = plb__kept_warm(p, key, r.b)) < 0) {
+	if (p->cfg.keep_models && (r.warm = plb__kept_warm(p, job, r.b)) < 0) {
 		rc = plb__fail(p, r.warm, "balancer: the kept models: %s", plb_strerror(r.warm));
 		goto out;
 	}
@@ -621,7 +619,7 @@ int plb_run(plb_t *p, const struct plb_job *job)
 		int *lost = calloc((size_t)r.npu + 1, sizeof *lost);
 		for (int i = 0; lost && i < r.npu; i++)
 			lost[i] = r.pu[i].lost;
-		if (!lost || plb__kept_store(p, key, r.b, lost))
+		if (!lost || plb__kept_store(p, job, r.b, lost))
 			rc = plb__fail(p, PLB_ENOMEM, "out of memory");
 		free(lost);
 	}

@@ -1,34 +1,76 @@
-/* Fitted models kept from one plb_run to the next (an iterative app runs
- * one kernel on one domain many times): after a run every PU's model
- * samples are kept under the run's kind - kernel, unit sizes and the
- * job's signature - and the next run of that kind starts its balancer
- * from them, so it does not train again ([run] keep_models). */
+/* Fitted models kept from one plb_run to the next, and from one process
+ * to the next. An iterative app runs one kernel on one domain many times:
+ * after a run every PU's model samples are kept under the run's kind -
+ * kernel, unit sizes and the job's signature - and the next run of that
+ * kind starts its balancer from them, so it does not train again ([run]
+ * keep_models). With a models file ([run] models, --models) they are
+ * loaded when plb_init has the cluster's PUs and saved at plb_finalize.
+ *
+ * The file (text, docs/MODELS.md):
+ *   plb-models 1
+ *   pu HOST PU DEVICE kernel=K in=BYTES out=BYTES cliff=X samples=N sig=SIGNATURE
+ *   UNITS EXEC_S XFER_S            (N lines, oldest first)
+ * A record whose host, PU name or device this cluster lacks is kept as it
+ * is and written back, so one file serves several clusters. */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "balancer/base/log.h"
 #include "runtime/core/rt.h"
 
 #define KEEP_MAX 256            /* samples kept per PU (the model's window is smaller) */
+#define LINE_MAX_ 4096
 
-const char *plb__kept_key(const struct plb_job *job, char *buf, size_t len)
+static int same_kind(const struct plb__kept *k, const char *kernel, size_t in_unit,
+		     size_t out_unit, const char *sig)
 {
-	snprintf(buf, len, "%s|%zu|%zu|%s", job->kernel, job->in_unit, job->out_unit,
-		 job->signature ? job->signature : "");
-	return buf;
+	return !strcmp(k->kernel, kernel) && k->in_unit == in_unit && k->out_unit == out_unit &&
+	       !strcmp(k->sig, sig ? sig : "");
 }
 
-static struct plb__kept *find(struct plb *p, const char *key)
+static struct plb__kept *find(struct plb *p, const char *kernel, size_t in_unit,
+			      size_t out_unit, const char *sig)
 {
 	for (int i = 0; i < p->nkept; i++)
-		if (!strcmp(p->kept[i].key, key))
+		if (same_kind(&p->kept[i], kernel, in_unit, out_unit, sig))
 			return &p->kept[i];
 	return NULL;
 }
 
-int plb__kept_warm(struct plb *p, const char *key, struct plb_balancer *b)
+/* The record for a kind, made (every PU without samples) if none. */
+static struct plb__kept *find_or_add(struct plb *p, const char *kernel, size_t in_unit,
+				     size_t out_unit, const char *sig)
 {
-	const struct plb__kept *k = find(p, key);
+	struct plb__kept *k = find(p, kernel, in_unit, out_unit, sig);
+	if (k)
+		return k;
+	struct plb__kept *grown = realloc(p->kept, (size_t)(p->nkept + 1) * sizeof *grown);
+	if (!grown)
+		return NULL;
+	p->kept = grown;
+	k = &p->kept[p->nkept];
+	*k = (struct plb__kept){.kernel = strdup(kernel), .sig = strdup(sig ? sig : ""),
+				.in_unit = in_unit, .out_unit = out_unit,
+				.pu = calloc((size_t)p->npu + 1, sizeof *k->pu)};
+	if (!k->kernel || !k->sig || !k->pu) {
+		free(k->kernel);
+		free(k->sig);
+		free(k->pu);
+		return NULL;
+	}
+	for (int i = 0; i < p->npu; i++)
+		k->pu[i].cliff = INFINITY;
+	p->nkept++;
+	return k;
+}
+
+int plb__kept_warm(struct plb *p, const struct plb_job *job, struct plb_balancer *b)
+{
+	const struct plb__kept *k = find(p, job->kernel, job->in_unit, job->out_unit, job->signature);
 	int warmed = 0;
 	for (int i = 0; k && i < p->npu; i++) {
 		const struct plb__kept_pu *u = &k->pu[i];
@@ -42,60 +84,236 @@ int plb__kept_warm(struct plb *p, const char *key, struct plb_balancer *b)
 	return warmed;
 }
 
-static void free_pus(struct plb__kept_pu *pu, int npu)
-{
-	for (int i = 0; pu && i < npu; i++)
-		free(pu[i].s);
-	free(pu);
-}
-
-int plb__kept_store(struct plb *p, const char *key, const struct plb_balancer *b,
+int plb__kept_store(struct plb *p, const struct plb_job *job, const struct plb_balancer *b,
 		    const int *lost)
 {
-	struct plb__kept_pu *pu = calloc((size_t)p->npu, sizeof *pu);
+	struct plb__kept *k = find_or_add(p, job->kernel, job->in_unit, job->out_unit, job->signature);
 	struct plb_model_sample s[KEEP_MAX];
-	if (!pu)
+	if (!k)
 		return PLB_ENOMEM;
 	for (int i = 0; i < p->npu; i++) {
-		int n = lost[i] ? 0 : plb_balancer_model_get(b, i, s, KEEP_MAX, &pu[i].cliff);
+		struct plb__kept_pu *u = &k->pu[i];
+		double cliff = INFINITY;
+		int n = lost[i] ? 0 : plb_balancer_model_get(b, i, s, KEEP_MAX, &cliff);
 		if (n > KEEP_MAX)
 			n = KEEP_MAX;
 		if (n <= 0)
-			continue;
-		if (!(pu[i].s = malloc((size_t)n * sizeof *s))) {
-			free_pus(pu, p->npu);
+			n = 0;
+		struct plb_model_sample *c = n ? malloc((size_t)n * sizeof *c) : NULL;
+		if (n && !c)
 			return PLB_ENOMEM;
-		}
-		memcpy(pu[i].s, s, (size_t)n * sizeof *s);
-		pu[i].n = n;
+		if (n)
+			memcpy(c, s, (size_t)n * sizeof *c);
+		free(u->s);
+		*u = (struct plb__kept_pu){.n = n, .cliff = cliff, .s = c};
 	}
-	struct plb__kept *k = find(p, key);
-	if (!k) {
-		struct plb__kept *grown = realloc(p->kept, (size_t)(p->nkept + 1) * sizeof *grown);
-		char *dup = strdup(key);
-		if (!grown || !dup) {
-			if (grown)
-				p->kept = grown;
-			free(dup);
-			free_pus(pu, p->npu);
-			return PLB_ENOMEM;
-		}
-		p->kept = grown;
-		k = &p->kept[p->nkept++];
-		*k = (struct plb__kept){.key = dup};
-	}
-	free_pus(k->pu, p->npu);
-	k->pu = pu;
 	return 0;
 }
 
 void plb__kept_free(struct plb *p)
 {
 	for (int i = 0; i < p->nkept; i++) {
-		free(p->kept[i].key);
-		free_pus(p->kept[i].pu, p->npu);
+		for (int j = 0; p->kept[i].pu && j < p->npu; j++)
+			free(p->kept[i].pu[j].s);
+		free(p->kept[i].pu);
+		free(p->kept[i].kernel);
+		free(p->kept[i].sig);
 	}
 	free(p->kept);
 	p->kept = NULL;
 	p->nkept = 0;
+	free(p->foreign);
+	p->foreign = NULL;
+	p->nforeign = 0;
+}
+
+/* ---- the models file --------------------------------------------------- */
+
+/* What a PU is, for matching a file's record: the [node] key that made it
+ * and what it names there (an emulated PU's model, a GPU's index, a CPU
+ * team's cores). */
+static void device_id(const struct plb *p, int i, char *buf, size_t len)
+{
+	const struct plb__pu_desc *d = &p->pu[i];
+	if (d->model >= 0 && d->model < p->cfg.nmodels)
+		snprintf(buf, len, "emu:%s", p->cfg.models[d->model].name);
+	else if (d->device >= 0)
+		snprintf(buf, len, "gpu:%d", d->device);
+	else
+		snprintf(buf, len, "cpu:%d", d->cores);
+}
+
+static const char *host_of(const struct plb *p, int i)
+{
+	for (int w = 0; w < p->npeer; w++)
+		if (i >= p->peer[w].pu0 && i < p->peer[w].pu0 + p->peer[w].npu)
+			return p->peer[w].host;
+	return "?";
+}
+
+/* A token fits the format: no white space (a kernel name with some is not
+ * saved). */
+static int one_token(const char *s)
+{
+	if (!*s)
+		return 0;
+	for (; *s; s++)
+		if (isspace((unsigned char)*s))
+			return 0;
+	return 1;
+}
+
+static int keep_foreign(struct plb *p, const char *text, size_t len)
+{
+	char *grown = realloc(p->foreign, p->nforeign + len + 1);
+	if (!grown)
+		return PLB_ENOMEM;
+	memcpy(grown + p->nforeign, text, len);
+	p->nforeign += len;
+	grown[p->nforeign] = '\0';
+	p->foreign = grown;
+	return 0;
+}
+
+#define BAD(...) do { rc = plb__fail(p, PLB_ECONFIG, __VA_ARGS__); goto out; } while (0)
+
+int plb__kept_load(struct plb *p, const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char line[LINE_MAX_];
+	int rc = 0, lineno = 0, unknown = 0;
+	struct plb_model_sample *s = malloc(KEEP_MAX * sizeof *s);
+
+	if (!f) {
+		free(s);
+		if (errno == ENOENT) {
+			plb__log(PLB__LOG_INFO, "plb", "models file %s does not exist yet: every PU trains, and plb_finalize writes it",
+				 path);
+			return 0;
+		}
+		return plb__fail(p, PLB_EIO, "models file %s: cannot read it: %s", path, strerror(errno));
+	}
+	if (!s) {
+		fclose(f);
+		return plb__fail(p, PLB_ENOMEM, "out of memory");
+	}
+	if (!fgets(line, sizeof line, f) || strcmp(line, "plb-models 1\n"))
+		BAD("%s:1: not a plb models file; accepted: a first line 'plb-models 1' (a file plb_finalize wrote)",
+		    path);
+	lineno = 1;
+	while (fgets(line, sizeof line, f)) {
+		lineno++;
+		if (line[0] == '#' || line[0] == '\n')
+			continue;
+		if (!strchr(line, '\n'))
+			BAD("%s:%d: line too long; accepted: at most %d characters", path, lineno, LINE_MAX_ - 2);
+		char host[256], pu[64], dev[96], kernel[PLB__KERNEL_NAME_MAX], cliff_s[32];
+		size_t in_unit, out_unit;
+		int n = -1, at = -1;
+		if (sscanf(line, "pu %255s %63s %95s kernel=%63s in=%zu out=%zu cliff=%31s samples=%d sig=%n",
+			   host, pu, dev, kernel, &in_unit, &out_unit, cliff_s, &n, &at) != 8 || at < 0)
+			BAD("%s:%d: expected 'pu HOST PU DEVICE kernel=K in=BYTES out=BYTES cliff=X samples=N sig=S'",
+			    path, lineno);
+		char *end;
+		double cliff = strtod(cliff_s, &end);
+		if (*end || !(cliff > 0))
+			BAD("%s:%d: cliff=%s; accepted: a number of units > 0, or inf", path, lineno, cliff_s);
+		if (n < 1 || n > KEEP_MAX)
+			BAD("%s:%d: samples=%d; accepted: 1 to %d", path, lineno, n, KEEP_MAX);
+		/* the record as it is, in case this cluster has no such PU */
+		size_t mark = p->nforeign;
+		if ((rc = keep_foreign(p, line, strlen(line))))
+			goto out;
+		char *sig = line + at;
+		sig[strcspn(sig, "\n")] = '\0';
+		char sigbuf[LINE_MAX_];
+		snprintf(sigbuf, sizeof sigbuf, "%s", sig);
+		int first = lineno;
+		for (int j = 0; j < n; j++) {
+			if (!fgets(line, sizeof line, f))
+				BAD("%s:%d: the file ends within a record (%d of its %d samples; the record starts on line %d)",
+				    path, lineno, j, n, first);
+			lineno++;
+			char extra;
+			if (sscanf(line, "%lf %lf %lf %c", &s[j].units, &s[j].exec_s, &s[j].xfer_s, &extra) != 3 ||
+			    !(s[j].units > 0) || !isfinite(s[j].units) || !(s[j].exec_s >= 0) ||
+			    !isfinite(s[j].exec_s) || !(s[j].xfer_s >= 0) || !isfinite(s[j].xfer_s))
+				BAD("%s:%d: expected 'UNITS EXEC_S XFER_S' (units > 0, seconds >= 0), sample %d of the record on line %d",
+				    path, lineno, j + 1, first);
+			if ((rc = keep_foreign(p, line, strlen(line))))
+				goto out;
+		}
+		int i = 0;
+		char id[96];
+		for (; i < p->npu; i++) {
+			device_id(p, i, id, sizeof id);
+			if (!strcmp(host_of(p, i), host) && !strcmp(p->pu[i].name, pu) && !strcmp(id, dev))
+				break;
+		}
+		if (i == p->npu) {      /* another cluster's, or changed hardware */
+			unknown++;
+			continue;
+		}
+		p->nforeign = mark;     /* this cluster's: written from its model */
+		p->foreign[mark] = '\0';
+		struct plb__kept *k = find_or_add(p, kernel, in_unit, out_unit, sigbuf);
+		struct plb_model_sample *c = malloc((size_t)n * sizeof *c);
+		if (!k || !c) {
+			free(c);
+			rc = plb__fail(p, PLB_ENOMEM, "out of memory");
+			goto out;
+		}
+		memcpy(c, s, (size_t)n * sizeof *c);
+		free(k->pu[i].s);
+		k->pu[i] = (struct plb__kept_pu){.n = n, .cliff = cliff, .s = c};
+	}
+	if (ferror(f))
+		BAD("%s: cannot read it: %s", path, strerror(errno));
+	if (unknown)
+		plb__log(PLB__LOG_WARN, "plb", "models file %s: %d records name a host, PU or device this cluster does not have (other hardware): not used, kept in the file",
+			 path, unknown);
+out:
+	free(s);
+	fclose(f);
+	return rc;
+}
+
+int plb__kept_save(struct plb *p, const char *path)
+{
+	char tmp[4096], id[96];
+	snprintf(tmp, sizeof tmp, "%s.tmp", path);
+	FILE *f = fopen(tmp, "w");
+	if (!f)
+		return plb__fail(p, PLB_EIO, "models file %s: cannot write it: %s", tmp, strerror(errno));
+	fprintf(f, "plb-models 1\n");
+	fprintf(f, "# fitted block times per PU and kind of run, written by plb_finalize (docs/MODELS.md)\n");
+	for (int k = 0; k < p->nkept; k++) {
+		const struct plb__kept *r = &p->kept[k];
+		if (!one_token(r->kernel) || strchr(r->sig, '\n')) {
+			plb__log(PLB__LOG_WARN, "plb", "models file %s: kernel '%s' (a name with white space, or a signature with a newline) is not saved",
+				 path, r->kernel);
+			continue;
+		}
+		for (int i = 0; i < p->npu; i++) {
+			const struct plb__kept_pu *u = &r->pu[i];
+			if (!u->n)
+				continue;
+			device_id(p, i, id, sizeof id);
+			fprintf(f, "pu %s %s %s kernel=%s in=%zu out=%zu cliff=%.17g samples=%d sig=%s\n",
+				host_of(p, i), p->pu[i].name, id, r->kernel, r->in_unit, r->out_unit,
+				u->cliff, u->n, r->sig);
+			for (int j = 0; j < u->n; j++)
+				fprintf(f, "%.17g %.17g %.17g\n", u->s[j].units, u->s[j].exec_s,
+					u->s[j].xfer_s);
+		}
+	}
+	if (p->foreign)
+		fputs(p->foreign, f);
+	int bad = ferror(f);
+	if (fclose(f) || bad || rename(tmp, path)) {
+		int e = errno;
+		remove(tmp);
+		return plb__fail(p, PLB_EIO, "models file %s: cannot write it: %s", path, strerror(e));
+	}
+	return 0;
 }

@@ -32,7 +32,7 @@ static int bad(const char *fmt, const char *arg)
 
 int plb_options_parse(int *argc, char **argv, struct plb_options *o)
 {
-	static const char *const names[] = {"--config", "--policy", "--set"};
+	static const char *const names[] = {"--config", "--policy", "--set", "--models"};
 	int nset = 0, out = 1;
 
 	while (o->set[nset])
@@ -44,20 +44,20 @@ int plb_options_parse(int *argc, char **argv, struct plb_options *o)
 			o->quiet = 1;
 			continue;
 		}
-		for (k = 0; k < 3; k++) {
+		for (k = 0; k < 4; k++) {
 			size_t n = strlen(names[k]);
 			if (!strncmp(a, names[k], n) && (a[n] == '\0' || a[n] == '=')) {
 				val = a[n] == '=' ? a + n + 1 : NULL;
 				break;
 			}
 		}
-		if (k == 3) {
+		if (k == 4) {
 			argv[out++] = argv[i];  /* the app's */
 			continue;
 		}
 		if (!val) {
 			if (i + 1 >= *argc)
-				return bad("%s needs a value; accepted: --config FILE, --policy NAME, --set KEY=VALUE", a);
+				return bad("%s needs a value; accepted: --config FILE, --policy NAME, --set KEY=VALUE, --models FILE", a);
 			val = argv[++i];
 		}
 		if (!*val)
@@ -66,6 +66,8 @@ int plb_options_parse(int *argc, char **argv, struct plb_options *o)
 			o->config = val;
 		else if (k == 1)
 			o->policy = val;
+		else if (k == 3)
+			o->models = val;
 		else if (nset == PLB_MAX_SET)
 			return bad("--set %s: too many; accepted: at most 32 --set options", val);
 		else

@@ -233,6 +233,11 @@ static int master_init(struct plb *p, const struct plb_options *o)
 				      p->cfg.path, p->cfg.nodes[assign[0]].line, p->cfg.nodes[assign[0]].name,
 				      plb__pu_keys(keys, sizeof keys, 0));
 	}
+	const char *models = o->models ? o->models : p->cfg.models_file;
+	if (!first_err && models && !(p->models_path = strdup(models)))
+		first_err = plb__fail(p, PLB_ENOMEM, "out of memory");
+	if (!first_err && p->models_path)
+		first_err = plb__kept_load(p, p->models_path);
 	rc = first_err;
 	announce(p, rc);
 	for (int k = 0; k < nw; k++) {
@@ -445,7 +450,12 @@ int plb_finalize(plb_t *p)
 		plb__log(PLB__LOG_DEBUG, "plb", "%lu of %lu large message buffers were kept ones",
 			 cs.hits, cs.hits + cs.misses);
 	plb__run_result_free(p->last, p->npu);
+	if (p->master && p->models_path && !p->failed && p->nkept) {
+		int r = plb__kept_save(p, p->models_path);
+		rc = rc ? rc : r;
+	}
 	plb__kept_free(p);
+	free(p->models_path);
 	if (p->have_cfg)
 		plb__config_fini(&p->cfg);
 	free(p->peer);

@@ -26,7 +26,8 @@ struct plb__kept_pu {
 	struct plb_model_sample *s;
 };
 struct plb__kept {
-	char *key;
+	char *kernel, *sig;
+	size_t in_unit, out_unit;
 	struct plb__kept_pu *pu;        /* npu */
 };
 
@@ -63,6 +64,9 @@ struct plb {
 	int runs;               /* plb_run calls so far */
 	struct plb__kept *kept; /* models kept between runs, one per kind */
 	int nkept;
+	char *models_path;      /* the models file, NULL: none */
+	char *foreign;          /* its records for PUs this cluster lacks */
+	size_t nforeign;
 	/* worker */
 	struct plb__worker *wk;
 };
@@ -86,14 +90,16 @@ int plb__fail(struct plb *p, int rc, const char *fmt, ...);
 
 const struct plb_kernel *plb__kernel_find(const struct plb *p, const char *name);
 
-/* models.c: the key of a job's kind of run (kernel, unit sizes, signature)
- * into buf; starting a run's balancer from the models kept for that key
- * (returns the PUs warmed, or < 0); keeping its PUs' models after a run
- * (lost PUs keep none); freeing them all. */
-const char *plb__kept_key(const struct plb_job *job, char *buf, size_t len);
-int plb__kept_warm(struct plb *p, const char *key, struct plb_balancer *b);
-PLB_WUR int plb__kept_store(struct plb *p, const char *key, const struct plb_balancer *b,
-			    const int *lost);
+/* models.c: starting a run's balancer from the models kept for the job's
+ * kind of run - kernel, unit sizes, signature - (returns the PUs warmed,
+ * or < 0); keeping its PUs' models after a run (lost PUs keep none);
+ * the models file, read once the PUs are known and written at the end
+ * (errors name file:line, in p->err); freeing them all. */
+int plb__kept_warm(struct plb *p, const struct plb_job *job, struct plb_balancer *b);
+PLB_WUR int plb__kept_store(struct plb *p, const struct plb_job *job,
+			    const struct plb_balancer *b, const int *lost);
+PLB_WUR int plb__kept_load(struct plb *p, const char *path);
+PLB_WUR int plb__kept_save(struct plb *p, const char *path);
 void plb__kept_free(struct plb *p);
 
 /* worker.c: the daemon's set-up (node's PUs, checked against the node) and

@@ -47,6 +47,17 @@ check "plb-null: coverage" test "$(json_get coverage_ok)" = True
 check "plb-null: units" test "$(json_get units_done)" = 200000
 check "plb-null: five runs in a row" mpi_run 4 "$BUILD/plb-null" --config test/data/small.ini --runs 5 --json
 check "five runs: the last covers every unit" test "$(json_get coverage_ok)" = True
+check "five runs: the last starts from the models, no training" test "$(json_get training_blocks)" = 0
+check "five runs: five warm PUs" test "$(json_get warm_pus)" = 5
+check "five runs: bytes sent counted" python3 -c "import sys; sys.exit(not $(json_get bytes_sent) > 0)"
+
+# A models file: written by the first process, read by the second.
+check "plb-null --models: first process" mpi_run 4 "$BUILD/plb-null" --config test/data/small.ini --models "$TMP/m.txt" --json
+check "first process trained" test "$(json_get warm_pus)" = 0
+check "models file written" grep -q '^plb-models 1$' "$TMP/m.txt"
+check "plb-null --models: second process" mpi_run 4 "$BUILD/plb-null" --config test/data/small.ini --models "$TMP/m.txt" --json
+check "second process starts warm" test "$(json_get warm_pus)" = 5
+check "second process: no training" test "$(json_get training_blocks)" = 0
 
 # Two emulated PUs die mid-run: their blocks go to the others, nothing lost.
 # 60,000 units take about 0.7 s, so both deaths (0.2 and 0.35 s) are
@@ -102,5 +113,7 @@ printf '[run]\nunits = 10\n[node a]\nhost = no-such-host\ncpu = 1\n' >"$TMP/host
 expect_error "unknown host" 2 "host.ini:4: \[node a\] host = no-such-host" "$BUILD/plb-mm" --config "$TMP/host.ini" --n 64
 expect_error "bad policy" 3 "policy fastest: unknown policy; accepted: plb-hac" "$BUILD/plb-mm" --config "$TMP/mm.ini" --n 64 --policy fastest
 check "bad policy: said once" test "$(grep -c 'unknown policy' "$TMP/out")" -eq 1
+printf 'plb-models 1\npu a b c kernel=null in=0 out=0 cliff=inf samples=1 sig=\n1 nope 0\n' >"$TMP/bad.txt"
+expect_error "corrupt models file" 4 "bad.txt:3: expected 'UNITS EXEC_S XFER_S'" "$BUILD/plb-null" --config test/data/small.ini --models "$TMP/bad.txt"
 expect_error "bad --n" 3 "--n 0: accepted" "$BUILD/plb-mm" --config "$TMP/mm.ini" --n 0
 finish

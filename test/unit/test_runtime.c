@@ -138,20 +138,31 @@ static void write_config(const char *text)
 	fclose(f);
 }
 
-static plb_t *start(const char *config_text)
+/* plb_init on config_text (models: a models file, or NULL); its rc. */
+static int init(const char *config_text, const char *models, plb_t **p)
 {
 	static const struct plb_kernel *const ks[] = {&kernel, &sum_kernel};
 	write_config(config_text);
-	struct plb_options o = {.config = cfg_path, .kernels = ks, .nkernels = 2, .quiet = 1};
+	struct plb_options o = {.config = cfg_path, .kernels = ks, .nkernels = 2, .quiet = 1,
+				.models = models};
 	int argc = 1;
 	char *args[] = {"test_runtime", NULL}, **argv = args;
-	plb_t *p = NULL;
-	int rc = plb_init(&argc, &argv, &o, &p);
-	if (rc) {
+	*p = NULL;
+	return plb_init(&argc, &argv, &o, p);
+}
+
+static plb_t *start_models(const char *config_text, const char *models)
+{
+	plb_t *p;
+	if (init(config_text, models, &p))
 		fail_msg("plb_init: %s", plb_errmsg(p));
-	}
 	assert_true(plb_is_master(p));
 	return p;
+}
+
+static plb_t *start(const char *config_text)
+{
+	return start_models(config_text, NULL);
 }
 
 static void stop(plb_t *p)
@@ -407,6 +418,73 @@ static void test_bad_coverage_fails(void **state)
 	stop(p);
 }
 
+/* A models file: the first process trains and writes it, the second
+ * starts warm from it; a record for hardware this cluster lacks is not
+ * used but kept; a corrupt file stops plb_init naming file:line. */
+static void test_models_file(void **state)
+{
+	char path[] = "/tmp/plb-test-models-XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	unlink(path);           /* absent: the first process trains */
+	struct plb_result res;
+	plb_t *p = start_models(two_pus, path);
+	assert_int_equal(run_once(p), 0);
+	assert_int_equal(plb_result(p, &res), 0);
+	assert_true(res.training_blocks >= 2 && res.warm_pus == 0);
+	stop(p);
+	/* another cluster's record, appended: kept, not used */
+	FILE *f = fopen(path, "a");
+	assert_non_null(f);
+	fputs("pu elsewhere z.gpu0 gpu:0 kernel=count in=8 out=8 cliff=inf samples=1 sig=\n"
+	      "100 0.5 0\n", f);
+	fclose(f);
+	p = start_models(two_pus, path);
+	assert_int_equal(run_once(p), 0);
+	check_exactly_once("warm from a models file");
+	assert_int_equal(plb_result(p, &res), 0);
+	if (res.training_blocks != 0 || res.warm_pus != 2)
+		fail_msg("from the models file: %ld training blocks, %d warm PUs", res.training_blocks,
+			 res.warm_pus);
+	stop(p);
+	char line[512];
+	int foreign = 0, header = 0;
+	f = fopen(path, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof line, f)) {
+		header += !strcmp(line, "plb-models 1\n");
+		foreign += !strncmp(line, "pu elsewhere z.gpu0 ", 20);
+	}
+	fclose(f);
+	assert_int_equal(header, 1);
+	assert_int_equal(foreign, 1);
+	/* corrupt: a sample line that is not three numbers */
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("plb-models 1\npu vm a.cpu cpu:1 kernel=count in=8 out=8 cliff=inf samples=2 sig=\n"
+	      "100 0.5 0\n100 x 0\n", f);
+	fclose(f);
+	plb_t *q;
+	assert_int_equal(init(two_pus, path, &q), PLB_ECONFIG);
+	char want[64];
+	snprintf(want, sizeof want, "%s:4: ", path);
+	if (!strstr(plb_errmsg(q), want))
+		fail_msg("corrupt models file: '%s' does not name %s", plb_errmsg(q), want);
+	plb_finalize(q);
+	unlink(cfg_path);
+	/* not a models file at all */
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("[run]\nunits = 5\n", f);
+	fclose(f);
+	assert_int_equal(init(two_pus, path, &q), PLB_ECONFIG);
+	assert_non_null(strstr(plb_errmsg(q), "not a plb models file"));
+	plb_finalize(q);
+	unlink(cfg_path);
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -416,6 +494,7 @@ int main(void)
 		cmocka_unit_test(test_models_kept_per_kind),
 		cmocka_unit_test(test_units_from_the_job),
 		cmocka_unit_test(test_reduction),
+		cmocka_unit_test(test_models_file),
 		cmocka_unit_test(test_bad_coverage_fails),
 	};
 	alarm(120);     /* a run that hangs (a block never redone) ends here, failed */
