@@ -63,12 +63,6 @@ struct run {
 	int warm;               /* PUs started from kept models */
 };
 
-/* A payload part of n bytes padded so that what follows stays aligned. */
-static size_t pad16(size_t n)
-{
-	return (n + 15) & ~(size_t)15;
-}
-
 /* Keeps a block's accumulator (at offset off) for the end of the run. */
 static int acc_keep(struct run *r, uint64_t off, const void *part)
 {
@@ -339,7 +333,7 @@ static int start_workers(struct run *r, const char *kernel)
 {
 	struct plb *p = r->p;
 	const struct plb_job *job = r->job;
-	size_t nlen = PLB__KERNEL_NAME_MAX, at = nlen + pad16(job->shared_bytes);
+	size_t nlen = PLB__KERNEL_NAME_MAX, at = nlen + plb__pad16(job->shared_bytes);
 	size_t len = job->acc_bytes ? at + job->acc_bytes : nlen + job->shared_bytes;
 	for (int w = 0; w < p->npeer; w++) {
 		void *msg = plb__msg_alloc(PLB__MSG_START, len);
@@ -494,7 +488,7 @@ int plb_run(plb_t *p, const struct plb_job *job)
 		return p ? plb__fail(p, PLB_ESTATE, "plb_run: only the master (rank 0) runs jobs") : PLB_EINVAL;
 	if (p->failed)
 		return plb__fail(p, PLB_ESTATE, "plb_run: plb_init failed");
-	if (!job || !job->kernel || !plb__kernel_find(p, job->kernel))
+	if (!job || !job->kernel || !(r.k = plb__kernel_find(p, job->kernel)))
 		return plb__fail(p, PLB_ENOENT, "plb_run: kernel '%s' is not in plb_options.kernels",
 				 job && job->kernel ? job->kernel : "(null)");
 	if (strlen(job->kernel) >= PLB__KERNEL_NAME_MAX)
@@ -507,11 +501,10 @@ int plb_run(plb_t *p, const struct plb_job *job)
 	if ((job->in_unit && !job->in) || (job->out_unit && !job->out) ||
 	    (job->shared_bytes && !job->shared) || (job->acc_bytes && !job->acc))
 		return plb__fail(p, PLB_EINVAL, "plb_run: in, out, shared or acc is NULL but its size is not 0");
-	r.k = plb__kernel_find(p, job->kernel);
 	if (job->acc_bytes && !r.k->combine)
 		return plb__fail(p, PLB_EINVAL, "plb_run: the job has an accumulator (acc_bytes %zu) but kernel '%s' has no combine function",
 				 job->acc_bytes, job->kernel);
-	r.accpad = pad16(job->acc_bytes);
+	r.accpad = plb__pad16(job->acc_bytes);
 	r.npu = p->npu;
 	r.pipeline = p->cfg.pipeline;
 	r.gen = ++p->runs;

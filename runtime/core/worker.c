@@ -415,7 +415,7 @@ static int on_start(struct plb *p, void *msg)
 		return PLB_ENOENT;
 	}
 	/* the shared data, then (padded to 16) the accumulator's identity */
-	size_t rest = h->len - PLB__KERNEL_NAME_MAX, spad = (h->units + 15) & ~(uint64_t)15;
+	size_t rest = h->len - PLB__KERNEL_NAME_MAX, spad = plb__pad16(h->units);
 	if (h->units > rest || (h->units < rest && spad >= rest)) {
 		plb__msg_free(msg);
 		return plb__fail(p, PLB_EIO, "START with %llu bytes of shared data in %zu bytes",
@@ -426,7 +426,7 @@ static int on_start(struct plb *p, void *msg)
 	w->shared = name + PLB__KERNEL_NAME_MAX;
 	w->shared_bytes = h->units;
 	w->acc_bytes = h->units < rest ? rest - spad : 0;
-	w->accpad = (w->acc_bytes + 15) & ~(size_t)15;
+	w->accpad = plb__pad16(w->acc_bytes);
 	w->acc_identity = name + PLB__KERNEL_NAME_MAX + spad;
 	if (w->acc_bytes && !w->k->combine) {
 		plb__fail(p, PLB_ENOENT, "kernel '%.63s' has no combine function in this program, but the run has an accumulator",

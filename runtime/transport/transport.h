@@ -34,7 +34,7 @@ struct plb__hdr {
 	int32_t status;         /* 0, or a PLB_E code (DONE, HELLO, CONFIG) */
 	int32_t arg;            /* CONFIG: node index; DISPATCH, DONE: run number */
 	uint64_t id;            /* grant id */
-	uint64_t offset, units;
+	uint64_t offset, units;         /* START: units = shared data bytes */
 	int32_t kind;           /* enum plb_grant_kind */
 	int32_t pad;
 	double exec_s, xfer_s;  /* DONE: measured on the PU */
@@ -46,8 +46,14 @@ struct plb__hdr {
 _Static_assert(sizeof(struct plb__hdr) == PLB__HDR_SIZE, "header size");
 
 /* START's payload: the kernel name in a field of this size (NUL-padded, so
- * the shared data after it stays 16-byte aligned), then the shared data. */
+ * the shared data after it stays 16-byte aligned), then the shared data
+ * (hdr.units bytes), then, for a job with a reduction, the accumulator's
+ * identity after the shared data padded to 16 (plb__pad16). DONE's: the
+ * block's accumulator padded to 16 (if any), then its output. */
 #define PLB__KERNEL_NAME_MAX 64
+
+/* n rounded up to 16: a payload part after which the next stays aligned. */
+static inline size_t plb__pad16(size_t n) { return (n + 15) & ~(size_t)15; }
 
 /* A message buffer for type with room for len payload bytes (header zeroed
  * but for type and len); NULL when out of memory. Free with plb__msg_free,
