@@ -2,7 +2,8 @@
 # runs plb-mm under mpirun on config/demo.ini, then the simulator on the
 # paper's five-machine cluster with every policy,
 # `make bench` prints the benchmark figures (`make bench-robust` its 200 drawn
-# clusters alone), `make bench-gpu` the GPU ones. Missing Debian packages are
+# clusters alone), `make bench-cpu` plb-mm against one BLAS call, `make
+# bench-gpu` the GPU ones. Missing Debian packages are
 # installed first (scripts/install-deps.sh). Options:
 #   V=1                  show commands
 #   SANITIZE=address,undefined | SANITIZE=thread
@@ -115,7 +116,7 @@ ALL_OBJ   := $(call obj,$(foreach l,$(LAYERS),$(call layer_src,$l)) \
              $(foreach k,$(KERNELS),$(call kern_src,$k)) $(wildcard apps/*/*.c) \
              $(TEST_SRC) $(BENCH_SRC))
 
-.PHONY: all test demo bench bench-robust bench-iterations bench-gpu clean deps app-flags layers coverage mutants
+.PHONY: all test demo bench bench-robust bench-iterations bench-cpu bench-gpu clean deps app-flags layers coverage mutants
 all: $(PLBSIM) $(APP_BINS) $(TESTS) $(BENCHES)
 
 # Installs what is missing; re-checked when the script changes.
@@ -205,6 +206,10 @@ bench-robust: all
 # An iterative job on the demo cluster: models kept between runs, or not.
 bench-iterations: all
 	$(Q)BUILD=$(BUILD) MPI=$(MPI) bash bench/iterations.sh
+
+# plb-mm on this node's cores against one BLAS call on the same cores.
+bench-cpu: all
+	$(Q)BUILD=$(BUILD) bash bench/cpu.sh
 
 # plb-mm on a GPU against cuBLAS called directly (needs a CUDA GPU).
 bench-gpu: all

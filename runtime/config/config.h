@@ -73,6 +73,7 @@ struct plb__config {
 	uint64_t seed;          /* default 1 */
 	int pipeline;           /* grants a PU may hold, 1 to PLB_MAX_GRANTS; default 1 */
 	int keep_models;        /* 1: a run starts from the last like run's models */
+	int in_place;           /* 1: in one process, blocks use the job's memory */
 	char *models_file;      /* [run] models: the models file, NULL if none */
 	/* [balancer] */
 	struct plb_params params;

@@ -7,7 +7,16 @@
  * gone, so copying a large block's output never delays the next block.
  * When no message arrives the loop backs off (plb__backoff) instead of
  * spinning. Times given to the balancer are
- * seconds since the run's start. */
+ * seconds since the run's start.
+ *
+ * In one process ([run] in_place, a transport with same_memory) a block is
+ * borrowed: its DISPATCH gives the PU the addresses of its input and output
+ * in the job's own memory, which the kernel reads and writes in place, and
+ * its DONE brings only the accumulator back. A block granted while a
+ * borrowed one over the same units is still on a PU (a late block run
+ * again) gets copies instead, and its output is copied in only after
+ * every PU has left the run, so the accepted block's bytes are the last
+ * written. plb_run returns once no PU touches the job's memory. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +34,7 @@
 
 struct slot {
 	uint64_t id, offset, units;
-	int used;
+	int used, borrowed;
 };
 
 struct mpu {
@@ -52,6 +61,11 @@ struct run {
 	int finished;
 	struct merge { void *msg; size_t at, len; uint64_t off; } *merge;  /* DONEs to copy out */
 	int nmerge;
+	int borrow;             /* blocks are borrowed (in place) in this run */
+	struct live { uint64_t id, offset, units; } *live;     /* borrowed blocks on a PU */
+	size_t nlive, caplive;
+	struct merge *late;     /* copied blocks over borrowed units: merged at the end */
+	size_t nlate, caplate;
 	const struct plb_kernel *k;
 	size_t accpad;          /* a DONE's accumulator, padded: its output follows */
 	struct accs {           /* the accepted blocks' accumulators */
@@ -115,13 +129,13 @@ static int acc_finish(struct run *r)
 	return 0;
 }
 
-/* Copies the batch's outputs into the job's output, keeps their
- * accumulators and frees their DONEs. */
-static int merge_outputs(struct run *r)
+/* Copies n DONEs' outputs into the job's output, keeps their
+ * accumulators and frees the DONEs. */
+static int merge_list(struct run *r, struct merge *list, size_t n)
 {
 	int rc = 0;
-	for (int k = 0; k < r->nmerge; k++) {
-		struct merge *m = &r->merge[k];
+	for (size_t k = 0; k < n; k++) {
+		struct merge *m = &list[k];
 		const char *data = plb__msg_data(m->msg);
 		if (m->len)
 			memcpy((char *)r->job->out + m->at, data + r->accpad, m->len);
@@ -129,15 +143,59 @@ static int merge_outputs(struct run *r)
 			rc = plb__fail(r->p, PLB_ENOMEM, "out of memory for the blocks' accumulators");
 		plb__msg_free(m->msg);
 	}
+	return rc;
+}
+
+static int merge_outputs(struct run *r)
+{
+	int rc = merge_list(r, r->merge, (size_t)r->nmerge);
 	r->nmerge = 0;
 	return rc;
+}
+
+/* Is a borrowed block over any of [off, off + units) still on a PU? */
+static int overlaps_live(const struct run *r, uint64_t off, uint64_t units)
+{
+	for (size_t k = 0; k < r->nlive; k++)
+		if (r->live[k].offset < off + units && off < r->live[k].offset + r->live[k].units)
+			return 1;
+	return 0;
+}
+
+/* A borrowed block came back (done, failed or lost with its PU). */
+static void live_drop(struct run *r, uint64_t id)
+{
+	for (size_t k = 0; k < r->nlive; k++)
+		if (r->live[k].id == id) {
+			r->live[k] = r->live[--r->nlive];
+			return;
+		}
+}
+
+/* Appends x to the array *v of *n (capacity *cap) elements of size sz. */
+static int push(void *v, size_t *n, size_t *cap, size_t sz, const void *x)
+{
+	char **a = v;
+	if (*n == *cap) {
+		size_t c = *cap ? 2 * *cap : 16;
+		char *b = realloc(*a, c * sz);
+		if (!b)
+			return PLB_ENOMEM;
+		*a = b;
+		*cap = c;
+	}
+	memcpy(*a + *n * sz, x, sz);
+	(*n)++;
+	return 0;
 }
 
 static int dispatch(struct run *r, int i, const struct plb_grant *g)
 {
 	struct plb *p = r->p;
 	struct mpu *u = &r->pu[i];
-	size_t len = (size_t)g->units * r->job->in_unit;
+	const struct plb_job *job = r->job;
+	int borrow = r->borrow && !overlaps_live(r, g->offset, g->units);
+	size_t len = borrow ? sizeof(struct plb__borrow) : (size_t)g->units * job->in_unit;
 	void *msg = plb__msg_alloc(PLB__MSG_DISPATCH, len);
 	if (!msg)
 		return plb__fail(p, PLB_ENOMEM, "out of memory for a block of %zu bytes", len);
@@ -148,8 +206,20 @@ static int dispatch(struct run *r, int i, const struct plb_grant *g)
 	h->units = g->units;
 	h->kind = (int32_t)g->kind;
 	h->arg = r->gen;
-	if (len)
-		memcpy(plb__msg_data(msg), (const char *)r->job->in + g->offset * r->job->in_unit, len);
+	if (borrow) {
+		struct plb__borrow bw = {
+			job->in_unit ? (uint64_t)(uintptr_t)((const char *)job->in + g->offset * job->in_unit) : 0,
+			job->out_unit ? (uint64_t)(uintptr_t)((char *)job->out + g->offset * job->out_unit) : 0};
+		struct live l = {g->id, g->offset, g->units};
+		memcpy(plb__msg_data(msg), &bw, sizeof bw);
+		h->flags = PLB__F_BORROWED;
+		if (push(&r->live, &r->nlive, &r->caplive, sizeof l, &l)) {
+			plb__msg_free(msg);
+			return plb__fail(p, PLB_ENOMEM, "out of memory");
+		}
+	} else if (len) {
+		memcpy(plb__msg_data(msg), (const char *)job->in + g->offset * job->in_unit, len);
+	}
 	int k = 0;
 	while (k < PLB_MAX_GRANTS && u->s[k].used)
 		k++;
@@ -162,7 +232,7 @@ static int dispatch(struct run *r, int i, const struct plb_grant *g)
 		 (unsigned long long)g->units, (unsigned long long)g->offset,
 		 plb_grant_kind_name(g->kind),
 		 g->predicted_s);
-	u->s[k] = (struct slot){g->id, g->offset, g->units, 1};
+	u->s[k] = (struct slot){g->id, g->offset, g->units, 1, borrow};
 	u->nout++;
 	r->bytes_out += (double)(PLB__HDR_SIZE + len);
 	int rc = p->tp->ops->send(p->tp, p->peer[u->peer].rank, msg);
@@ -249,6 +319,8 @@ static int on_done(struct run *r, int peer, void *msg)
 	struct mpu *u = &r->pu[i];
 	pe->idle_wall_s = h->d0;
 	pe->idle_cpu_s = h->d1;
+	if ((h->flags & PLB__F_BORROWED) && h->arg == r->gen)
+		live_drop(r, h->id);
 	int k = 0;
 	while (k < PLB_MAX_GRANTS && !(u->s[k].used && u->s[k].id == h->id))
 		k++;
@@ -264,8 +336,9 @@ static int on_done(struct run *r, int peer, void *msg)
 			 (unsigned long long)sl.id, plb_strerror(h->status));
 		return lose(r, i);
 	}
-	size_t want = (size_t)sl.units * r->job->out_unit;
-	if (h->units != sl.units || h->offset != sl.offset || h->len != r->accpad + want)
+	size_t want = sl.borrowed ? 0 : (size_t)sl.units * r->job->out_unit;
+	if (h->units != sl.units || h->offset != sl.offset || h->len != r->accpad + want ||
+	    !(h->flags & PLB__F_BORROWED) != !sl.borrowed)
 		return plb__fail(p, PLB_EIO, "DONE for block %llu from %s does not match its grant (%llu bytes, expected %zu)",
 				 (unsigned long long)sl.id, p->pu[i].name, (unsigned long long)h->len,
 				 r->accpad + want);
@@ -278,7 +351,14 @@ static int on_done(struct run *r, int peer, void *msg)
 		return 0;
 	if (rc)
 		return plb__fail(p, rc, "balancer: %s", plb_strerror(rc));
-	r->merge[r->nmerge++] = (struct merge){msg, sl.offset * r->job->out_unit, want, sl.offset};
+	struct merge m = {msg, sl.offset * r->job->out_unit, want, sl.offset};
+	if (r->borrow && !sl.borrowed) {
+		/* a borrowed copy of these units may still be writing them */
+		if (push(&r->late, &r->nlate, &r->caplate, sizeof m, &m))
+			return plb__fail(p, PLB_ENOMEM, "out of memory");
+	} else {
+		r->merge[r->nmerge++] = m;
+	}
 	if ((rc = plb__coverage_add(&r->cov, sl.offset, sl.units)))
 		return plb__fail(p, rc, "out of memory");
 	u->busy += h->busy_s;
@@ -310,6 +390,8 @@ static int on_message(struct run *r, void *msg, int src)
 	case PLB__MSG_LOST:
 		if (h->pu < 0 || h->pu >= p->peer[peer].npu)
 			return plb__fail(p, PLB_EIO, "LOST from rank %d for PU %d", src, h->pu);
+		if ((h->flags & PLB__F_BORROWED) && h->arg == r->gen)
+			live_drop(r, h->id);
 		touch(r, p->peer[peer].pu0 + h->pu);
 		return lose(r, p->peer[peer].pu0 + h->pu);
 	case PLB__MSG_BYE:
@@ -327,14 +409,16 @@ static int on_message(struct run *r, void *msg, int src)
 	}
 }
 
-/* START: the kernel's name, the shared data (padded), the accumulator's
- * identity (zero bytes if the job gives none). */
+/* START: the kernel's name, the shared data (padded; borrowed: its
+ * address), the accumulator's identity (zero bytes if the job gives none). */
 static int start_workers(struct run *r, const char *kernel)
 {
 	struct plb *p = r->p;
 	const struct plb_job *job = r->job;
-	size_t nlen = PLB__KERNEL_NAME_MAX, at = nlen + plb__pad16(job->shared_bytes);
-	size_t len = job->acc_bytes ? at + job->acc_bytes : nlen + job->shared_bytes;
+	size_t nlen = PLB__KERNEL_NAME_MAX;
+	size_t spart = r->borrow ? sizeof(struct plb__borrow) : job->shared_bytes;
+	size_t at = nlen + plb__pad16(spart);
+	size_t len = job->acc_bytes ? at + job->acc_bytes : nlen + spart;
 	for (int w = 0; w < p->npeer; w++) {
 		void *msg = plb__msg_alloc(PLB__MSG_START, len);
 		if (!msg)
@@ -343,8 +427,13 @@ static int start_workers(struct run *r, const char *kernel)
 		char *data = plb__msg_data(msg);
 		memset(data, 0, len);
 		memcpy(data, kernel, strlen(kernel));
-		if (job->shared_bytes)
+		if (r->borrow) {
+			struct plb__borrow bw = {(uint64_t)(uintptr_t)job->shared, 0};
+			memcpy(data + nlen, &bw, sizeof bw);
+			h->flags = PLB__F_BORROWED;
+		} else if (job->shared_bytes) {
 			memcpy(data + nlen, job->shared, job->shared_bytes);
+		}
 		if (job->acc_bytes && job->acc_identity)
 			memcpy(data + at, job->acc_identity, job->acc_bytes);
 		h->d0 = (double)job->in_unit;
@@ -360,7 +449,9 @@ static int start_workers(struct run *r, const char *kernel)
 	return 0;
 }
 
-static int end_workers(struct plb *p)
+/* END to every worker; ack: each answers ENDED once its PUs have left
+ * the run. */
+static int end_workers(struct plb *p, int ack)
 {
 	for (int w = 0; w < p->npeer; w++) {
 		if (p->peer[w].rank < 0)
@@ -368,11 +459,56 @@ static int end_workers(struct plb *p)
 		void *msg = plb__msg_alloc(PLB__MSG_END, 0);
 		if (!msg)
 			return plb__fail(p, PLB_ENOMEM, "out of memory");
+		plb__msg_hdr(msg)->arg = ack;
 		int rc = p->tp->ops->send(p->tp, p->peer[w].rank, msg);
 		if (rc)
 			return plb__fail(p, rc, "ending the run on rank %d: %s", p->peer[w].rank, p->tp->err);
 	}
 	return 0;
+}
+
+/* A run with borrowed blocks ends (also on an error): END, then wait until
+ * every worker has left the run, so that no PU reads or writes the job's
+ * memory once plb_run returns; then the copied blocks over borrowed units
+ * are merged, last. Messages still arriving are of this run's blocks
+ * that lost the race, or failed: the run is over, they are dropped. */
+static int end_borrowed(struct run *r)
+{
+	struct plb *p = r->p;
+	struct plb__backoff bo;
+	int rc = end_workers(p, 1), left = 0, said = 0;
+	double t0 = plb__now();
+
+	for (int w = 0; w < p->npeer; w++)
+		left += p->peer[w].rank >= 0;
+	plb__backoff_reset(&bo);
+	while (left > 0) {
+		void *msg;
+		int src, got = p->tp->ops->recv(p->tp, &msg, &src);
+		if (got < 0) {
+			rc = rc ? rc : plb__fail(p, got, "receiving: %s", p->tp->err);
+			break;
+		}
+		if (got) {
+			uint32_t type = plb__msg_hdr(msg)->type;
+			left -= type == PLB__MSG_ENDED || type == PLB__MSG_BYE;
+			plb__msg_free(msg);
+			plb__backoff_reset(&bo);
+			continue;
+		}
+		if (!said && plb__now() - t0 > 1) {
+			said = 1;
+			plb__log(PLB__LOG_INFO, "master", "waiting for the PUs still running a block in the job's memory (%zu borrowed blocks not back)",
+				 r->nlive);
+		}
+		long us = plb__backoff_next(&bo, p->tp->ops->pending(p->tp));
+		if (us > 0)
+			nanosleep(&(struct timespec){0, us * 1000}, NULL);
+	}
+	r->nlive = 0;
+	int mrc = merge_list(r, r->late, r->nlate);
+	r->nlate = 0;
+	return rc ? rc : mrc;
 }
 
 void plb__run_result_free(struct plb__run_result *res, int npu)
@@ -530,9 +666,14 @@ int plb_run(plb_t *p, const struct plb_job *job)
 		rc = plb__fail(p, r.warm, "balancer: the kept models: %s", plb_strerror(r.warm));
 		goto out;
 	}
+	r.borrow = p->tp->ops->same_memory && p->cfg.in_place;
 	double wall0 = plb__now();
-	if ((rc = start_workers(&r, job->kernel)))
+	if ((rc = start_workers(&r, job->kernel))) {
+		/* a START may have gone: its run must still end */
+		if (r.borrow)
+			(void)end_borrowed(&r);
 		goto out;
+	}
 	r.t0 = r.now = plb__now();
 	for (int i = 0; i < r.npu && !rc; i++)
 		rc = poll_pu(&r, i);
@@ -555,9 +696,9 @@ int plb_run(plb_t *p, const struct plb_job *job)
 			if (!got)
 				break;
 			n++;
-			int kept = r.nmerge;
+			size_t kept = (size_t)r.nmerge + r.nlate;
 			rc = on_message(&r, msg, src);
-			if (r.nmerge == kept)   /* not a DONE whose output waits */
+			if ((size_t)r.nmerge + r.nlate == kept)    /* not a DONE whose output waits */
 				plb__msg_free(msg);
 		}
 		if (rc || r.finished) {
@@ -596,8 +737,12 @@ int plb_run(plb_t *p, const struct plb_job *job)
 			nanosleep(&ts, NULL);
 		}
 	}
-	if (!rc)
-		rc = end_workers(p);
+	if (r.borrow) {
+		int erc = end_borrowed(&r);
+		rc = rc ? rc : erc;
+	} else if (!rc) {
+		rc = end_workers(p, 0);
+	}
 	if (!rc)
 		rc = report(&r, plb__now() - wall0);
 	/* the coverage record is kept apart from the balancer's counts: when
@@ -617,6 +762,10 @@ int plb_run(plb_t *p, const struct plb_job *job)
 		free(lost);
 	}
 out:
+	for (size_t k = 0; k < r.nlate; k++)
+		plb__msg_free(r.late[k].msg);
+	free(r.late);
+	free(r.live);
 	free(r.acc.off);
 	free(r.acc.buf);
 	plb__coverage_fini(&r.cov);

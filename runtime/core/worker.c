@@ -69,6 +69,7 @@ struct plb__worker {
 	uint64_t seed;
 	int pu0;
 	int ending;             /* END acks still to come */
+	int ended_ack;          /* the END asked for ENDED once they are in */
 	/* communication thread's counts */
 	long outstanding;
 	int idle;
@@ -162,8 +163,14 @@ static void do_block(struct wpu *u, struct item *j)
 	if (u->run_seen != w->run)
 		run_begin(u);
 	int rc = u->start_err ? u->start_err : u->kerr;
-	/* the block's accumulator, then its output */
-	size_t outlen = rc ? 0 : w->accpad + (size_t)in->units * w->out_unit;
+	/* borrowed: the input and output are the master's own (checked by
+	 * the communication thread); otherwise the input follows the header */
+	int borrowed = (in->flags & PLB__F_BORROWED) != 0;
+	struct plb__borrow bw = {(uint64_t)(uintptr_t)plb__msg_data(j->msg), 0};
+	if (borrowed)
+		memcpy(&bw, plb__msg_data(j->msg), sizeof bw);
+	/* the block's accumulator, then (not borrowed) its output */
+	size_t outlen = rc ? 0 : w->accpad + (borrowed ? 0 : (size_t)in->units * w->out_unit);
 	void *out = plb__msg_alloc(PLB__MSG_DONE, outlen);
 	if (!out) {
 		rc = PLB_ENOMEM;
@@ -178,7 +185,8 @@ static void do_block(struct wpu *u, struct item *j)
 		if (w->acc_bytes)
 			memcpy(data, w->acc_identity, w->acc_bytes);
 		struct plb_block b = {.offset = in->offset, .units = in->units,
-				      .in = plb__msg_data(j->msg), .out = data + w->accpad,
+				      .in = (const void *)(uintptr_t)bw.in,
+				      .out = borrowed ? (void *)(uintptr_t)bw.out : data + w->accpad,
 				      .acc = w->acc_bytes ? data : NULL};
 		rc = plb__dev_run(&u->dev, u->kc, u->kstate, &b, j->arrive, &t);
 		if (rc && !u->err[0])
@@ -192,6 +200,7 @@ static void do_block(struct wpu *u, struct item *j)
 	h->arg = in->arg;       /* the master's run number */
 	h->offset = in->offset;
 	h->units = in->units;
+	h->flags = in->flags & PLB__F_BORROWED;
 	plb__msg_free(j->msg);
 	if (t.died) {
 		/* The model says this PU died: say so after the detection delay,
@@ -202,7 +211,11 @@ static void do_block(struct wpu *u, struct item *j)
 		void *lost = plb__msg_alloc(PLB__MSG_LOST, 0);
 		if (!lost)
 			abort();
+		/* which block it was: a borrowed one no longer touches the job */
 		plb__msg_hdr(lost)->pu = u->idx;
+		plb__msg_hdr(lost)->id = h->id;
+		plb__msg_hdr(lost)->arg = h->arg;
+		plb__msg_hdr(lost)->flags = h->flags;
 		post(w, OUT_LOST, lost);
 		return;
 	}
@@ -414,18 +427,28 @@ static int on_start(struct plb *p, void *msg)
 		plb__msg_free(msg);
 		return PLB_ENOENT;
 	}
-	/* the shared data, then (padded to 16) the accumulator's identity */
-	size_t rest = h->len - PLB__KERNEL_NAME_MAX, spad = plb__pad16(h->units);
-	if (h->units > rest || (h->units < rest && spad >= rest)) {
+	/* the shared data (borrowed: its address), then (padded to 16) the
+	 * accumulator's identity */
+	int borrowed = (h->flags & PLB__F_BORROWED) != 0;
+	size_t rest = h->len - PLB__KERNEL_NAME_MAX;
+	size_t spart = borrowed ? sizeof(struct plb__borrow) : h->units, spad = plb__pad16(spart);
+	if (spart > rest || (spart < rest && spad >= rest) ||
+	    (borrowed && !p->tp->ops->same_memory)) {
 		plb__msg_free(msg);
-		return plb__fail(p, PLB_EIO, "START with %llu bytes of shared data in %zu bytes",
-				 (unsigned long long)h->units, rest);
+		return plb__fail(p, PLB_EIO, "START with %llu bytes of shared data in %zu bytes%s",
+				 (unsigned long long)h->units, rest,
+				 borrowed ? ", borrowed" : "");
 	}
 	plb__msg_free(w->start_msg);     /* no PU is in the previous run any more */
 	w->start_msg = msg;
 	w->shared = name + PLB__KERNEL_NAME_MAX;
+	if (borrowed) {
+		struct plb__borrow bw;
+		memcpy(&bw, w->shared, sizeof bw);
+		w->shared = (const void *)(uintptr_t)bw.in;
+	}
 	w->shared_bytes = h->units;
-	w->acc_bytes = h->units < rest ? rest - spad : 0;
+	w->acc_bytes = spart < rest ? rest - spad : 0;
 	w->accpad = plb__pad16(w->acc_bytes);
 	w->acc_identity = name + PLB__KERNEL_NAME_MAX + spad;
 	if (w->acc_bytes && !w->k->combine) {
@@ -450,6 +473,17 @@ static int on_start(struct plb *p, void *msg)
 	return 0;
 }
 
+/* Every PU has left the run: tell the master, who asked. */
+static int send_ended(struct plb *p)
+{
+	void *msg = plb__msg_alloc(PLB__MSG_ENDED, 0);
+	p->wk->ended_ack = 0;
+	if (!msg)
+		return plb__fail(p, PLB_ENOMEM, "out of memory");
+	int rc = p->tp->ops->send(p->tp, 0, msg);
+	return rc ? plb__fail(p, rc, "sending to the master: %s", p->tp->err) : 0;
+}
+
 static int handle(struct plb *p, void *msg)
 {
 	struct plb__worker *w = p->wk;
@@ -465,6 +499,12 @@ static int handle(struct plb *p, void *msg)
 			plb__msg_free(msg);
 			return plb__fail(p, PLB_EIO, "DISPATCH for PU %d, which this worker does not have", pu);
 		}
+		if ((h->flags & PLB__F_BORROWED) ? !p->tp->ops->same_memory || h->len != sizeof(struct plb__borrow)
+						 : h->len != h->units * w->in_unit) {
+			unsigned long long len = h->len;
+			plb__msg_free(msg);
+			return plb__fail(p, PLB_EIO, "DISPATCH with %llu bytes of input for its block, which does not match the run", len);
+		}
 		if ((rc = push_job(&w->pu[h->pu], JOB_BLOCK, msg))) {
 			plb__msg_free(msg);
 			return plb__fail(p, rc, "out of memory");
@@ -472,7 +512,10 @@ static int handle(struct plb *p, void *msg)
 		w->outstanding++;
 		return 0;
 	case PLB__MSG_END:
+		w->ended_ack = h->arg == 1;
 		plb__msg_free(msg);
+		if (!w->npu && w->ended_ack && (rc = send_ended(p)))
+			return rc;
 		for (int i = 0; i < w->npu; i++) {
 			if ((rc = push_job(&w->pu[i], JOB_END, NULL)))
 				return plb__fail(p, rc, "out of memory");
@@ -503,8 +546,8 @@ static int drain(struct plb *p)
 	while (o) {
 		struct item *next = (struct item *)o->link.next;
 		w->outstanding--;
-		if (o->kind == OUT_ENDED)
-			w->ending--;
+		if (o->kind == OUT_ENDED && --w->ending == 0 && w->ended_ack && !rc)
+			rc = send_ended(p);
 		if (o->msg && !rc) {
 			/* the idle figures so far travel with every block */
 			plb__msg_hdr(o->msg)->d0 = w->idle_wall;

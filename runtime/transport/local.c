@@ -98,6 +98,7 @@ static void local_destroy(struct plb__transport *t)
 
 static const struct plb__transport_ops local_ops = {
 	.name = "local",
+	.same_memory = 1,
 	.send = local_send,
 	.recv = local_recv,
 	.pending = local_pending,

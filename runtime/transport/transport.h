@@ -25,6 +25,8 @@ enum plb__msg_type {
 	PLB__MSG_END,           /* master -> worker: the run is over */
 	PLB__MSG_SHUTDOWN,      /* master -> worker: stop */
 	PLB__MSG_BYE,           /* worker -> master: its idle CPU figures, stopping */
+	PLB__MSG_ENDED,         /* worker -> master: every PU has left the run (an END
+				 * with arg 1 asks for it) */
 };
 
 /* 96 bytes; the payload follows at PLB__HDR_SIZE (16-byte aligned). */
@@ -36,7 +38,7 @@ struct plb__hdr {
 	uint64_t id;            /* grant id */
 	uint64_t offset, units;         /* START: units = shared data bytes */
 	int32_t kind;           /* enum plb_grant_kind */
-	int32_t pad;
+	int32_t flags;          /* PLB__F_... */
 	double exec_s, xfer_s;  /* DONE: measured on the PU */
 	double busy_s;          /* DONE: PU busy time for this block */
 	double d0, d1;          /* START: in_unit, out_unit; BYE: idle wall s, idle CPU s */
@@ -47,10 +49,22 @@ _Static_assert(sizeof(struct plb__hdr) == PLB__HDR_SIZE, "header size");
 
 /* START's payload: the kernel name in a field of this size (NUL-padded, so
  * the shared data after it stays 16-byte aligned), then the shared data
- * (hdr.units bytes), then, for a job with a reduction, the accumulator's
- * identity after the shared data padded to 16 (plb__pad16). DONE's: the
- * block's accumulator padded to 16 (if any), then its output. */
+ * (hdr.units bytes; borrowed: a struct plb__borrow whose in is its
+ * address), then, for a job with a reduction, the accumulator's identity
+ * after the shared part padded to 16 (plb__pad16). DISPATCH's: the block's
+ * input (borrowed: a struct plb__borrow). DONE's: the block's accumulator
+ * padded to 16 (if any), then its output (none when borrowed). */
 #define PLB__KERNEL_NAME_MAX 64
+
+/* hdr.flags: the message is borrowed: its payload gives addresses in the
+ * master's memory (the job's own input, output, shared data) instead of
+ * the data, and the PU reads and writes there in place. Only over a
+ * transport whose ends share memory (ops.same_memory); a worker refuses
+ * it otherwise. */
+#define PLB__F_BORROWED 1u
+struct plb__borrow {
+	uint64_t in, out;       /* addresses (uintptr_t); out 0 for START */
+};
 
 /* n rounded up to 16: a payload part after which the next stays aligned. */
 static inline size_t plb__pad16(size_t n) { return (n + 15) & ~(size_t)15; }
@@ -74,6 +88,9 @@ struct plb__transport;
 
 struct plb__transport_ops {
 	const char *name;
+	/* The master and the workers share one address space (the in-process
+	 * pair): messages may be borrowed (PLB__F_BORROWED). */
+	int same_memory;
 	/* Queue buf (from plb__msg_alloc, header len filled in) for rank dst;
 	 * takes it over (frees it once sent, also on error). Never blocks. */
 	PLB_WUR int (*send)(struct plb__transport *t, int dst, void *buf);

@@ -31,6 +31,17 @@ for policy in plb-hac plb-hec hdss greedy static; do
 	check "plb-mm $policy: node a only (2 PUs)" test "$(json_get pus)" = "['a.cpu', 'a.f#1']"
 done
 
+# in place (the default in one process) and through copies (in_place = 0):
+# the same blocks (greedy, 7 columns) give the same C to the bit
+sed 's/^pipeline = 2$/pipeline = 2\nin_place = 0/' "$TMP/two.ini" >"$TMP/copied.ini"
+check "greedy, in place" one "$BUILD/plb-mm" --config "$TMP/two.ini" --n 300 \
+	--policy greedy --set greedy_block=7 --output "$TMP/c5" --json
+check "in place: only headers sent" python3 -c "import json,sys; d=json.loads([l for l in open(sys.argv[1]) if l.startswith('{')][0]); sys.exit(d['bytes_sent'] > 300 * 300 * 8 / 10)" "$TMP/out"
+check "greedy, in_place = 0" one "$BUILD/plb-mm" --config "$TMP/copied.ini" --n 300 \
+	--policy greedy --set greedy_block=7 --output "$TMP/c6" --json
+check "in_place = 0: the matrices sent" python3 -c "import json,sys; d=json.loads([l for l in open(sys.argv[1]) if l.startswith('{')][0]); sys.exit(d['bytes_sent'] < 2 * 300 * 300 * 8)" "$TMP/out"
+check "identical C in place and copied" cmp "$TMP/c5" "$TMP/c6"
+
 check "plb-null small.ini in one process" one "$BUILD/plb-null" --config test/data/small.ini --json
 check "plb-null: coverage" test "$(json_get coverage_ok)" = True
 check "plb-null: units" test "$(json_get units_done)" = 200000

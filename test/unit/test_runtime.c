@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "plb.h"
@@ -34,6 +35,7 @@ static atomic_long calls;
 static long long fail_unit = -1;        /* the kernel fails once on a block holding it */
 static atomic_int failed;
 static int team_cores = -1;             /* cores of the last cpu PU opened */
+static atomic_long borrowed, copied;    /* kernel calls on the job's memory, on copies */
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_t seen[64];
 static int nseen;
@@ -46,17 +48,33 @@ static int k_init(const struct plb_pu_info *pu, const void *shared, size_t bytes
 	return 0;
 }
 
+static uint64_t in[W], out[W];
+
+/* Does the block read and write the job's own arrays (in place)? */
+static void count_where(const struct plb_block *b)
+{
+	int bi = (const uint64_t *)b->in >= in && (const uint64_t *)b->in < in + W;
+	int bo = (uint64_t *)b->out >= out && (uint64_t *)b->out < out + W;
+	if (bi != bo)
+		fail_msg("block at %llu: input %s but output %s", (unsigned long long)b->offset,
+			 bi ? "in place" : "a copy", bo ? "in place" : "a copy");
+	if (bi && ((const uint64_t *)b->in != in + b->offset || (uint64_t *)b->out != out + b->offset))
+		fail_msg("block at %llu in place at the wrong place", (unsigned long long)b->offset);
+	atomic_fetch_add(bi ? &borrowed : &copied, 1);
+}
+
 /* out[u] = 3 in[u] + 1; each unit counted; the threads that ran recorded */
 static int k_run(void *st, const struct plb_block *b)
 {
 	atomic_fetch_add(&calls, 1);
+	count_where(b);
 	if (fail_unit >= (long long)b->offset && fail_unit < (long long)(b->offset + b->units) &&
 	    !atomic_exchange(&failed, 1))
 		return PLB_EDEVICE;
-	const uint64_t *in = b->in;
-	uint64_t *out = b->out;
+	const uint64_t *x = b->in;
+	uint64_t *y = b->out;
 	for (uint64_t i = 0; i < b->units; i++) {
-		out[i] = 3 * in[i] + 1;
+		y[i] = 3 * x[i] + 1;
 		if (b->offset + i < W)
 			atomic_fetch_add(&hits[b->offset + i], 1);
 	}
@@ -171,8 +189,6 @@ static void stop(plb_t *p)
 	unlink(cfg_path);
 }
 
-static uint64_t in[W], out[W];
-
 /* One run over W units; rc of plb_run. Counters reset first. */
 static int run_once(plb_t *p)
 {
@@ -182,6 +198,8 @@ static int run_once(plb_t *p)
 		atomic_store(&hits[u], 0);
 	}
 	ngrants = 0;
+	atomic_store(&borrowed, 0);
+	atomic_store(&copied, 0);
 	struct plb_job job = {.kernel = "count", .units = W, .in = in, .in_unit = 8,
 			      .out = out, .out_unit = 8};
 	return plb_run(p, &job);
@@ -245,10 +263,13 @@ static void test_cpu_team_of_two(void **state)
  * units a second time (merging them once), and these tests count the
  * kernel's computations, which on a loaded machine a late block would
  * otherwise make 2 now and then. */
-static const char two_pus[] =
-	"[run]\nunits = 1\n[node a]\ncpu = 1\nemu = e\n"
-	"[model e]\nclass = gpu\ncompute = poly 0.0005 2e-8\n"
-	"[balancer]\nredo_gain = 0\n";
+#define TWO_PUS(RUN)                                                   \
+	"[run]\nunits = 1\n" RUN "[node a]\ncpu = 1\nemu = e\n"         \
+	"[model e]\nclass = gpu\ncompute = poly 0.0005 2e-8\n"            \
+	"[balancer]\nredo_gain = 0\n"
+static const char two_pus[] = TWO_PUS("");
+/* the same with copies in and out of messages, as between processes */
+static const char two_pus_copied[] = TWO_PUS("in_place = 0\n");
 
 static void test_kernel_fails_on_one_block(void **state)
 {
@@ -269,10 +290,12 @@ static void test_kernel_fails_on_one_block(void **state)
 }
 
 /* Runs of one kernel one after the other: from the second on, every PU
- * starts from the last run's model and nothing trains. */
-static void test_runs_in_a_row(void **state)
+ * starts from the last run's model and nothing trains. In place (the
+ * default in one process) every block reads and writes the job's arrays
+ * and only headers travel; with in_place = 0 every block gets copies. */
+static void runs_in_a_row(int in_place)
 {
-	plb_t *p = start(two_pus);
+	plb_t *p = start(in_place ? two_pus : two_pus_copied);
 	struct plb_result res;
 	assert_int_equal(plb_result(p, &res), PLB_ESTATE);
 	for (int run = 0; run < 4; run++) {
@@ -285,8 +308,17 @@ static void test_runs_in_a_row(void **state)
 		assert_int_equal(res.npu, 2);
 		assert_true(res.coverage_ok && res.units == W && res.makespan_s > 0);
 		assert_true(res.ratio == plb_ratio(p));
-		/* two 8-byte words per unit, each way, and the headers */
-		assert_true(res.bytes_sent > 8.0 * W && res.bytes_received > 8.0 * W);
+		/* in place: headers only (under 256 bytes a block each way) */
+		if (in_place && (atomic_load(&copied) || !atomic_load(&borrowed) ||
+				 res.bytes_sent + res.bytes_received > 256.0 * (double)(res.blocks + 2)))
+			fail_msg("in place, run %d: %ld calls on copies, %ld in place, %g bytes moved",
+				 run + 1, atomic_load(&copied), atomic_load(&borrowed),
+				 res.bytes_sent + res.bytes_received);
+		/* copied: an 8-byte word per unit, each way, and the headers */
+		if (!in_place && (atomic_load(&borrowed) || res.bytes_sent <= 8.0 * W ||
+				  res.bytes_received <= 8.0 * W))
+			fail_msg("in_place = 0, run %d: %ld calls in place, %g bytes sent, %g received",
+				 run + 1, atomic_load(&borrowed), res.bytes_sent, res.bytes_received);
 		if (run == 0 && (res.training_blocks < 2 || res.warm_pus != 0))
 			fail_msg("run 1: %ld training blocks, %d warm PUs", res.training_blocks, res.warm_pus);
 		if (run > 0 && (res.training_blocks != 0 || res.warm_pus != 2))
@@ -305,6 +337,106 @@ static void test_runs_in_a_row(void **state)
 	struct plb_pu_result pr;
 	assert_int_equal(plb_pu_result(p, 2, &pr), PLB_EINVAL);
 	stop(p);
+}
+
+static void test_runs_in_a_row(void **state)
+{
+	runs_in_a_row(1);
+	runs_in_a_row(0);
+}
+
+/* A late block run again in place: the emulated PU stalls in its kernel
+ * on its second block (far longer than the whole run takes otherwise), so
+ * that block is late and the CPU runs it again. Each PU tags what it writes; every unit's output must come
+ * from the PU the report credits with it, i.e. the copy that counted,
+ * also when the loser writes the job's memory after the winner ended. */
+#define EMU_TAG (1ull << 62)
+static atomic_int emu_calls, stalled;
+
+static int k_tag_init(const struct plb_pu_info *pu, const void *shared, size_t bytes, void **st)
+{
+	*st = (void *)(uintptr_t)(strstr(pu->name, ".cpu") ? 1 : 2);
+	return 0;
+}
+
+static int k_tag(void *st, const struct plb_block *b)
+{
+	int emu = (uintptr_t)st == 2;
+	count_where(b);
+	if (emu && atomic_fetch_add(&emu_calls, 1) == 1 && !atomic_exchange(&stalled, 1))
+		nanosleep(&(struct timespec){0, 300000000}, NULL);
+	const uint64_t *x = b->in;
+	uint64_t *y = b->out;
+	for (uint64_t i = 0; i < b->units; i++) {
+		/* some 100 ns a unit: block times the models can measure */
+		volatile uint64_t v = x[i];
+		for (int k = 0; k < 50; k++)
+			v = v * 3 + 1;
+		y[i] = (3 * x[i] + 1) | (emu ? EMU_TAG : 0);
+	}
+	return 0;
+}
+
+static const struct plb_kernel tag_kernel = {
+	.name = "tag",
+	.cpu = {.init = k_tag_init, .run = k_tag},
+};
+
+static void redo_tagged(const char *config, const char *what)
+{
+	static const struct plb_kernel *const ks[] = {&tag_kernel};
+	write_config(config);
+	struct plb_options o = {.config = cfg_path, .kernels = ks, .nkernels = 1, .quiet = 1};
+	int argc = 1;
+	char *args[] = {"test_runtime", NULL}, **argv = args;
+	plb_t *p;
+	if (plb_init(&argc, &argv, &o, &p))
+		fail_msg("plb_init: %s", plb_errmsg(p));
+	for (uint64_t u = 0; u < W; u++) {
+		in[u] = u * 7 + 5;
+		out[u] = 0;
+	}
+	atomic_store(&emu_calls, 0);
+	atomic_store(&stalled, 0);
+	struct plb_job job = {.kernel = "tag", .units = W, .in = in, .in_unit = 8,
+			      .out = out, .out_unit = 8};
+	assert_int_equal(plb_run(p, &job), 0);
+	if (!atomic_load(&stalled) || report_num(p, "redo_won") < 1)
+		fail_msg("%s: the test did not happen: stalled %d, %g late blocks run again, %g won",
+			 what, atomic_load(&stalled), report_num(p, "redo_blocks"),
+			 report_num(p, "redo_won"));
+	double emu_units = 0, by_emu = 0;
+	for (int i = 0; i < 2; i++) {
+		struct plb_pu_result pr;
+		assert_int_equal(plb_pu_result(p, i, &pr), 0);
+		if (!strstr(pr.name, ".cpu"))
+			emu_units = pr.units;
+	}
+	for (uint64_t u = 0; u < W; u++) {
+		if ((out[u] & ~EMU_TAG) != 3 * in[u] + 1)
+			fail_msg("%s: out[%llu] = %llx", what, (unsigned long long)u,
+				 (unsigned long long)out[u]);
+		by_emu += (out[u] & EMU_TAG) != 0;
+	}
+	if (by_emu != emu_units)
+		fail_msg("%s: %g units hold the emulated PU's output, the report credits it with %g",
+			 what, by_emu, emu_units);
+	assert_int_equal(plb_finalize(p), 0);
+	unlink(cfg_path);
+}
+
+static void test_redo_in_place(void **state)
+{
+	static const char cfg[] = "[run]\nunits = 1\n%s[node a]\ncpu = 1\nemu = e\n"
+				  "[model e]\nclass = gpu\ncompute = poly 0.0005 2e-8\n";
+	char text[sizeof cfg + 32];
+	snprintf(text, sizeof text, cfg, "");
+	atomic_store(&copied, 0);
+	redo_tagged(text, "in place");
+	/* the re-run went through copies: a borrowed original was still out */
+	assert_true(atomic_load(&copied) >= 1);
+	snprintf(text, sizeof text, cfg, "in_place = 0\n");
+	redo_tagged(text, "in_place = 0");
 }
 
 /* keep_models = 0: every run trains; another signature or kernel is
@@ -491,6 +623,7 @@ int main(void)
 		cmocka_unit_test(test_cpu_team_of_two),
 		cmocka_unit_test(test_kernel_fails_on_one_block),
 		cmocka_unit_test(test_runs_in_a_row),
+		cmocka_unit_test(test_redo_in_place),
 		cmocka_unit_test(test_models_kept_per_kind),
 		cmocka_unit_test(test_units_from_the_job),
 		cmocka_unit_test(test_reduction),
