@@ -75,6 +75,9 @@ struct plb_block {
 				 * member's) own accumulator, acc_bytes, holding
 				 * the identity at the start: add the block's
 				 * contribution into it. NULL otherwise. */
+	int member, members;    /* a kernel class with `whole`: this call is
+				 * member `member` (from 0) of the `members` of a
+				 * CPU team that run this block at once; else 0, 1 */
 };
 
 /* One device class's functions. init runs once per PU and run (on the PU's
@@ -89,6 +92,13 @@ struct plb_kernel_class {
 		    size_t shared_bytes, void **state);
 	int (*run)(void *state, const struct plb_block *blk);
 	void (*fini)(void *state);
+	/* cpu: 0 (the default): a team cuts each block into one range of
+	 * units per member. 1: every member is called on the whole block
+	 * (blk->member of blk->members) and does its own share of the work:
+	 * for kernels where a range of units would make every member read all
+	 * the shared data (a product by columns: each member then takes a
+	 * slab of rows). Members must write disjoint bytes of out. */
+	int whole;
 };
 
 /* A kernel: its name (what the master tells workers to run) and a class

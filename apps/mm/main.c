@@ -44,10 +44,17 @@ static int mm_init(const struct plb_pu_info *pu, const void *shared, size_t byte
 	return 0;
 }
 
+/* A CPU team's member computes its slab of C's rows over the whole block
+ * (.whole below): it reads only its rows of A, where a slab of columns
+ * would make every member read all of A (memory-bound for thin blocks).
+ * Slabs start at multiples of 16 rows (whole cache lines). */
 static int mm_cpu_run(void *state, const struct plb_block *b)
 {
 	const struct mm_state *s = state;
-	return plb__mm_cpu(s->sh->prec, s->sh->n, (int64_t)b->units, s->A, b->in, b->out);
+	int n = s->sh->n, m = b->members > 1 ? b->members : 1;
+	int r0 = (int)((int64_t)n * b->member / m) & ~15;
+	int r1 = b->member + 1 == m ? n : (int)((int64_t)n * (b->member + 1) / m) & ~15;
+	return plb__mm_cpu_rows(s->sh->prec, n, r0, r1 - r0, (int64_t)b->units, s->A, b->in, b->out);
 }
 
 static void mm_fini(void *state)
@@ -88,7 +95,7 @@ static int mm_cuda_run(void *state, const struct plb_block *b)
 
 static const struct plb_kernel mm_kernel = {
 	.name = "mm",
-	.cpu = {.init = mm_init, .run = mm_cpu_run, .fini = mm_fini},
+	.cpu = {.init = mm_init, .run = mm_cpu_run, .fini = mm_fini, .whole = 1},
 #ifdef PLB_HAVE_CUDA
 	.cuda = {.init = mm_cuda_init, .run = mm_cuda_run, .fini = mm_fini},
 #endif

@@ -26,6 +26,10 @@ size_t plb__mm_elem(enum plb__mm_prec prec);
  * (column-major, leading dimension n). Returns 0 or PLB_EINVAL. */
 PLB_WUR int plb__mm_cpu(enum plb__mm_prec prec, int n, int64_t cols,
 			const void *A, const void *B_blk, void *C_blk);
+/* The same for rows [row0, row0 + rows) of C_blk only (they need those
+ * rows of A alone): one team member's slab of a block. */
+PLB_WUR int plb__mm_cpu_rows(enum plb__mm_prec prec, int n, int row0, int rows, int64_t cols,
+			     const void *A, const void *B_blk, void *C_blk);
 
 /* Checks C = A x B. exact: every element against a double-precision
  * reference (O(n^3), for small n); otherwise Freivalds' test with `trials`

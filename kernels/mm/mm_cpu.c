@@ -11,20 +11,31 @@ size_t plb__mm_elem(enum plb__mm_prec prec)
 	return prec == PLB__MM_F64 ? sizeof(double) : sizeof(float);
 }
 
+int plb__mm_cpu_rows(enum plb__mm_prec prec, int n, int row0, int rows, int64_t cols,
+		     const void *A, const void *B_blk, void *C_blk)
+{
+	if (n < 1 || cols < 0 || cols > INT32_MAX || !A || (cols && (!B_blk || !C_blk)) ||
+	    row0 < 0 || rows < 0 || rows > n - row0)
+		return PLB_EINVAL;
+	if (cols == 0 || rows == 0)
+		return 0;
+	/* rows of A and C start row0 elements down their columns */
+	size_t at = (size_t)row0 * plb__mm_elem(prec);
+	const char *a = (const char *)A + at;
+	char *c = (char *)C_blk + at;
+	if (prec == PLB__MM_F64)
+		cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, rows, (int)cols, n,
+			    1.0, (const double *)a, n, B_blk, n, 0.0, (double *)c, n);
+	else
+		cblas_sgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, rows, (int)cols, n,
+			    1.0f, (const float *)a, n, B_blk, n, 0.0f, (float *)c, n);
+	return 0;
+}
+
 int plb__mm_cpu(enum plb__mm_prec prec, int n, int64_t cols, const void *A,
 		const void *B_blk, void *C_blk)
 {
-	if (n < 1 || cols < 0 || cols > INT32_MAX || !A || (cols && (!B_blk || !C_blk)))
-		return PLB_EINVAL;
-	if (cols == 0)
-		return 0;
-	if (prec == PLB__MM_F64)
-		cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, n, (int)cols, n,
-			    1.0, A, n, B_blk, n, 0.0, C_blk, n);
-	else
-		cblas_sgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, n, (int)cols, n,
-			    1.0f, A, n, B_blk, n, 0.0f, C_blk, n);
-	return 0;
+	return plb__mm_cpu_rows(prec, n, 0, n, cols, A, B_blk, C_blk);
 }
 
 /* y = M x and, when ay is not NULL, ay = |M| |ax| (the scale a rounding

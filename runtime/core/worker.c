@@ -187,7 +187,7 @@ static void do_block(struct wpu *u, struct item *j)
 		struct plb_block b = {.offset = in->offset, .units = in->units,
 				      .in = (const void *)(uintptr_t)bw.in,
 				      .out = borrowed ? (void *)(uintptr_t)bw.out : data + w->accpad,
-				      .acc = w->acc_bytes ? data : NULL};
+				      .acc = w->acc_bytes ? data : NULL, .members = 1};
 		rc = plb__dev_run(&u->dev, u->kc, u->kstate, &b, j->arrive, &t);
 		if (rc && !u->err[0])
 			snprintf(u->err, sizeof u->err, "kernel '%s' failed on block %llu (%llu units at %llu): %s",

@@ -2,7 +2,8 @@
  * cores. The PU's thread and cores - 1 helpers are each bound to one core
  * (hwloc); a block is cut into one contiguous part per team member and the
  * kernel's cpu function runs on every part at once (the worker has set
- * BLAS to one thread per caller). cpu = all is every core but one per PU
+ * BLAS to one thread per caller), or, for a kernel class with `whole`,
+ * every member is called on the whole block with its member index. cpu = all is every core but one per PU
  * of the same node section whose class has host_core (a GPU's). */
 #include <pthread.h>
 #include <stdio.h>
@@ -178,7 +179,7 @@ static int cpu_run(struct plb__dev *d, const struct plb_kernel_class *kc, void *
 	int rc = 0;
 
 	size_t ab = d->run.acc_bytes;
-	if (t->n == 1 || b->units < (uint64_t)t->n) {
+	if (t->n == 1 || (!kc->whole && b->units < (uint64_t)t->n)) {
 		rc = kc->run(kstate, b);
 	} else {
 		/* member 0 adds into the block's accumulator, the others into
@@ -191,15 +192,21 @@ static int cpu_run(struct plb__dev *d, const struct plb_kernel_class *kc, void *
 			t->acc = a;
 			t->acc_cap = need;
 		}
-		/* one contiguous part per member; the unit sizes come from the run */
+		/* one contiguous part per member (the unit sizes come from the
+		 * run), or the whole block to each */
 		uint64_t per = b->units / (uint64_t)t->n, rem = b->units % (uint64_t)t->n, off = 0;
 		pthread_mutex_lock(&t->mu);
 		for (int i = 0; i < t->n; i++) {
 			uint64_t u = per + ((uint64_t)i < rem);
-			t->part[i].offset = b->offset + off;
-			t->part[i].units = u;
-			t->part[i].in = (const char *)b->in + off * d->run.in_unit;
-			t->part[i].out = (char *)b->out + off * d->run.out_unit;
+			t->part[i] = *b;        /* whole: the block itself */
+			t->part[i].member = kc->whole ? i : 0;
+			t->part[i].members = kc->whole ? t->n : 1;
+			if (!kc->whole) {
+				t->part[i].offset = b->offset + off;
+				t->part[i].units = u;
+				t->part[i].in = (const char *)b->in + off * d->run.in_unit;
+				t->part[i].out = (char *)b->out + off * d->run.out_unit;
+			}
 			t->part[i].acc = !ab ? NULL : i == 0 ? b->acc : t->acc + (size_t)(i - 1) * ab;
 			if (ab && i > 0)
 				memcpy(t->part[i].acc, d->run.acc_identity, ab);

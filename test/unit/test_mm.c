@@ -37,7 +37,8 @@ static double get(enum plb__mm_prec prec, const void *m, size_t i)
 	return prec == PLB__MM_F64 ? ((const double *)m)[i] : ((const float *)m)[i];
 }
 
-/* C = A x B computed block by block of uneven widths. */
+/* C = A x B computed block by block of uneven widths; every other block
+ * as three slabs of rows of uneven heights (a CPU team's members). */
 static void *product_by_blocks(enum plb__mm_prec prec, int n, const void *A, const void *B)
 {
 	size_t e = plb__mm_elem(prec), col = (size_t)n * e;
@@ -49,8 +50,16 @@ static void *product_by_blocks(enum plb__mm_prec prec, int n, const void *A, con
 		int w = widths[k % 5];
 		if (off + w > n)
 			w = n - off;
-		assert_int_equal(plb__mm_cpu(prec, n, w, A, (const char *)B + col * off,
-					     (char *)C + col * off), 0);
+		const char *b = (const char *)B + col * off;
+		char *c = (char *)C + col * off;
+		if (k % 2 == 0) {
+			assert_int_equal(plb__mm_cpu(prec, n, w, A, b, c), 0);
+		} else {
+			int r1 = n / 5, r2 = n / 5 + n / 2;
+			assert_int_equal(plb__mm_cpu_rows(prec, n, 0, r1, w, A, b, c), 0);
+			assert_int_equal(plb__mm_cpu_rows(prec, n, r1, r2 - r1, w, A, b, c), 0);
+			assert_int_equal(plb__mm_cpu_rows(prec, n, r2, n - r2, w, A, b, c), 0);
+		}
 		off += w;
 	}
 	return C;
@@ -136,6 +145,12 @@ static void test_bad_args(void **state)
 	assert_int_equal(plb__mm_cpu(PLB__MM_F32, 1, 0, &a, NULL, NULL), 0);
 	assert_int_equal(plb__mm_cpu(PLB__MM_F32, 1, 1, &a, &b, &c), 0);
 	assert_true(c == 1);
+	assert_int_equal(plb__mm_cpu_rows(PLB__MM_F32, 1, 0, 2, 1, &a, &b, &c), PLB_EINVAL);
+	assert_int_equal(plb__mm_cpu_rows(PLB__MM_F32, 1, 1, 1, 1, &a, &b, &c), PLB_EINVAL);
+	assert_int_equal(plb__mm_cpu_rows(PLB__MM_F32, 1, -1, 1, 1, &a, &b, &c), PLB_EINVAL);
+	c = 5;
+	assert_int_equal(plb__mm_cpu_rows(PLB__MM_F32, 1, 1, 0, 1, &a, &b, &c), 0);
+	assert_true(c == 5);
 }
 
 /* The CUDA kernel equals the CPU kernel, for blocks of one column, of one

@@ -125,6 +125,30 @@ static const struct plb_kernel kernel = {
 	.cpu = {.init = k_init, .run = k_run},
 };
 
+/* A whole-block kernel (.whole): every member of a team gets the whole
+ * block and computes the units u with u % members == member. */
+static atomic_long whole_calls, whole_bad;
+static int k_whole(void *st, const struct plb_block *b)
+{
+	atomic_fetch_add(&whole_calls, 1);
+	/* the test runs it on a team of two */
+	if (b->members != 2 || b->member < 0 || b->member >= b->members)
+		atomic_fetch_add(&whole_bad, 1);
+	const uint64_t *x = b->in;
+	uint64_t *y = b->out;
+	for (uint64_t i = 0; i < b->units; i++)
+		if ((b->offset + i) % (uint64_t)b->members == (uint64_t)b->member) {
+			y[i] = 3 * x[i] + 1;
+			atomic_fetch_add(&hits[b->offset + i], 1);
+		}
+	return 0;
+}
+
+static const struct plb_kernel whole_kernel = {
+	.name = "whole",
+	.cpu = {.init = k_init, .run = k_whole, .whole = 1},
+};
+
 static const struct plb_kernel sum_kernel = {
 	.name = "sum",
 	.cpu = {.init = k_init, .run = k_sum},
@@ -159,9 +183,9 @@ static void write_config(const char *text)
 /* plb_init on config_text (models: a models file, or NULL); its rc. */
 static int init(const char *config_text, const char *models, plb_t **p)
 {
-	static const struct plb_kernel *const ks[] = {&kernel, &sum_kernel};
+	static const struct plb_kernel *const ks[] = {&kernel, &sum_kernel, &whole_kernel};
 	write_config(config_text);
-	struct plb_options o = {.config = cfg_path, .kernels = ks, .nkernels = 2, .quiet = 1,
+	struct plb_options o = {.config = cfg_path, .kernels = ks, .nkernels = 3, .quiet = 1,
 				.models = models};
 	int argc = 1;
 	char *args[] = {"test_runtime", NULL}, **argv = args;
@@ -256,6 +280,21 @@ static void test_cpu_team_of_two(void **state)
 	if (atomic_load(&calls) <= (long)report_num(p, "blocks"))
 		fail_msg("cpu = 2: %ld kernel calls for %g blocks", atomic_load(&calls),
 			 report_num(p, "blocks"));
+	/* a whole-block kernel: both members on every block, each its share */
+	for (uint64_t u = 0; u < W; u++) {
+		out[u] = 0;
+		atomic_store(&hits[u], 0);
+	}
+	atomic_store(&whole_calls, 0);
+	atomic_store(&whole_bad, 0);
+	struct plb_job job = {.kernel = "whole", .units = W, .in = in, .in_unit = 8,
+			      .out = out, .out_unit = 8};
+	assert_int_equal(plb_run(p, &job), 0);
+	check_exactly_once("cpu = 2, whole blocks");
+	assert_int_equal(atomic_load(&whole_bad), 0);
+	if (atomic_load(&whole_calls) != 2 * (long)report_num(p, "blocks"))
+		fail_msg("cpu = 2, whole blocks: %ld kernel calls for %g blocks (expected two each)",
+			 atomic_load(&whole_calls), report_num(p, "blocks"));
 	stop(p);
 }
 
