@@ -23,6 +23,10 @@
  * samples gives (about 11%), well below a cliff of 2.5x per unit or more
  * seen at 1.5x its size (33%). */
 #define CLIFF_DROP 0.25
+/* One slow block alone is believed only this much below: noise, a
+ * neighbour or a device warming up seldom costs half, a cliff of 2.5x per
+ * unit seen at twice its size does. */
+#define CLIFF_DROP_ONE 0.5
 
 /* Relative-error weights 1/t^2: block times span orders of magnitude and
  * the noise is multiplicative, so every block should count alike rather
@@ -267,13 +271,34 @@ static void find_cliff(struct plb__model *m)
 	if (!(best > 0))
 		return;
 	double low = (1 - CLIFF_DROP) * best;
+	/* slow blocks: larger than the best one, CLIFF_DROP below its rate */
+	int nslow = 0, steep = 0;
+	double first = INFINITY, probe = INFINITY;
 	for (int i = 0; i < m->n; i++) {
-		double u = sample_at(m, i)->units;
-		if (u > ubest && u < m->x_fall && sample_rate(m, i) < low)
-			m->x_fall = u;
+		double u = sample_at(m, i)->units, r = sample_rate(m, i);
+		if (u > ubest && r < low) {
+			nslow++;
+			steep |= r < (1 - CLIFF_DROP_ONE) * best;
+			first = fmin(first, u);
+		}
 	}
-	if (m->x_fall == INFINITY)
+	if (nslow >= 2 || steep) {
+		if (first < m->x_fall)
+			m->x_fall = first;
+	} else if (nslow == 1) {
+		/* one block a little slow may be noise, a neighbour or a device
+		 * warming up: until a second one is slow no block grows past
+		 * it, and a block as large that runs near the best rate refutes
+		 * it */
+		probe = first;
+		for (int i = 0; i < m->n; i++)
+			if (sample_at(m, i)->units >= first && sample_rate(m, i) >= low)
+				probe = INFINITY;
+	}
+	if (m->x_fall == INFINITY) {
+		m->x_cap = probe;
 		return;
+	}
 	double cap = 0;
 	for (int i = 0; i < m->n; i++) {
 		double u = sample_at(m, i)->units;

@@ -797,6 +797,39 @@ static void test_change_threshold_strict(void **state)
 	}
 }
 
+/* A block 30% slower per unit than the best (a mild cliff, or noise, a
+ * neighbour, a device warming up): on its own it holds blocks at its size,
+ * no larger, and is not yet a fall (x_fall stays INFINITY: nothing to
+ * carry to another run); a second slow block makes it one, capped at the
+ * largest block that kept the rate. A block as large at the best rate
+ * refutes it instead. 50% slower is a fall at once. */
+static void test_cliff_one_mild_fall(void **state)
+{
+	struct plb__model m;
+
+	(void)state;
+	for (int refute = 0; refute < 2; refute++) {
+		model_new(&m, 1e6, 8, 10);      /* no speed change detection here */
+		assert_int_equal(plb__model_add(&m, 1000, 0.1, 0), 0);
+		assert_int_equal(plb__model_add(&m, 2000, 0.2, 0), 0);
+		assert_int_equal(plb__model_add(&m, 4000, 0.4 / 0.7, 0), 0);
+		assert_true(plb__model_cap(&m) == 4000 && isinf(m.x_fall));
+		if (refute) {
+			assert_int_equal(plb__model_add(&m, 4000, 0.41, 0), 0);
+			assert_true(isinf(plb__model_cap(&m)) && isinf(m.x_fall));
+		} else {
+			assert_int_equal(plb__model_add(&m, 3000, 0.3 / 0.7, 0), 0);
+			assert_true(plb__model_cap(&m) == 2000 && m.x_fall == 3000);
+		}
+		plb__model_fini(&m);
+	}
+	model_new(&m, 1e6, 8, 10);
+	assert_int_equal(plb__model_add(&m, 1000, 0.1, 0), 0);
+	assert_int_equal(plb__model_add(&m, 4000, 0.4 / 0.45, 0), 0);
+	assert_true(plb__model_cap(&m) == 1000 && m.x_fall == 4000);
+	plb__model_fini(&m);
+}
+
 /* The fall outlives the window even when every sample left is past it
  * (blocks of 8000 after a fall seen at 4000, window 2): nothing below the
  * fall says where it began, so the cap is half the fall, 2000. */
@@ -887,6 +920,7 @@ int main(void)
 		cmocka_unit_test(test_speed_change_with_transfer),
 		cmocka_unit_test(test_change_threshold_strict),
 		cmocka_unit_test(test_cliff_cap_window_past_fall),
+		cmocka_unit_test(test_cliff_one_mild_fall),
 		cmocka_unit_test(test_bad_samples),
 	};
 
