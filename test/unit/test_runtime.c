@@ -180,12 +180,15 @@ static void write_config(const char *text)
 	fclose(f);
 }
 
+static const struct plb_kernel tag_kernel;     /* test_redo_in_place */
+
 /* plb_init on config_text (models: a models file, or NULL); its rc. */
 static int init(const char *config_text, const char *models, plb_t **p)
 {
-	static const struct plb_kernel *const ks[] = {&kernel, &sum_kernel, &whole_kernel};
+	static const struct plb_kernel *const ks[] = {&kernel, &sum_kernel, &whole_kernel,
+						      &tag_kernel};
 	write_config(config_text);
-	struct plb_options o = {.config = cfg_path, .kernels = ks, .nkernels = 3, .quiet = 1,
+	struct plb_options o = {.config = cfg_path, .kernels = ks, .nkernels = 4, .quiet = 1,
 				.models = models};
 	int argc = 1;
 	char *args[] = {"test_runtime", NULL}, **argv = args;
@@ -423,14 +426,7 @@ static const struct plb_kernel tag_kernel = {
 
 static void redo_tagged(const char *config, const char *what)
 {
-	static const struct plb_kernel *const ks[] = {&tag_kernel};
-	write_config(config);
-	struct plb_options o = {.config = cfg_path, .kernels = ks, .nkernels = 1, .quiet = 1};
-	int argc = 1;
-	char *args[] = {"test_runtime", NULL}, **argv = args;
-	plb_t *p;
-	if (plb_init(&argc, &argv, &o, &p))
-		fail_msg("plb_init: %s", plb_errmsg(p));
+	plb_t *p = start(config);
 	for (uint64_t u = 0; u < W; u++) {
 		in[u] = u * 7 + 5;
 		out[u] = 0;
@@ -460,8 +456,7 @@ static void redo_tagged(const char *config, const char *what)
 	if (by_emu != emu_units)
 		fail_msg("%s: %g units hold the emulated PU's output, the report credits it with %g",
 			 what, by_emu, emu_units);
-	assert_int_equal(plb_finalize(p), 0);
-	unlink(cfg_path);
+	stop(p);
 }
 
 static void test_redo_in_place(void **state)
