@@ -136,41 +136,62 @@ void plb_balancer_destroy(plb_balancer_t *b)
 	free(b->ef_pu);
 	free(b->x);
 	free(b->free);
+	plb__place_free(b);
 	free(b);
 }
 
-/* Take up to `want` units from the lowest free range. A leftover smaller
- * than min_block is not left behind: it goes with this grant. */
-static struct plb__range pool_take(struct plb_balancer *b, uint64_t want)
+/* Take up to `want` units of free range fi from `at` on (in it). A leftover
+ * after them smaller than min_block is not left behind: it goes with this
+ * grant. Units left before `at` stay free (the caller made room in b->free
+ * for the split). */
+static struct plb__range pool_cut(struct plb_balancer *b, int fi, uint64_t at, uint64_t want)
 {
-	PLB_ASSERT(b->nfree > 0 && want > 0);
-	struct plb__range *r = &b->free[0];
-	uint64_t u = want < r->len ? want : r->len;
-	if (r->len - u < (uint64_t)b->p.min_block)
-		u = r->len;
-	struct plb__range got = {r->off, u};
-	r->off += u;
-	r->len -= u;
-	if (r->len == 0) {
-		memmove(&b->free[0], &b->free[1], (size_t)(b->nfree - 1) * sizeof *b->free);
+	struct plb__range *r = &b->free[fi];
+	PLB_ASSERT(want > 0 && at >= r->off && at < r->off + r->len);
+	uint64_t before = at - r->off, room = r->len - before;
+	uint64_t u = want < room ? want : room;
+	if (room - u < (uint64_t)b->p.min_block)
+		u = room;
+	uint64_t after = room - u;
+	if (before && after) {
+		PLB_ASSERT(b->nfree < b->capfree);
+		memmove(&b->free[fi + 2], &b->free[fi + 1], (size_t)(b->nfree - fi - 1) * sizeof *b->free);
+		b->free[fi + 1] = (struct plb__range){at + u, after};
+		r->len = before;
+		b->nfree++;
+	} else if (before) {
+		r->len = before;
+	} else if (after) {
+		r->off += u;
+		r->len = after;
+	} else {
+		memmove(&b->free[fi], &b->free[fi + 1], (size_t)(b->nfree - fi - 1) * sizeof *b->free);
 		b->nfree--;
 	}
 	b->pool -= u;
 	b->granted += u;
-	return got;
+	return (struct plb__range){at, u};
+}
+
+/* Room for one more free range. 0 or PLB_ENOMEM. */
+static int free_room(struct plb_balancer *b)
+{
+	if (b->nfree < b->capfree)
+		return 0;
+	int cap = b->capfree * 2;
+	struct plb__range *nf = realloc(b->free, (size_t)cap * sizeof *nf);
+	if (!nf)
+		return PLB_ENOMEM;
+	b->free = nf;
+	b->capfree = cap;
+	return 0;
 }
 
 /* Return a range to the pool, keeping it sorted and merged. */
 static int pool_put(struct plb_balancer *b, uint64_t off, uint64_t len)
 {
-	if (b->nfree == b->capfree) {
-		int cap = b->capfree * 2;
-		struct plb__range *nf = realloc(b->free, (size_t)cap * sizeof *nf);
-		if (!nf)
-			return PLB_ENOMEM;
-		b->free = nf;
-		b->capfree = cap;
-	}
+	if (free_room(b))
+		return PLB_ENOMEM;
 	int i = 0;
 	while (i < b->nfree && b->free[i].off < off)
 		i++;
@@ -411,7 +432,12 @@ int plb_balancer_next(plb_balancer_t *b, int pu, double now, struct plb_grant *g
 	uint64_t want = units < 1 ? 1 : (uint64_t)llround(units);
 	if (want > b->pool)
 		want = b->pool;
-	struct plb__range r = pool_take(b, want);
+	/* the lowest free units, or those the PU's node holds (place.c) */
+	uint64_t at = b->free[0].off;
+	int fi = plb__place(b, pu, &want, &at);
+	if (fi >= 0 && free_room(b))
+		return PLB_ENOMEM;
+	struct plb__range r = pool_cut(b, fi < 0 ? 0 : fi, fi < 0 ? b->free[0].off : at, want);
 
 	struct plb__grant_rec *rec = &u->out[u->nout];
 	double free_in = plb__busy_for(b, pu, now);

@@ -132,6 +132,17 @@ int plb_balancer_model_get(const plb_balancer_t *b, int pu, struct plb_model_sam
 PLB_WUR int plb_balancer_model_set(plb_balancer_t *b, int pu, const struct plb_model_sample *s,
 				   int n, double cliff);
 
+/* Placement on resident input: PU pu is in group `group` (its node; -1:
+ * none; at most npu - 1), and group `group` holds the data of units
+ * [off, off + units) (input its node kept from an earlier run). A PU's
+ * grant is then taken from free units its group holds where there are
+ * any (cut to them when its model says that costs under 1% of the
+ * block's time), else from the lowest free units as without groups.
+ * Either may be called at any time. Returns 0, PLB_EINVAL (hold before
+ * any group, a range outside [0, W)) or PLB_ENOMEM. */
+PLB_WUR int plb_balancer_group(plb_balancer_t *b, int pu, int group);
+PLB_WUR int plb_balancer_hold(plb_balancer_t *b, int group, uint64_t off, uint64_t units);
+
 /* True when every unit is done. */
 int plb_balancer_finished(const plb_balancer_t *b);
 

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "balancer/balancer.h"
+#include "balancer/ranges.h"
 #include "balancer/base/assert.h"
 #include "balancer/model.h"
 #include "balancer/solver.h"
@@ -98,6 +99,10 @@ struct plb_balancer {
 	struct plb__efun *ef;
 	int *ef_pu;
 	double *x;
+	/* placement (place.c): each PU's group (-1: none) and the ranges each
+	 * group holds; NULL until the first plb_balancer_group */
+	int *grp;
+	struct plb__ranges *held;
 };
 
 /* Seconds until PU pu is predicted to be free: 0 if idle; a block past its
@@ -118,6 +123,12 @@ int plb__others_busy(const struct plb_balancer *b, int except);
  * W/(train_div * PUs) so a slow PU cannot start with a large part of the run,
  * and at least min_block. */
 double plb__first_block(const struct plb_balancer *b);
+
+/* Where PU pu's grant of *want units goes when its group holds free units
+ * (place.c): sets *at and may shorten *want; returns the index of the free
+ * range holding *at, or -1 (no preference: the lowest free units). */
+int plb__place(const struct plb_balancer *b, int pu, uint64_t *want, uint64_t *at);
+void plb__place_free(struct plb_balancer *b);
 
 /* The policies, one file each in policies/ defining plb__policy_NAME;
  * adding one is its file and a word here (the order is plbsim's). */

@@ -39,6 +39,10 @@ static double urand(void)
 /* Stale reports seen by run_job since the last reset: re-runs that lost
  * to their original, originals that lost to their re-run; and re-runs. */
 static long stale_redo, stale_orig, redo_blocks;
+/* When > 0: PU i is in group i % hold_groups and each group holds three
+ * random ranges (overlapping each other's), so placement takes grants
+ * from the middle of the pool. */
+static int hold_groups;
 
 static long run_job(const char *policy, int n, uint64_t W, int nlose, uint64_t seed)
 {
@@ -55,6 +59,13 @@ static long run_job(const char *policy, int n, uint64_t W, int nlose, uint64_t s
 		pu[i].fixed = 0.001 * urand();
 		rates += pu[i].rate;
 	}
+	for (int i = 0; i < n && hold_groups > 0; i++)
+		assert_int_equal(plb_balancer_group(b, i, i % hold_groups), 0);
+	for (int g = 0; g < hold_groups && g < n; g++)
+		for (int k = 0; k < 3; k++) {
+			uint64_t off = (uint64_t)(urand() * (double)(W - 1));
+			assert_int_equal(plb_balancer_hold(b, g, off, 1 + (uint64_t)(urand() * (double)(W - off - 1))), 0);
+		}
 	double now = 0, span = (double)W / rates, lose_at = INFINITY;
 	long events = 0;
 	int lost = 0;
@@ -180,6 +191,20 @@ static void test_coverage_with_failures(void **state)
 			int n = 3 + (int)(seed % 10);
 			run_job(plb_policy_name(p), n, 50000 + seed * 1013, n - 1, seed * 7919);
 		}
+}
+
+/* Every policy still covers the domain exactly once when grants are
+ * placed on ranges their PU's group holds, with and without losses. */
+static void test_coverage_with_placement(void **state)
+{
+	hold_groups = 3;
+	for (int p = 0; plb_policy_name(p); p++)
+		for (uint64_t seed = 1; seed <= 8; seed++) {
+			int n = 2 + (int)(seed % 7);
+			run_job(plb_policy_name(p), n, 40000 + seed * 501, 0, seed);
+			run_job(plb_policy_name(p), n, 40000 + seed * 501, n - 1, seed * 31);
+		}
+	hold_groups = 0;
 }
 
 /* Parameters: a number in range is taken; anything else (trailing text,
@@ -779,11 +804,83 @@ static void test_pool_merges(void **state)
 	}
 }
 
+/* Placement: a PU gets the free units its group holds while there are
+ * any, then the lowest free units; without groups the same calls give
+ * the same grants as always (lowest first). */
+static void test_placement(void **state)
+{
+	plb_balancer_t *b = greedy100(4, 1000), *plain = greedy100(4, 1000);
+	assert_int_equal(plb_balancer_hold(b, 0, 0, 10), PLB_EINVAL);  /* no group yet */
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(plb_balancer_group(b, i, i / 2), 0);
+	assert_int_equal(plb_balancer_group(b, 4, 0), PLB_EINVAL);
+	assert_int_equal(plb_balancer_group(b, 0, 4), PLB_EINVAL);
+	assert_int_equal(plb_balancer_hold(b, 0, 990, 11), PLB_EINVAL);
+	assert_int_equal(plb_balancer_hold(b, 0, 600, 250), 0);
+	assert_int_equal(plb_balancer_hold(b, 0, 800, 200), 0);        /* merged: [600, 1000) */
+	assert_int_equal(plb_balancer_hold(b, 1, 0, 400), 0);
+	/* PUs 0 and 1 (group 0) take [600, 1000), 2 and 3 take [0, 400) */
+	uint64_t want[8] = {600, 700, 0, 100, 800, 900, 200, 300}, plain_at = 0;
+	int who[8] = {0, 1, 2, 3, 0, 1, 2, 3};
+	for (int k = 0; k < 8; k++) {
+		struct plb_grant g, h;
+		assert_int_equal(plb_balancer_next(b, who[k], 0, &g), PLB_NEXT_GRANT);
+		assert_int_equal(g.offset, want[k]);
+		assert_int_equal(g.units, 100);
+		assert_int_equal(plb_balancer_next(plain, who[k], 0, &h), PLB_NEXT_GRANT);
+		assert_int_equal(h.offset, plain_at);
+		plain_at += 100;
+		struct plb_sample s = {g.id, 1, 0, 1}, t = {h.id, 1, 0, 1};
+		assert_int_equal(plb_balancer_done(b, who[k], &s), 0);
+		assert_int_equal(plb_balancer_done(plain, who[k], &t), 0);
+	}
+	check_free_list(b, 200, "held ranges taken");
+	/* nothing held is free: the lowest free units, [400, 600) */
+	struct plb_grant g;
+	assert_int_equal(plb_balancer_next(b, 0, 1, &g), PLB_NEXT_GRANT);
+	assert_int_equal(g.offset, 400);
+	plb_balancer_destroy(b);
+	plb_balancer_destroy(plain);
+}
+
+/* A grant longer than the held stretch is cut to it when one more block
+ * costs nothing by the PU's model (no fixed cost), and not when the
+ * fixed cost is most of a block's time: then it starts on the held units
+ * and runs on past them. */
+static void test_placement_cut(void **state)
+{
+	for (int fixed = 0; fixed <= 1; fixed++) {
+		plb_balancer_t *b;
+		assert_int_equal(plb_balancer_create(NULL, "plb-hac", 2, 100000, &b), 0);
+		struct plb_model_sample s[4];
+		for (int k = 0; k < 4; k++) {
+			double u = 500.0 * (1 << k);
+			s[k] = (struct plb_model_sample){u, u * 1e-4 + (fixed ? 2.0 : 0), 0};
+		}
+		for (int i = 0; i < 2; i++) {
+			assert_int_equal(plb_balancer_model_set(b, i, s, 4, INFINITY), 0);
+			assert_int_equal(plb_balancer_group(b, i, i), 0);
+		}
+		assert_int_equal(plb_balancer_hold(b, 0, 50000, 400), 0);
+		struct plb_grant g;
+		assert_int_equal(plb_balancer_next(b, 0, 0, &g), PLB_NEXT_GRANT);
+		assert_int_equal(g.offset, 50000);
+		if (fixed)
+			assert_true(g.units > 400);
+		else
+			assert_int_equal(g.units, 400);
+		plb_balancer_destroy(b);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_coverage_all_policies),
 		cmocka_unit_test(test_coverage_with_failures),
+		cmocka_unit_test(test_coverage_with_placement),
+		cmocka_unit_test(test_placement),
+		cmocka_unit_test(test_placement_cut),
 		cmocka_unit_test(test_params_and_names),
 		cmocka_unit_test(test_static_split),
 		cmocka_unit_test(test_tiny_domains),
