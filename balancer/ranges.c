@@ -62,6 +62,25 @@ uint64_t plb__ranges_covered(const struct plb__ranges *s, uint64_t off, uint64_t
 	return n;
 }
 
+int plb__ranges_gaps(const struct plb__ranges *s, uint64_t off, uint64_t len,
+		     struct plb__range *out, int max)
+{
+	uint64_t at = off, end = off + len;
+	int n = 0;
+	for (int i = plb__ranges_find(s, off); at < end; i++) {
+		uint64_t next = i < s->n && s->r[i].off < end ? s->r[i].off : end;
+		if (next > at) {
+			if (n < max)
+				out[n] = (struct plb__range){at, next - at};
+			n++;
+		}
+		if (i >= s->n || s->r[i].off >= end)
+			break;
+		at = s->r[i].off + s->r[i].len;
+	}
+	return n;
+}
+
 void plb__ranges_clear(struct plb__ranges *s)
 {
 	s->n = 0;

@@ -140,7 +140,22 @@ struct plb_job {
 	 * and signature share their fitted models: a later run starts from
 	 * them instead of training ([run] keep_models). */
 	const char *signature;
+	/* Input kept on the nodes between runs (over MPI; in one process PUs
+	 * read the job's memory in place and no input is sent anyway), bits:
+	 * PLB_IN_KEEP: each node keeps the input it is sent, within
+	 *   [run] resident_mb, for later runs of this domain;
+	 * PLB_IN_UNCHANGED: in holds what it held in the last run with
+	 *   PLB_IN_KEEP (same in, in_unit and units, nothing written to it
+	 *   since): nodes use what they kept, the balancer gives a PU the
+	 *   units its node holds, and only what a node lacks is sent.
+	 * PLB_SHARED_UNCHANGED: shared holds what it held in the last run
+	 *   (same address and size): nodes use the copy they were sent.
+	 * 0 (the default): every block's input is sent and nothing is kept. */
+	int in_mode;
 };
+#define PLB_IN_KEEP          1
+#define PLB_IN_UNCHANGED     2
+#define PLB_SHARED_UNCHANGED 4
 
 /* The figures of the master's last run (plb_result), as in plb_report. */
 struct plb_result {
@@ -156,6 +171,8 @@ struct plb_result {
 	long blocks, training_blocks;
 	int npu, pus_lost;
 	int warm_pus;           /* PUs that started from an earlier run's model */
+	double resident_bytes;  /* input the nodes hold after the run (in_mode) */
+	double unkept_bytes;    /* input sent that a node's budget could not keep */
 };
 
 /* One PU's figures in the last run. */

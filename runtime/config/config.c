@@ -68,6 +68,8 @@ static const struct key keys[] = {
 	 "0 or 1: a run starts from the fitted models of the last run with the same kernel, unit sizes and signature (1, the default) or trains afresh (0)"},
 	{S_RUN, "in_place", K_INT, 0, 0, 1, 1, NULL, CFG(in_place),
 	 "0 or 1: in one process, PUs read a block's input from and write its output to the job's own memory (1, the default) or get copies, as over MPI (0)"},
+	{S_RUN, "resident_mb", K_NUM, 0, 0, 1e12, -1, NULL, CFG(resident_mb),
+	 "MiB in [0, 1e12] of input each node may keep between runs for jobs that ask (leave out for a quarter of the node's memory)"},
 	{S_NETWORK, "latency_us", K_NUM, 0, 0, 1e9, 50, NULL, CFG(latency_us),
 	 "microseconds in [0, 1e9], one-way control message latency"},
 	{S_NETWORK, "solve_us", K_NUM, 0, 0, 1e9, -1, NULL, CFG(solve_us),

@@ -67,6 +67,8 @@ struct cJSON *plb__report_json(const struct plb__report *r)
 	cJSON_AddNumberToObject(o, "bytes_sent", r->bytes_sent);
 	cJSON_AddNumberToObject(o, "bytes_received", r->bytes_received);
 	cJSON_AddNumberToObject(o, "warm_pus", r->warm_pus);
+	cJSON_AddNumberToObject(o, "resident_bytes", r->resident_bytes);
+	cJSON_AddNumberToObject(o, "unkept_bytes", r->unkept_bytes);
 	return o;
 }
 
@@ -95,6 +97,9 @@ void plb__report_text(const struct plb__report *r, FILE *f)
 	if (isfinite(r->bytes_sent))
 		fprintf(f, "  bytes          %.0f sent to workers, %.0f received\n", r->bytes_sent,
 			r->bytes_received);
+	if (r->resident_bytes > 0 || r->unkept_bytes > 0)
+		fprintf(f, "  resident input %.0f bytes kept on the nodes, %.0f sent but over their budget\n",
+			r->resident_bytes, r->unkept_bytes);
 	if (r->pus_lost)
 		fprintf(f, "  PUs lost       %d\n", r->pus_lost);
 	if (r->speed_changes)

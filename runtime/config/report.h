@@ -35,6 +35,8 @@ struct plb__report {
 				 * shared data, input); NAN in the simulator */
 	double bytes_received;  /* runtime: from them (output, accumulators) */
 	int warm_pus;           /* PUs whose model came from an earlier run */
+	double resident_bytes;  /* runtime: input the nodes keep after the run */
+	double unkept_bytes;    /* runtime: input sent that no budget could keep */
 };
 
 /* The balancer's counts (blocks, solves, solver time, PUs lost...) into r. */

@@ -28,6 +28,7 @@
 #include "balancer/base/log.h"
 #include "runtime/config/bounds.h"
 #include "runtime/config/coverage.h"
+#include "runtime/core/resident.h"
 #include "runtime/core/rt.h"
 
 #define BATCH 512               /* messages handled between two polls */
@@ -75,6 +76,8 @@ struct run {
 	} acc;
 	double bytes_out, bytes_in;
 	int warm;               /* PUs started from kept models */
+	int res, reuse;         /* input kept on the nodes; their stores kept (resident.c) */
+	double unkept, resident;        /* bytes over the nodes' budgets; held at the end */
 };
 
 /* Keeps a block's accumulator (at offset off) for the end of the run. */
@@ -194,8 +197,10 @@ static int dispatch(struct run *r, int i, const struct plb_grant *g)
 	struct plb *p = r->p;
 	struct mpu *u = &r->pu[i];
 	const struct plb_job *job = r->job;
-	int borrow = r->borrow && !overlaps_live(r, g->offset, g->units);
-	size_t len = borrow ? sizeof(struct plb__borrow) : (size_t)g->units * job->in_unit;
+	int borrow = r->borrow && !overlaps_live(r, g->offset, g->units), nseg = 0;
+	size_t len = borrow ? sizeof(struct plb__borrow)
+		     : r->res ? plb__res_len(p, u->peer, job, g, &nseg)
+			      : (size_t)g->units * job->in_unit;
 	void *msg = plb__msg_alloc(PLB__MSG_DISPATCH, len);
 	if (!msg)
 		return plb__fail(p, PLB_ENOMEM, "out of memory for a block of %zu bytes", len);
@@ -216,6 +221,12 @@ static int dispatch(struct run *r, int i, const struct plb_grant *g)
 		if (push(&r->live, &r->nlive, &r->caplive, sizeof l, &l)) {
 			plb__msg_free(msg);
 			return plb__fail(p, PLB_ENOMEM, "out of memory");
+		}
+	} else if (r->res) {
+		int rc = plb__res_fill(p, u->peer, job, g, msg, nseg, r->b, &r->unkept);
+		if (rc) {
+			plb__msg_free(msg);
+			return rc;
 		}
 	} else if (len) {
 		memcpy(plb__msg_data(msg), (const char *)job->in + g->offset * job->in_unit, len);
@@ -398,6 +409,7 @@ static int on_message(struct run *r, void *msg, int src)
 		/* the worker stopped on an error of its own: its PUs are gone */
 		plb__log(PLB__LOG_ERROR, "master", "rank %d stopped: %s", src, plb_strerror(h->status));
 		p->peer[peer].rank = -1;
+		plb__res_forget(p, peer);
 		for (int i = 0; i < p->peer[peer].npu; i++) {
 			int rc = lose(r, p->peer[peer].pu0 + i);
 			if (rc)
@@ -416,7 +428,9 @@ static int start_workers(struct run *r, const char *kernel)
 	struct plb *p = r->p;
 	const struct plb_job *job = r->job;
 	size_t nlen = PLB__KERNEL_NAME_MAX;
-	size_t spart = r->borrow ? sizeof(struct plb__borrow) : job->shared_bytes;
+	int kept = plb__res_shared_kept(p, job, r->borrow);
+	p->res.valid_shared = 0;        /* until the run has ended well (plb__res_end) */
+	size_t spart = r->borrow ? sizeof(struct plb__borrow) : kept ? 0 : job->shared_bytes;
 	size_t at = nlen + plb__pad16(spart);
 	size_t len = job->acc_bytes ? at + job->acc_bytes : nlen + spart;
 	for (int w = 0; w < p->npeer; w++) {
@@ -431,11 +445,15 @@ static int start_workers(struct run *r, const char *kernel)
 			struct plb__borrow bw = {(uint64_t)(uintptr_t)job->shared, 0};
 			memcpy(data + nlen, &bw, sizeof bw);
 			h->flags = PLB__F_BORROWED;
+		} else if (kept) {
+			h->flags = PLB__F_SHARED_KEPT;
 		} else if (job->shared_bytes) {
 			memcpy(data + nlen, job->shared, job->shared_bytes);
 		}
 		if (job->acc_bytes && job->acc_identity)
 			memcpy(data + at, job->acc_identity, job->acc_bytes);
+		if (r->reuse)
+			h->flags |= PLB__F_REUSE;
 		h->d0 = (double)job->in_unit;
 		h->d1 = (double)job->out_unit;
 		h->id = p->cfg.seed;
@@ -596,6 +614,8 @@ static int report(struct run *r, double wall)
 	rep->bytes_sent = r->bytes_out;
 	rep->bytes_received = r->bytes_in;
 	rep->warm_pus = r->warm;
+	rep->resident_bytes = r->resident;
+	rep->unkept_bytes = r->unkept;
 	double iw = 0, ic = 0;
 	for (int w = 0; w < p->npeer; w++) {
 		iw += p->peer[w].idle_wall_s;
@@ -667,6 +687,10 @@ int plb_run(plb_t *p, const struct plb_job *job)
 		goto out;
 	}
 	r.borrow = p->tp->ops->same_memory && p->cfg.in_place;
+	if ((r.res = plb__res_begin(p, job, r.W, r.borrow, r.b, &r.reuse)) < 0) {
+		rc = r.res;
+		goto out;
+	}
 	double wall0 = plb__now();
 	if ((rc = start_workers(&r, job->kernel))) {
 		/* a START may have gone: its run must still end */
@@ -743,6 +767,7 @@ int plb_run(plb_t *p, const struct plb_job *job)
 	} else if (!rc) {
 		rc = end_workers(p, 0);
 	}
+	r.resident = plb__res_end(p, job, r.W, r.res, r.borrow, !rc);
 	if (!rc)
 		rc = report(&r, plb__now() - wall0);
 	/* the coverage record is kept apart from the balancer's counts: when
@@ -820,7 +845,8 @@ int plb_result(const plb_t *p, struct plb_result *out)
 		.imbalance = r->imbalance, .wall_s = r->wall_s, .bytes_sent = r->bytes_sent,
 		.bytes_received = r->bytes_received, .blocks = r->blocks,
 		.training_blocks = r->training_blocks, .npu = r->npu, .pus_lost = r->pus_lost,
-		.warm_pus = r->warm_pus,
+		.warm_pus = r->warm_pus, .resident_bytes = r->resident_bytes,
+		.unkept_bytes = r->unkept_bytes,
 	};
 	return 0;
 }

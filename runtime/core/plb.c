@@ -43,7 +43,7 @@ static int wait_msg(struct plb *p, void **msg, int *src, const char *what)
 	}
 }
 
-static int send_simple(struct plb *p, int dst, uint32_t type, int status, int arg,
+static int send_simple(struct plb *p, int dst, uint32_t type, int status, int arg, double d0,
 		       const void *data, size_t len)
 {
 	void *msg = plb__msg_alloc(type, len);
@@ -51,10 +51,21 @@ static int send_simple(struct plb *p, int dst, uint32_t type, int status, int ar
 		return plb__fail(p, PLB_ENOMEM, "out of memory");
 	plb__msg_hdr(msg)->status = status;
 	plb__msg_hdr(msg)->arg = arg;
+	plb__msg_hdr(msg)->d0 = d0;
 	if (len)
 		memcpy(plb__msg_data(msg), data, len);
 	int rc = p->tp->ops->send(p->tp, dst, msg);
 	return rc ? plb__fail(p, rc, "sending to rank %d: %s", dst, p->tp->err) : 0;
+}
+
+/* Bytes of input this node may keep between runs ([run] resident_mb, else
+ * a quarter of its memory), told to the master in HELLO. */
+static double resident_budget(const struct plb__config *cfg)
+{
+	if (cfg->resident_mb >= 0)
+		return cfg->resident_mb * 1048576.0;
+	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+	return pages > 0 && size > 0 ? 0.25 * (double)pages * (double)size : 0;
 }
 
 static int read_file(const char *path, char **text, size_t *len, char *err, size_t errlen)
@@ -172,8 +183,8 @@ static int master_init(struct plb *p, const struct plb_options *o)
 			 p->cfg.nodes[assign[0]].name, p->cfg.path);
 	announce(p, rc);        /* before the workers hear of it and exit */
 	for (int k = 0; k < nw; k++) {
-		int r = rc ? send_simple(p, k + 1, PLB__MSG_CONFIG, rc, -1, NULL, 0)
-			   : send_simple(p, k + 1, PLB__MSG_CONFIG, 0, assign[k], text, len);
+		int r = rc ? send_simple(p, k + 1, PLB__MSG_CONFIG, rc, -1, 0, NULL, 0)
+			   : send_simple(p, k + 1, PLB__MSG_CONFIG, 0, assign[k], 0, text, len);
 		if (r && !rc)
 			rc = r;
 	}
@@ -204,6 +215,7 @@ static int master_init(struct plb *p, const struct plb_options *o)
 			continue;
 		}
 		hello[src - 1] = msg;
+		p->peer[src - 1].budget = h->d0;
 		if (h->status && !first_err)
 			first_err = plb__fail(p, h->status, "rank %d (%s): %.*s", src, p->peer[src - 1].host,
 					      (int)h->len, (char *)plb__msg_data(msg));
@@ -241,7 +253,7 @@ static int master_init(struct plb *p, const struct plb_options *o)
 	rc = first_err;
 	announce(p, rc);
 	for (int k = 0; k < nw; k++) {
-		int r = send_simple(p, k + 1, PLB__MSG_CONFIG, rc, 0, NULL, 0);
+		int r = send_simple(p, k + 1, PLB__MSG_CONFIG, rc, 0, 0, NULL, 0);
 		if (r && !rc)
 			rc = r;
 	}
@@ -261,7 +273,7 @@ static int worker_init(struct plb *p)
 	void *msg = NULL;
 	int src, rc;
 
-	if ((rc = send_simple(p, 0, PLB__MSG_HELLO0, 0, 0, p->tp->host, strlen(p->tp->host))))
+	if ((rc = send_simple(p, 0, PLB__MSG_HELLO0, 0, 0, 0, p->tp->host, strlen(p->tp->host))))
 		return rc;
 	if ((rc = wait_msg(p, &msg, &src, "the config from the master")))
 		return rc;
@@ -286,9 +298,10 @@ static int worker_init(struct plb *p)
 			rc = plb__worker_open(p, &desc, &npu);
 	}
 	if (rc)
-		(void)send_simple(p, 0, PLB__MSG_HELLO, rc, 0, p->err, strlen(p->err));
+		(void)send_simple(p, 0, PLB__MSG_HELLO, rc, 0, 0, p->err, strlen(p->err));
 	else
-		rc = send_simple(p, 0, PLB__MSG_HELLO, 0, 0, desc, (size_t)npu * sizeof *desc);
+		rc = send_simple(p, 0, PLB__MSG_HELLO, 0, 0, resident_budget(&p->cfg), desc,
+				 (size_t)npu * sizeof *desc);
 	free(desc);
 	int mine = rc;
 	if ((rc = wait_msg(p, &msg, &src, "the master's go")))
@@ -411,7 +424,7 @@ int plb_finalize(plb_t *p)
 			if (p->peer[k].rank < 0)
 				continue;
 			live++;
-			int r = send_simple(p, p->peer[k].rank, PLB__MSG_SHUTDOWN, 0, 0, NULL, 0);
+			int r = send_simple(p, p->peer[k].rank, PLB__MSG_SHUTDOWN, 0, 0, 0, NULL, 0);
 			rc = rc ? rc : r;
 		}
 		while (live > 0 && !rc) {
@@ -458,6 +471,8 @@ int plb_finalize(plb_t *p)
 	free(p->models_path);
 	if (p->have_cfg)
 		plb__config_fini(&p->cfg);
+	for (int w = 0; p->peer && w < p->npeer; w++)
+		plb__ranges_free(&p->peer[w].held);
 	free(p->peer);
 	free(p->pu);
 	free(p);

@@ -9,6 +9,7 @@
 
 #include "plb.h"
 #include "balancer/balancer.h"
+#include "balancer/ranges.h"
 #include "balancer/base/clock.h"
 #include "runtime/config/config.h"
 #include "runtime/config/report.h"
@@ -36,6 +37,19 @@ struct plb__peer {
 	int rank, npu, pu0;             /* pu0: its first PU's global index */
 	char host[256];
 	double idle_wall_s, idle_cpu_s; /* from BYE */
+	struct plb__ranges held;        /* the input it keeps (resident.c) */
+	double budget;                  /* bytes it may keep (from HELLO) */
+};
+
+/* The domain whose input the nodes keep (resident.c). */
+struct plb__res_domain {
+	const void *in;
+	size_t in_unit;
+	uint64_t W;
+	int valid;
+	const void *shared;     /* the shared data every node has (valid_shared) */
+	size_t shared_bytes;
+	int valid_shared;
 };
 
 struct plb {
@@ -67,6 +81,7 @@ struct plb {
 	char *models_path;      /* the models file, NULL: none */
 	char *foreign;          /* its records for PUs this cluster lacks */
 	size_t nforeign;
+	struct plb__res_domain res;
 	/* worker */
 	struct plb__worker *wk;
 };

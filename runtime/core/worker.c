@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "balancer/base/log.h"
+#include "runtime/core/resident.h"
 #include "runtime/core/rt.h"
 #include "runtime/device/device.h"
 #include "runtime/transport/fifo.h"
@@ -61,6 +62,8 @@ struct plb__worker {
 	unsigned run;
 	const struct plb_kernel *k;
 	void *start_msg;
+	void *shared_msg;       /* the START whose shared data the run uses (PLB__F_SHARED_KEPT:
+				 * an earlier one) */
 	const void *shared;
 	size_t shared_bytes, in_unit, out_unit;
 	const void *acc_identity;       /* acc_bytes: each block's accumulator's start */
@@ -75,6 +78,8 @@ struct plb__worker {
 	int idle;
 	double idle_since_wall, idle_since_cpu, idle_wall, idle_cpu;
 	double last_wall, last_cpu;     /* the stretch's last sleep so far */
+	struct plb__store store;        /* input kept between runs (resident.c) */
+	int store_ok;
 };
 
 /* Queue an item on q, guarded by mu, and wake cv's waiter. */
@@ -94,12 +99,22 @@ static int enqueue(pthread_mutex_t *mu, pthread_cond_t *cv, struct plb__fifo *q,
 	return 0;
 }
 
+/* Frees a message a PU is done with, but not a DISPATCH the node's store
+ * keeps. */
+static void msg_done(void *msg)
+{
+	if (msg && plb__msg_hdr(msg)->type == PLB__MSG_DISPATCH &&
+	    (plb__msg_hdr(msg)->flags & PLB__F_KEEP))
+		return;
+	plb__msg_free(msg);
+}
+
 /* Frees the items left on q, with their messages. */
 static void free_items(struct plb__fifo *q)
 {
 	struct item *it;
 	while ((it = plb__fifo_pop(q))) {
-		plb__msg_free(it->msg);
+		msg_done(it->msg);
 		free(it);
 	}
 }
@@ -156,7 +171,7 @@ static void do_block(struct wpu *u, struct item *j)
 	struct plb__hdr *in = plb__msg_hdr(j->msg);
 
 	if (u->dead) {
-		plb__msg_free(j->msg);
+		msg_done(j->msg);
 		post(w, OUT_DROPPED, NULL);
 		return;
 	}
@@ -167,8 +182,16 @@ static void do_block(struct wpu *u, struct item *j)
 	 * the communication thread); otherwise the input follows the header */
 	int borrowed = (in->flags & PLB__F_BORROWED) != 0;
 	struct plb__borrow bw = {(uint64_t)(uintptr_t)plb__msg_data(j->msg), 0};
-	if (borrowed)
+	void *tmp = NULL;       /* input put together from the store and the message */
+	if (borrowed) {
 		memcpy(&bw, plb__msg_data(j->msg), sizeof bw);
+	} else if ((in->flags & PLB__F_SEGMENTS) && !rc) {
+		const void *at;
+		if ((rc = plb__store_input(&w->store, j->msg, w->in_unit, &at, &tmp)))
+			snprintf(u->err, sizeof u->err, "out of memory for the input of block %llu",
+				 (unsigned long long)in->id);
+		bw.in = (uint64_t)(uintptr_t)at;
+	}
 	/* the block's accumulator, then (not borrowed) its output */
 	size_t outlen = rc ? 0 : w->accpad + (borrowed ? 0 : (size_t)in->units * w->out_unit);
 	void *out = plb__msg_alloc(PLB__MSG_DONE, outlen);
@@ -201,7 +224,8 @@ static void do_block(struct wpu *u, struct item *j)
 	h->offset = in->offset;
 	h->units = in->units;
 	h->flags = in->flags & PLB__F_BORROWED;
-	plb__msg_free(j->msg);
+	msg_done(j->msg);
+	free(tmp);
 	if (t.died) {
 		/* The model says this PU died: say so after the detection delay,
 		 * as the simulator does; its blocks never come back. */
@@ -304,6 +328,9 @@ int plb__worker_open(struct plb *p, struct plb__pu_desc **desc_out, int *npu_out
 	pthread_mutex_init(&w->mu, NULL);
 	pthread_cond_init(&w->cv, NULL);
 	p->wk = w;
+	if (plb__store_init(&w->store))
+		return plb__fail(p, PLB_ENOMEM, "out of memory");
+	w->store_ok = 1;
 	/* the node's PUs, kind by kind in PLB__PU_KINDS order */
 	for (int k = 0; k < PLB__PU_NKIND; k++) {
 		for (int i = 0; i < n->pus[k].n; i++) {
@@ -357,8 +384,12 @@ void plb__worker_close(struct plb *p)
 		pthread_cond_destroy(&u->cv);
 	}
 	free_items(&w->outbox);
+	if (w->store_ok)
+		plb__store_fini(&w->store);
 	pthread_mutex_destroy(&w->mu);
 	pthread_cond_destroy(&w->cv);
+	if (w->shared_msg != w->start_msg)
+		plb__msg_free(w->shared_msg);
 	plb__msg_free(w->start_msg);
 	free(w->pu);
 	free(w);
@@ -429,19 +460,29 @@ static int on_start(struct plb *p, void *msg)
 	}
 	/* the shared data (borrowed: its address), then (padded to 16) the
 	 * accumulator's identity */
-	int borrowed = (h->flags & PLB__F_BORROWED) != 0;
+	int borrowed = (h->flags & PLB__F_BORROWED) != 0, kept = (h->flags & PLB__F_SHARED_KEPT) != 0;
 	size_t rest = h->len - PLB__KERNEL_NAME_MAX;
-	size_t spart = borrowed ? sizeof(struct plb__borrow) : h->units, spad = plb__pad16(spart);
+	size_t spart = borrowed ? sizeof(struct plb__borrow) : kept ? 0 : h->units, spad = plb__pad16(spart);
 	if (spart > rest || (spart < rest && spad >= rest) ||
-	    (borrowed && !p->tp->ops->same_memory)) {
+	    (borrowed && !p->tp->ops->same_memory) ||
+	    (kept && (borrowed || !w->shared_msg || w->shared_bytes != h->units))) {
 		plb__msg_free(msg);
 		return plb__fail(p, PLB_EIO, "START with %llu bytes of shared data in %zu bytes%s",
 				 (unsigned long long)h->units, rest,
-				 borrowed ? ", borrowed" : "");
+				 borrowed ? ", borrowed" : kept ? ", kept from a run this node did not have" : "");
 	}
-	plb__msg_free(w->start_msg);     /* no PU is in the previous run any more */
+	/* no PU is in the previous run any more */
+	if (w->shared_msg != w->start_msg && !kept)
+		plb__msg_free(w->shared_msg);
+	if (w->shared_msg != w->start_msg || !kept)
+		plb__msg_free(w->start_msg);
+	if (!(h->flags & PLB__F_REUSE))
+		plb__store_drop(&w->store);
 	w->start_msg = msg;
-	w->shared = name + PLB__KERNEL_NAME_MAX;
+	if (!kept) {
+		w->shared_msg = msg;
+		w->shared = name + PLB__KERNEL_NAME_MAX;
+	}
 	if (borrowed) {
 		struct plb__borrow bw;
 		memcpy(&bw, w->shared, sizeof bw);
@@ -500,13 +541,20 @@ static int handle(struct plb *p, void *msg)
 			return plb__fail(p, PLB_EIO, "DISPATCH for PU %d, which this worker does not have", pu);
 		}
 		if ((h->flags & PLB__F_BORROWED) ? !p->tp->ops->same_memory || h->len != sizeof(struct plb__borrow)
-						 : h->len != h->units * w->in_unit) {
+		    : (h->flags & PLB__F_SEGMENTS) ? 0 : h->len != h->units * w->in_unit) {
 			unsigned long long len = h->len;
 			plb__msg_free(msg);
 			return plb__fail(p, PLB_EIO, "DISPATCH with %llu bytes of input for its block, which does not match the run", len);
 		}
+		if (h->flags & PLB__F_SEGMENTS) {
+			char err[200];
+			if ((rc = plb__store_take(&w->store, msg, w->in_unit, err, sizeof err))) {
+				plb__msg_free(msg);
+				return plb__fail(p, rc, "%s", err);
+			}
+		}
 		if ((rc = push_job(&w->pu[h->pu], JOB_BLOCK, msg))) {
-			plb__msg_free(msg);
+			msg_done(msg);
 			return plb__fail(p, rc, "out of memory");
 		}
 		w->outstanding++;

@@ -41,6 +41,25 @@ for k in policy units units_done coverage_ok makespan_s lower_bound_s eq_optimum
 done
 check "four PUs in the report" test "$(json_get idle_frac | tr ',' '\n' | wc -l)" -eq 4
 
+# Resident input: plb-mm --runs keeps A and B on the nodes; runs 2-3 send
+# under a quarter of run 1's bytes (B alone is a third: a node lacks only
+# what its PUs get beyond what it was sent before), hold all of B between
+# the two nodes, and the last C (computed from the nodes' stores) verifies.
+check "plb-mm --runs 3, resident input" mpi_run 3 "$BUILD/plb-mm" --config "$TMP/mm.ini" \
+	--n 300 --prec double --runs 3 --verify --json --quiet
+grep -q 'verify (exact reference): ok' "$TMP/out" || { cat "$TMP/out"; check "plb-mm --runs 3: verify ok" false; }
+check "resident input: runs 2-3 send under a quarter of run 1" python3 - "$TMP/out" <<'PY'
+import json, sys
+runs = [json.loads(l) for l in open(sys.argv[1]) if l.startswith('{')]
+assert len(runs) == 3, len(runs)
+b = 300 * 300 * 8
+for k, r in enumerate(runs):
+    print('run %d: %d bytes sent, %d resident' % (k + 1, r['bytes_sent'], r['resident_bytes']))
+    assert r['coverage_ok'] and r['unkept_bytes'] == 0 and r['resident_bytes'] >= b
+assert runs[0]['bytes_sent'] > 2 * b
+assert all(r['bytes_sent'] < 0.25 * runs[0]['bytes_sent'] for r in runs[1:])
+PY
+
 # Emulated PUs only: every unit back exactly once.
 check "plb-null small.ini" mpi_run 4 "$BUILD/plb-null" --config test/data/small.ini --json
 check "plb-null: coverage" test "$(json_get coverage_ok)" = True

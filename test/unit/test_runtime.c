@@ -40,10 +40,16 @@ static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_t seen[64];
 static int nseen;
 
+/* test_resident_input's shared data: kernel inits that saw it whole */
+static uint64_t shared_words[8192];
+static atomic_int shared_seen;
+
 static int k_init(const struct plb_pu_info *pu, const void *shared, size_t bytes, void **st)
 {
 	if (pu->cls == PLB_DEV_CPU && pu->cores > 1)
 		team_cores = pu->cores;
+	if (bytes == sizeof shared_words && !memcmp(shared, shared_words, bytes))
+		atomic_fetch_add(&shared_seen, 1);
 	*st = NULL;
 	return 0;
 }
@@ -216,20 +222,31 @@ static void stop(plb_t *p)
 	unlink(cfg_path);
 }
 
-/* One run over W units; rc of plb_run. Counters reset first. */
-static int run_once(plb_t *p)
+/* One run over `units` of the W units with input in[u] = u * mul + 5 and
+ * job.in_mode `mode`; rc of plb_run. Counters reset first. */
+static int run_input(plb_t *p, uint64_t units, uint64_t mul, int mode)
 {
 	for (uint64_t u = 0; u < W; u++) {
-		in[u] = u * 7 + 5;
-		out[u] = 0;
-		atomic_store(&hits[u], 0);
+		in[u] = u * mul + 5;
+		/* units past the domain: as check_exactly_once expects them */
+		out[u] = u < units ? 0 : 3 * in[u] + 1;
+		atomic_store(&hits[u], u < units ? 0 : 1);
 	}
 	ngrants = 0;
 	atomic_store(&borrowed, 0);
 	atomic_store(&copied, 0);
-	struct plb_job job = {.kernel = "count", .units = W, .in = in, .in_unit = 8,
-			      .out = out, .out_unit = 8};
+	struct plb_job job = {.kernel = "count", .units = units, .in = in, .in_unit = 8,
+			      .out = out, .out_unit = 8, .in_mode = mode};
+	if (mode & PLB_SHARED_UNCHANGED) {
+		job.shared = shared_words;
+		job.shared_bytes = sizeof shared_words;
+	}
 	return plb_run(p, &job);
+}
+
+static int run_once(plb_t *p)
+{
+	return run_input(p, W, 7, 0);
 }
 
 /* Every unit computed once and in its place (with re-runs off: a re-run
@@ -385,6 +402,67 @@ static void test_runs_in_a_row(void **state)
 {
 	runs_in_a_row(1);
 	runs_in_a_row(0);
+}
+
+/* Resident input, through copies as between processes (in_place = 0):
+ * a run with PLB_IN_KEEP leaves the node holding the input; later runs
+ * with PLB_IN_UNCHANGED send under 5% of it and compute the same outputs
+ * from the node's store. New input (PLB_IN_KEEP alone), another domain
+ * size and a budget too small for all of it are each sent again as
+ * needed, and every output is still right: a block whose input is half
+ * in the store and half in its message is put together in order. */
+static void test_resident_input(void **state)
+{
+	plb_t *p = start(two_pus_copied);
+	struct plb_result res;
+	double first = 0;
+	for (size_t k = 0; k < 8192; k++)
+		shared_words[k] = k * k + 1;
+	for (int run = 0; run < 4; run++) {
+		/* shared data (64 KiB, 12% of the input) sent once too */
+		int mode = PLB_IN_KEEP | PLB_SHARED_UNCHANGED | (run ? PLB_IN_UNCHANGED : 0);
+		atomic_store(&shared_seen, 0);
+		assert_int_equal(run_input(p, W, 7, mode), 0);
+		check_exactly_once(run ? "input unchanged" : "input kept");
+		assert_int_equal(plb_result(p, &res), 0);
+		assert_int_equal(atomic_load(&shared_seen), 2);         /* both PUs' inits */
+		if (!run)
+			first = res.bytes_sent;
+		if (res.resident_bytes != 8.0 * W || res.unkept_bytes != 0 ||
+		    first <= 8.0 * W + sizeof shared_words || (run && res.bytes_sent >= 0.05 * first))
+			fail_msg("run %d: %g bytes sent (first run %g), %g resident, %g over budget",
+				 run + 1, res.bytes_sent, first, res.resident_bytes, res.unkept_bytes);
+	}
+	/* new input: sent again, and its outputs are the new ones */
+	assert_int_equal(run_input(p, W, 11, PLB_IN_KEEP), 0);
+	check_exactly_once("new input kept");
+	assert_int_equal(plb_result(p, &res), 0);
+	assert_true(res.bytes_sent > 8.0 * W);
+	/* "unchanged" for a domain of another size: all sent again */
+	assert_int_equal(run_input(p, W - 1000, 11, PLB_IN_KEEP | PLB_IN_UNCHANGED), 0);
+	check_exactly_once("unchanged, but another size");
+	assert_int_equal(plb_result(p, &res), 0);
+	assert_true(res.bytes_sent > 8.0 * (W - 1000) && res.resident_bytes == 8.0 * (W - 1000));
+	/* without in_mode nothing is kept */
+	assert_int_equal(run_input(p, W, 13, 0), 0);
+	check_exactly_once("nothing kept");
+	assert_int_equal(plb_result(p, &res), 0);
+	assert_true(res.resident_bytes == 0);
+	stop(p);
+
+	/* a budget of a quarter of the input: the rest is sent every run */
+	p = start(TWO_PUS("in_place = 0\nresident_mb = 0.114\n"));
+	double budget = 0.114 * 1048576;
+	for (int run = 0; run < 3; run++) {
+		assert_int_equal(run_input(p, W, 3, PLB_IN_KEEP | (run ? PLB_IN_UNCHANGED : 0)), 0);
+		check_exactly_once("over the budget");
+		assert_int_equal(plb_result(p, &res), 0);
+		if (!(res.resident_bytes <= budget && res.resident_bytes > budget - 8.0 * W / 2 &&
+		      res.unkept_bytes > 0 && res.bytes_sent > 8.0 * W - budget))
+			fail_msg("budget %g bytes, run %d: %g resident, %g over budget, %g sent", budget,
+				 run + 1, res.resident_bytes, res.unkept_bytes, res.bytes_sent);
+	}
+	stop(p);
 }
 
 /* A late block run again in place: the emulated PU stalls in its kernel
@@ -657,6 +735,7 @@ int main(void)
 		cmocka_unit_test(test_cpu_team_of_two),
 		cmocka_unit_test(test_kernel_fails_on_one_block),
 		cmocka_unit_test(test_runs_in_a_row),
+		cmocka_unit_test(test_resident_input),
 		cmocka_unit_test(test_redo_in_place),
 		cmocka_unit_test(test_models_kept_per_kind),
 		cmocka_unit_test(test_units_from_the_job),
