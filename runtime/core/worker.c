@@ -186,7 +186,7 @@ static void do_block(struct wpu *u, struct item *j)
 	if (borrowed) {
 		memcpy(&bw, plb__msg_data(j->msg), sizeof bw);
 	} else if ((in->flags & PLB__F_SEGMENTS) && !rc) {
-		const void *at;
+		const void *at = NULL;
 		if ((rc = plb__store_input(&w->store, j->msg, w->in_unit, &at, &tmp)))
 			snprintf(u->err, sizeof u->err, "out of memory for the input of block %llu",
 				 (unsigned long long)in->id);
