@@ -51,33 +51,25 @@ int plb__ranges_add(struct plb__ranges *s, uint64_t off, uint64_t len)
 	return 0;
 }
 
-uint64_t plb__ranges_covered(const struct plb__ranges *s, uint64_t off, uint64_t len)
-{
-	uint64_t end = off + len, n = 0;
-	for (int i = plb__ranges_find(s, off); i < s->n && s->r[i].off < end; i++) {
-		uint64_t a = s->r[i].off > off ? s->r[i].off : off;
-		uint64_t e = s->r[i].off + s->r[i].len < end ? s->r[i].off + s->r[i].len : end;
-		n += e - a;
-	}
-	return n;
-}
-
 int plb__ranges_gaps(const struct plb__ranges *s, uint64_t off, uint64_t len,
-		     struct plb__range *out, int max)
+		     struct plb__range *out, int max, uint64_t *units)
 {
-	uint64_t at = off, end = off + len;
+	uint64_t at = off, end = off + len, lack = 0;
 	int n = 0;
 	for (int i = plb__ranges_find(s, off); at < end; i++) {
 		uint64_t next = i < s->n && s->r[i].off < end ? s->r[i].off : end;
 		if (next > at) {
 			if (n < max)
 				out[n] = (struct plb__range){at, next - at};
+			lack += next - at;
 			n++;
 		}
 		if (i >= s->n || s->r[i].off >= end)
 			break;
 		at = s->r[i].off + s->r[i].len;
 	}
+	if (units)
+		*units = lack;
 	return n;
 }
 

@@ -19,13 +19,11 @@ struct plb__ranges {
 PLB_WUR int plb__ranges_add(struct plb__ranges *s, uint64_t off, uint64_t len);
 /* The index of the first range that ends after off (s->n if none). */
 int plb__ranges_find(const struct plb__ranges *s, uint64_t off);
-/* Units of [off, off + len) in s. */
-uint64_t plb__ranges_covered(const struct plb__ranges *s, uint64_t off, uint64_t len);
 /* The parts of [off, off + len) not in s, in order: fills up to max of
- * them into out (may be NULL when max is 0) and returns how many there
- * are. */
+ * them into out (may be NULL when max is 0), their units into *units (may
+ * be NULL), and returns how many there are. */
 int plb__ranges_gaps(const struct plb__ranges *s, uint64_t off, uint64_t len,
-		     struct plb__range *out, int max);
+		     struct plb__range *out, int max, uint64_t *units);
 /* Empties s (keeping its memory for reuse). */
 void plb__ranges_clear(struct plb__ranges *s);
 void plb__ranges_free(struct plb__ranges *s);

@@ -175,8 +175,7 @@ static void live_drop(struct run *r, uint64_t id)
 		}
 }
 
-/* Appends x to the array *v of *n (capacity *cap) elements of size sz. */
-static int push(void *v, size_t *n, size_t *cap, size_t sz, const void *x)
+int plb__push(void *v, size_t *n, size_t *cap, size_t sz, const void *x)
 {
 	char **a = v;
 	if (*n == *cap) {
@@ -218,7 +217,7 @@ static int dispatch(struct run *r, int i, const struct plb_grant *g)
 		struct live l = {g->id, g->offset, g->units};
 		memcpy(plb__msg_data(msg), &bw, sizeof bw);
 		h->flags = PLB__F_BORROWED;
-		if (push(&r->live, &r->nlive, &r->caplive, sizeof l, &l)) {
+		if (plb__push(&r->live, &r->nlive, &r->caplive, sizeof l, &l)) {
 			plb__msg_free(msg);
 			return plb__fail(p, PLB_ENOMEM, "out of memory");
 		}
@@ -365,7 +364,7 @@ static int on_done(struct run *r, int peer, void *msg)
 	struct merge m = {msg, sl.offset * r->job->out_unit, want, sl.offset};
 	if (r->borrow && !sl.borrowed) {
 		/* a borrowed copy of these units may still be writing them */
-		if (push(&r->late, &r->nlate, &r->caplate, sizeof m, &m))
+		if (plb__push(&r->late, &r->nlate, &r->caplate, sizeof m, &m))
 			return plb__fail(p, PLB_ENOMEM, "out of memory");
 	} else {
 		r->merge[r->nmerge++] = m;

@@ -51,8 +51,8 @@ size_t plb__res_len(const struct plb *p, int peer, const struct plb_job *job,
 		    const struct plb_grant *g, int *nseg)
 {
 	const struct plb__ranges *h = &p->peer[peer].held;
-	*nseg = plb__ranges_gaps(h, g->offset, g->units, NULL, 0);
-	uint64_t lack = g->units - plb__ranges_covered(h, g->offset, g->units);
+	uint64_t lack;
+	*nseg = plb__ranges_gaps(h, g->offset, g->units, NULL, 0, &lack);
 	return sizeof(struct plb__segs) + (size_t)*nseg * sizeof(struct plb__range) +
 	       (size_t)lack * job->in_unit;
 }
@@ -66,7 +66,7 @@ int plb__res_fill(struct plb *p, int peer, const struct plb_job *job, const stru
 	struct plb__segs hd = {(uint64_t)nseg, 0};
 	struct plb__range *seg = (struct plb__range *)(data + sizeof hd);
 	memcpy(data, &hd, sizeof hd);
-	plb__ranges_gaps(&pe->held, g->offset, g->units, seg, nseg);
+	plb__ranges_gaps(&pe->held, g->offset, g->units, seg, nseg, NULL);
 	char *at = (char *)(seg + nseg);
 	double bytes = 0;
 	for (int k = 0; k < nseg; k++) {
@@ -137,19 +137,6 @@ static int store_has(const struct plb__store *s, uint64_t off, uint64_t units)
 	return 1;
 }
 
-static int grow(void **a, size_t *cap, size_t n, size_t sz)
-{
-	if (n < *cap)
-		return 0;
-	size_t c = *cap ? 2 * *cap : 16;
-	void *x = realloc(*a, c * sz);
-	if (!x)
-		return PLB_ENOMEM;
-	*a = x;
-	*cap = c;
-	return 0;
-}
-
 int plb__store_take(struct plb__store *s, void *msg, size_t in_unit, char *err, size_t errlen)
 {
 	struct plb__hdr *h = plb__msg_hdr(msg);
@@ -177,7 +164,7 @@ int plb__store_take(struct plb__store *s, void *msg, size_t in_unit, char *err, 
 	if (!(h->flags & PLB__F_KEEP) || !hd.n)
 		return 0;
 	pthread_rwlock_wrlock(&s->lock);
-	int rc = grow((void **)&s->msg, &s->capmsg, s->nmsg, sizeof *s->msg);
+	int rc = plb__push(&s->msg, &s->nmsg, &s->capmsg, sizeof *s->msg, &msg), pushed = !rc;
 	while (!rc && (size_t)s->part.n + hd.n > (size_t)s->part.cap) {
 		int cap = s->part.cap ? 2 * s->part.cap : 16;
 		struct plb__range *r = realloc(s->part.r, (size_t)cap * sizeof *r);
@@ -191,11 +178,11 @@ int plb__store_take(struct plb__store *s, void *msg, size_t in_unit, char *err, 
 		rc = d ? 0 : PLB_ENOMEM;
 	}
 	if (rc) {
+		s->nmsg -= pushed;      /* not the store's: the caller frees it */
 		pthread_rwlock_unlock(&s->lock);
 		snprintf(err, errlen, "out of memory for the input this node keeps");
 		return rc;
 	}
-	s->msg[s->nmsg++] = msg;
 	const char *in = (const char *)(seg + hd.n);
 	for (uint64_t k = 0; k < hd.n; k++) {
 		int i = plb__ranges_find(&s->part, seg[k].off), move = s->part.n - i;
@@ -204,6 +191,7 @@ int plb__store_take(struct plb__store *s, void *msg, size_t in_unit, char *err, 
 		s->part.r[i] = seg[k];
 		s->data[i] = in;
 		s->part.n++;
+		s->part.units += seg[k].len;
 		in += seg[k].len * in_unit;
 	}
 	pthread_rwlock_unlock(&s->lock);

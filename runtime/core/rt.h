@@ -97,6 +97,10 @@ struct plb__run_result {
 };
 void plb__run_result_free(struct plb__run_result *r, int npu);
 
+/* Appends x to the array *v of *n (capacity *cap) elements of size sz
+ * (master.c). Returns 0 or PLB_ENOMEM (then nothing changed). */
+PLB_WUR int plb__push(void *v, size_t *n, size_t *cap, size_t sz, const void *x);
+
 /* Record an error message in p->err (first one wins) and return rc. */
 #if defined(__GNUC__)
 __attribute__((format(printf, 3, 4)))
