@@ -2,6 +2,9 @@
 # make bench (runtime part): the MPI runtime's own costs, on this machine.
 #  1. master throughput: 8 workers x 8 zero-time emulated PUs, greedy
 #     policy with 1-unit blocks, so every block is a full round trip;
+#     then one process with 8 such PUs. Besides completions per second
+#     (all ranks share this machine's cores), the master thread's own CPU
+#     per block: what the master could serve on a core of its own;
 #  2. the same scenario in plbsim and in the runtime (plb-null): ratio
 #     against ratio (the paper's clusters, device times x 0.05 so a run
 #     takes seconds);
@@ -16,16 +19,32 @@ trap 'rm -rf "$T"' EXIT
 mpi() { timeout 600 mpirun --oversubscribe --bind-to none "$@"; }
 jget() { python3 -c "import json,sys; d=json.loads(sys.stdin.read()); print(d['$1'])"; }
 
-echo "== master throughput: 8 workers x 8 zero-time emulated PUs, greedy, 1-unit blocks"
-{
-	printf '[run]\nunits = 200000\npolicy = greedy\npipeline = 2\n[balancer]\ngreedy_block = 1\n'
-	for w in 1 2 3 4 5 6 7 8; do printf '[node w%d]\nemu = z z z z z z z z\n' $w; done
-	printf '[model z]\nclass = cpu\ncompute = poly 0\n'
-} > "$T/tput.ini"
-for i in 1 2 3; do
-	out=$(mpi -np 9 "$BUILD/plb-null" --config "$T/tput.ini" --json | grep '^{')
-	blocks=$(jget blocks <<<"$out"); ms=$(jget makespan_s <<<"$out")
-	python3 -c "print('run %d: %d blocks in %.3f s: %.0f completions/s' % ($i, $blocks, $ms, $blocks / $ms))"
+echo "== master throughput: zero-time emulated PUs, greedy, 1-unit blocks"
+tput() {        # nodes: the config's [node] sections, 8 PUs each
+	{
+		printf '[run]\nunits = 200000\npolicy = greedy\npipeline = 2\n[balancer]\ngreedy_block = 1\n'
+		for w in $(seq 1 "$1"); do printf '[node w%d]\nemu = z z z z z z z z\n' "$w"; done
+		printf '[model z]\nclass = cpu\ncompute = poly 0\n'
+	} > "$T/tput$1.ini"
+}
+tput 8
+tput 1
+for how in mpirun one; do
+	for i in 1 2 3; do
+		if [ $how = mpirun ]; then
+			out=$(mpi -np 9 "$BUILD/plb-null" --config "$T/tput8.ini" --json | grep '^{')
+		else
+			out=$("$BUILD/plb-null" --config "$T/tput1.ini" --json | grep '^{')
+		fi
+		python3 - "$how" "$i" "$out" <<'PY'
+import json, sys
+how, i, d = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+label = "mpirun -np 9, 8x8 PUs" if how == "mpirun" else "one process, 8 PUs"
+print("%-22s run %s: %d blocks in %.3f s: %.0f completions/s; master thread %.2f us CPU a block (%.0f/s on a core of its own)"
+      % (label, i, d["blocks"], d["makespan_s"], d["blocks"] / d["makespan_s"],
+         1e6 * d["master_cpu_s"] / d["blocks"], d["blocks"] / d["master_cpu_s"]))
+PY
+	done
 done
 echo
 echo "== plbsim vs runtime (plb-null), plb-hac, device times x 0.05, seeds 1..$SEEDS"

@@ -173,6 +173,8 @@ struct plb_result {
 	int warm_pus;           /* PUs that started from an earlier run's model */
 	double resident_bytes;  /* input the nodes hold after the run (in_mode) */
 	double unkept_bytes;    /* input sent that a node's budget could not keep */
+	double master_cpu_s;    /* CPU seconds of the master's thread in the run: near
+				 * makespan_s, the master is what limits the run */
 };
 
 /* One PU's figures in the last run. */

@@ -69,6 +69,7 @@ struct cJSON *plb__report_json(const struct plb__report *r)
 	cJSON_AddNumberToObject(o, "warm_pus", r->warm_pus);
 	cJSON_AddNumberToObject(o, "resident_bytes", r->resident_bytes);
 	cJSON_AddNumberToObject(o, "unkept_bytes", r->unkept_bytes);
+	cJSON_AddNumberToObject(o, "master_cpu_s", r->master_cpu_s);
 	return o;
 }
 
@@ -100,6 +101,10 @@ void plb__report_text(const struct plb__report *r, FILE *f)
 	if (r->resident_bytes > 0 || r->unkept_bytes > 0)
 		fprintf(f, "  resident input %.0f bytes kept on the nodes, %.0f sent but over their budget\n",
 			r->resident_bytes, r->unkept_bytes);
+	if (isfinite(r->master_cpu_s) && r->blocks > 0 && r->makespan_s > 0)
+		fprintf(f, "  master CPU     %.3f s (%.2f us a block, %.0f%% of the makespan)\n",
+			r->master_cpu_s, 1e6 * r->master_cpu_s / (double)r->blocks,
+			100 * r->master_cpu_s / r->makespan_s);
 	if (r->pus_lost)
 		fprintf(f, "  PUs lost       %d\n", r->pus_lost);
 	if (r->speed_changes)

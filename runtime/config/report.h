@@ -37,6 +37,8 @@ struct plb__report {
 	int warm_pus;           /* PUs whose model came from an earlier run */
 	double resident_bytes;  /* runtime: input the nodes keep after the run */
 	double unkept_bytes;    /* runtime: input sent that no budget could keep */
+	double master_cpu_s;    /* runtime: CPU seconds of the master's thread in the run
+				 * (its loop, the balancer, packing); NAN in the simulator */
 };
 
 /* The balancer's counts (blocks, solves, solver time, PUs lost...) into r. */

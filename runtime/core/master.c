@@ -55,6 +55,7 @@ struct run {
 	int npu, pipeline;
 	uint64_t W;
 	double t0, now, end;
+	double cpu0, cpu;       /* the master thread's CPU seconds at t0; in the run */
 	struct plb__coverage cov;
 	int *touched;
 	int ntouched;
@@ -615,6 +616,7 @@ static int report(struct run *r, double wall)
 	rep->warm_pus = r->warm;
 	rep->resident_bytes = r->resident;
 	rep->unkept_bytes = r->unkept;
+	rep->master_cpu_s = r->cpu;
 	double iw = 0, ic = 0;
 	for (int w = 0; w < p->npeer; w++) {
 		iw += p->peer[w].idle_wall_s;
@@ -698,6 +700,7 @@ int plb_run(plb_t *p, const struct plb_job *job)
 		goto out;
 	}
 	r.t0 = r.now = plb__now();
+	r.cpu0 = plb__cpu_now();
 	for (int i = 0; i < r.npu && !rc; i++)
 		rc = poll_pu(&r, i);
 	/* when the PUs told to wait should be asked again with no message in
@@ -760,6 +763,7 @@ int plb_run(plb_t *p, const struct plb_job *job)
 			nanosleep(&ts, NULL);
 		}
 	}
+	r.cpu = plb__cpu_now() - r.cpu0;
 	if (r.borrow) {
 		int erc = end_borrowed(&r);
 		rc = rc ? rc : erc;
@@ -845,7 +849,7 @@ int plb_result(const plb_t *p, struct plb_result *out)
 		.bytes_received = r->bytes_received, .blocks = r->blocks,
 		.training_blocks = r->training_blocks, .npu = r->npu, .pus_lost = r->pus_lost,
 		.warm_pus = r->warm_pus, .resident_bytes = r->resident_bytes,
-		.unkept_bytes = r->unkept_bytes,
+		.unkept_bytes = r->unkept_bytes, .master_cpu_s = r->master_cpu_s,
 	};
 	return 0;
 }

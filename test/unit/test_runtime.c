@@ -369,6 +369,13 @@ static void runs_in_a_row(int in_place)
 		assert_int_equal(res.npu, 2);
 		assert_true(res.coverage_ok && res.units == W && res.makespan_s > 0);
 		assert_true(res.ratio == plb_ratio(p));
+		/* the master thread's CPU: some, and no more than its wall time
+		 * (one thread's, not the process's with the PU threads); the
+		 * report's JSON prints it to 15 digits */
+		if (!(res.master_cpu_s > 0 && res.master_cpu_s <= res.wall_s + 1e-3) ||
+		    fabs(report_num(p, "master_cpu_s") - res.master_cpu_s) > 1e-12 * res.master_cpu_s)
+			fail_msg("run %d: master CPU %g s in %g s of wall time (report: %g)", run + 1,
+				 res.master_cpu_s, res.wall_s, report_num(p, "master_cpu_s"));
 		/* in place: headers only (under 256 bytes a block each way) */
 		if (in_place && (atomic_load(&copied) || !atomic_load(&borrowed) ||
 				 res.bytes_sent + res.bytes_received > 256.0 * (double)(res.blocks + 2)))
