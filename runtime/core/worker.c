@@ -1,11 +1,13 @@
 /* The worker daemon (every rank but 0): one thread per PU, and the calling
  * thread as the communication thread that makes every transport call.
- * DISPATCH messages go to their PU's inbox; PU threads put DONE messages
- * (output packed behind the header) in one outbox and wake the
- * communication thread, which sends them. When nothing moves, the
- * communication thread sleeps on the outbox's condition variable with a
- * growing timeout, so an idle worker costs almost no CPU but still answers
- * a PU at once. */
+ * DISPATCH messages go to their PU's inbox (each PU woken once per batch
+ * of messages read); PU threads put DONE messages (output packed behind
+ * the header) in one outbox and wake the communication thread, which
+ * sends them. A PU out of work yields its core a few times before it
+ * sleeps, so a next block already on its way costs no wake-up. When
+ * nothing moves, the communication thread sleeps on the outbox's
+ * condition variable with a growing timeout, so an idle worker costs
+ * almost no CPU but still answers a PU at once. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <math.h>
