@@ -131,6 +131,19 @@ static void fail(struct sim *s, int rc, const char *what)
 	}
 }
 
+/* The balancer wants its waiting PUs asked again at plb_balancer_wake (a
+ * late block becomes worth running again), event or not: an EV_WAKE then,
+ * unless an earlier one is pending (it looks again when it fires). */
+static void schedule_wake(struct sim *s, double now)
+{
+	double w = plb_balancer_wake(s->b);
+	if (w > now && w < s->wake_at) {
+		if (push(s, w, EV_WAKE, 0, 0))
+			fail(s, PLB_ENOMEM, "event queue");
+		s->wake_at = w;
+	}
+}
+
 static void master_begin(struct sim *s, double t)
 {
 	s->now = t > s->m_free ? t : s->m_free;
@@ -158,14 +171,7 @@ static void master_end(struct sim *s)
 		if (rc)
 			fail(s, rc, "event queue");
 	}
-	/* the balancer wants its waiting PUs asked again then (a late block
-	 * becomes worth running again), event or not */
-	double w = plb_balancer_wake(s->b);
-	if (w > s->now && w < s->wake_at) {
-		if (push(s, w, EV_WAKE, 0, 0))
-			fail(s, PLB_ENOMEM, "event queue");
-		s->wake_at = w;
-	}
+	schedule_wake(s, s->now);
 }
 
 /* Ask the balancer for PU pu's next blocks, up to the pipeline depth. */
@@ -400,9 +406,12 @@ int plb__sim_run(const struct plb__config *cfg, const struct plb__sim_opts *o,
 		case EV_WAKE:
 			if (e.t >= s.wake_at)
 				s.wake_at = INFINITY;
-			/* events since may have moved it (the late block ended) */
-			if (plb_balancer_wake(s.b) > e.t)
+			/* events since may have moved it: later (a block ended, the
+			 * free PUs' rate changed) it is asked for again then */
+			if (plb_balancer_wake(s.b) > e.t) {
+				schedule_wake(&s, e.t);
 				break;
+			}
 			master_begin(&s, e.t);
 			poll_parked(&s);
 			master_end(&s);

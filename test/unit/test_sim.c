@@ -58,6 +58,26 @@ static void test_deterministic(void **state)
 	plb__config_fini(&cfg);
 }
 
+/* A PU turns 5.7x slower in the middle of a long block and everyone else
+ * is done at about 40 s: the free PUs must run the late block again
+ * (plb_balancer_wake), though the wake-up time moved after an earlier one
+ * was pending (a short block that ended just before its own). Before the
+ * simulator looked again, nothing ran until the slow block ended at 114 s
+ * (ratio 2.93). */
+static void test_late_wake(void **state)
+{
+	(void)state;
+	struct plb__config cfg;
+	struct plb__sim_result r;
+	load("test/data/late-wake.ini", &cfg);
+	run(&cfg, "plb-hac", 1, 100, &r);
+	if (!(r.rep.redo_blocks > 0 && r.rep.makespan_s < 1.5 * r.rep.lower_bound_s) || !r.rep.coverage_ok)
+		fail_msg("%ld blocks run again, makespan %.2f s, bound %.2f s, coverage %d",
+			 r.rep.redo_blocks, r.rep.makespan_s, r.rep.lower_bound_s, r.rep.coverage_ok);
+	plb__sim_result_fini(&r);
+	plb__config_fini(&cfg);
+}
+
 /* Random PUs die at random times (at least one survives): every policy still
  * completes every unit exactly once, and reports each death. The times are
  * scaled to the run: T_lb with nobody dead, deaths in [0.05, 0.6] T_lb,
@@ -181,6 +201,7 @@ int main(void)
 		cmocka_unit_test(test_random_failures),
 		cmocka_unit_test(test_pipelined),
 		cmocka_unit_test(test_all_dead_stalls),
+		cmocka_unit_test(test_late_wake),
 		cmocka_unit_test(test_every_policy_every_scenario),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
