@@ -64,7 +64,9 @@ endif
 
 BAL_LIBS := -lnlopt -llapacke -llapack -lblas -lm
 RT_LIBS  := -linih -lcjson
-KERN_LIBS := -lblas $(CUDA_LIBS)
+# glibc's vector math (libmvec), where the C library has it
+MVEC      := $(shell printf 'int main(void){return 0;}' | $(CC) -x c - -lmvec -o /dev/null 2>/dev/null && echo -lmvec)
+KERN_LIBS := -lblas $(MVEC) $(CUDA_LIBS)
 # Evaluated when used, so that a fresh machine gets mpicc installed first.
 MPI       ?= 1
 ifeq ($(MPI),0)
@@ -85,7 +87,7 @@ LAYERS     := balancer/base balancer runtime/config runtime/transport runtime/de
               runtime/sim runtime/core
 # The bundled apps: apps/NAME/*.c is the program plb-NAME, and
 # kernels/NAME/ (*.c, and *.cu with CUDA), if there is one, its kernels.
-APPS       := mm null
+APPS       := mm null bs
 # What the apps link (the simulator engine is not part of a job), and
 # what plbsim links, top layer first.
 RUN_LAYERS := runtime/core runtime/device runtime/transport runtime/config balancer balancer/base
@@ -116,7 +118,7 @@ ALL_OBJ   := $(call obj,$(foreach l,$(LAYERS),$(call layer_src,$l)) \
              $(foreach k,$(KERNELS),$(call kern_src,$k)) $(wildcard apps/*/*.c) \
              $(TEST_SRC) $(BENCH_SRC))
 
-.PHONY: all test demo bench bench-robust bench-iterations bench-cpu bench-gpu clean deps app-flags layers coverage mutants
+.PHONY: all test demo bench bench-robust bench-iterations bench-cpu bench-bs bench-gpu clean deps app-flags layers coverage mutants
 all: $(PLBSIM) $(APP_BINS) $(TESTS) $(BENCHES)
 
 # Installs what is missing; re-checked when the script changes.
@@ -133,13 +135,16 @@ $(BUILD)/%.o: %.c | $(DEPS_OK)
 $(BUILD)/%.cu.o: %.cu | $(DEPS_OK)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  NVCC    $<")
-	$(Q)$(NVCC) $(NVCCFLAGS) -c $< -o $@
+	$(Q)$(NVCC) $(NVCCFLAGS) -MMD -MF $(@:.o=.d) -c $< -o $@
 
 # The one file with mpi.h, and the one runtime file with CUDA headers.
 $(BUILD)/runtime/transport/mpi.o: CFLAGS += $(MPI_CFLAGS)
 ifeq ($(HAVE_CUDA),1)
 $(BUILD)/runtime/device/cuda.o: CFLAGS += -I$(CUDA_INCDIR)
 endif
+# Black-Scholes' loops: vectorised with glibc's vector exp and log (see
+# kernels/bs/bs_simd.c); only that file, never the checks.
+$(BUILD)/kernels/bs/bs_simd.o: CFLAGS += -O3 -ffast-math -fopenmp-simd
 
 # archive_rule LIB, SOURCES: LIB holds exactly the objects of SOURCES.
 define archive_rule
@@ -173,10 +178,15 @@ $(BUILD)/bench/%: $(BUILD)/bench/%.cu.o
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(CUDA_LIBS) -lm
 
-$(BUILD)/bench/%: $(BUILD)/bench/%.o $(ALL_TOP)
+$(BUILD)/bench/%: $(BUILD)/bench/%.o $(ALL_TOP) $(BENCH_KERN)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(ALL_TOP) $(RT_LIBS) $(BAL_LIBS) -lpthread
+	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(BENCH_KERN) $(ALL_TOP) $(RT_LIBS) $(BAL_LIBS) $(BENCH_LIBS) -lpthread
+# plb-bs's reference loop, built for this machine, beside plb's kernel
+$(BUILD)/bench/bs_ref.o: CFLAGS += -O3 -ffast-math -fopenmp-simd -march=native
+$(BUILD)/bench/bs_ref: $(call kern_lib,bs)
+$(BUILD)/bench/bs_ref: BENCH_KERN = $(call kern_lib,bs)
+$(BUILD)/bench/bs_ref: BENCH_LIBS = $(MVEC) -lm
 
 # Line and branch coverage per folder (gcc --coverage, gcovr; own build
 # directory), and a seeded mutation run over the pure code: both print
@@ -210,6 +220,11 @@ bench-iterations: all
 # plb-mm on this node's cores against one BLAS call on the same cores.
 bench-cpu: all
 	$(Q)BUILD=$(BUILD) bash bench/cpu.sh
+
+# plb-bs: its kernel against a vectorised loop, one process against a
+# direct call, the demo cluster.
+bench-bs: all
+	$(Q)BUILD=$(BUILD) MPI=$(MPI) bash bench/bs.sh
 
 # plb-mm on a GPU against cuBLAS called directly (needs a CUDA GPU).
 bench-gpu: all

@@ -13,8 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "plb.h"
+#include "apps/app.h"
 #include "kernels/mm/mm.h"
+#include "plb.h"
 
 /* What every block shares: the sizes, then A. */
 struct mm_shared {
@@ -121,17 +122,6 @@ static void usage(FILE *f)
 		"  --quiet            errors only on stderr, no warnings\n");
 }
 
-static int parse_long(const char *s, long lo, long hi, long *v)
-{
-	char *end;
-	errno = 0;
-	long x = strtol(s, &end, 10);
-	if (errno || end == s || *end || x < lo || x > hi)
-		return -1;
-	*v = x;
-	return 0;
-}
-
 /* Uniform in [-1, 1), from a 64-bit LCG: the same on every machine. */
 static void fill(void *M, size_t count, enum plb__mm_prec prec, uint64_t seed)
 {
@@ -150,82 +140,44 @@ int main(int argc, char **argv)
 {
 	static const struct plb_kernel *const kernels[] = {&mm_kernel};
 	struct plb_options o = {.kernels = kernels, .nkernels = 1};
-	long n = 0, seed = 1, runs = 1;
-	int verify = 0, json = 0, say = plb_launch_rank() == 0;
+	struct app_args a = {.name = "plb-mm", .usage = usage, .say = plb_launch_rank() == 0,
+			     .runs = 1, .seed = 1, .dbl = 1};
+	long n = 0;
 	const char *output = NULL;
-	enum plb__mm_prec prec = PLB__MM_F64;
+	int status;
 
 	if (plb_options_parse(&argc, argv, &o))
 		return plb_usage_error();
 	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			if (say)
-				usage(stdout);
-			return 0;
-		} else if (!strcmp(a, "--verify")) {
-			verify = 1;
-		} else if (!strcmp(a, "--json")) {
-			json = 1;
-		} else if (!strcmp(a, "--n") && v) {
-			i++;
-			if (parse_long(v, 1, 1 << 20, &n)) {
-				if (say)
-					fprintf(stderr, "plb-mm: --n %s: accepted: an integer in [1, 1048576]\n", v);
+		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+		int k = app_common(&a, argc, argv, &i, &status);
+		if (k == APP_EXIT)
+			return status;
+		if (k == APP_TAKEN)
+			continue;
+		if (!strcmp(argv[i], "--n") && v) {
+			if (app_long(&a, "--n", argv[++i], 1, 1 << 20, "an integer in [1, 1048576]", &n))
 				return plb_usage_error();
-			}
-		} else if (!strcmp(a, "--runs") && v) {
-			i++;
-			if (parse_long(v, 1, 1000000, &runs)) {
-				if (say)
-					fprintf(stderr, "plb-mm: --runs %s: accepted: an integer in [1, 1000000]\n", v);
-				return plb_usage_error();
-			}
-		} else if (!strcmp(a, "--output") && v) {
-			output = v;
-			i++;
-		} else if (!strcmp(a, "--seed") && v) {
-			i++;
-			if (parse_long(v, 0, 1L << 62, &seed)) {
-				if (say)
-					fprintf(stderr, "plb-mm: --seed %s: accepted: an integer >= 0\n", v);
-				return plb_usage_error();
-			}
-		} else if (!strcmp(a, "--prec") && v) {
-			i++;
-			if (!strcmp(v, "double"))
-				prec = PLB__MM_F64;
-			else if (!strcmp(v, "single"))
-				prec = PLB__MM_F32;
-			else {
-				if (say)
-					fprintf(stderr, "plb-mm: --prec %s: accepted: single or double\n", v);
-				return plb_usage_error();
-			}
+		} else if (!strcmp(argv[i], "--output") && v) {
+			output = argv[++i];
 		} else {
-			if (say) {
-				fprintf(stderr, "plb-mm: %s: unknown option or missing value\n", a);
-				usage(stderr);
-			}
-			return plb_usage_error();
+			return app_unknown(&a, argv[i]);
 		}
 	}
 	if (!n || !o.config) {
-		if (say) {
+		if (a.say) {
 			fprintf(stderr, "plb-mm: %s is required\n", !o.config ? "--config FILE" : "--n N");
 			usage(stderr);
 		}
 		return plb_usage_error();
 	}
+	enum plb__mm_prec prec = a.dbl ? PLB__MM_F64 : PLB__MM_F32;
+	long seed = a.seed;
 
 	plb_t *p;
 	int rc = plb_init(&argc, &argv, &o, &p);
-	if (rc || !plb_is_master(p)) {
-		if (!rc)
-			rc = plb_serve(p);
-		int frc = plb_finalize(p);
-		return rc || frc ? 1 : 0;
-	}
+	if ((status = app_worker(p, rc)) >= 0)
+		return status;
 
 	size_t elem = plb__mm_elem(prec), nn = (size_t)n * (size_t)n;
 	struct mm_shared *sh = malloc(sizeof *sh + nn * elem);
@@ -250,16 +202,8 @@ int main(int argc, char **argv)
 	};
 	/* Later runs recompute the same C: a way to time warm runs. A and B
 	 * do not change, so the nodes keep what they were sent of them. */
-	for (long r = 0; r < runs; r++) {
-		if (runs > 1)
-			job.in_mode = PLB_IN_KEEP | (r ? PLB_IN_UNCHANGED | PLB_SHARED_UNCHANGED : 0);
-		if ((rc = plb_run(p, &job))) {
-			fprintf(stderr, "plb-mm: %s\n", plb_errmsg(p));
-			goto out;
-		}
-		if ((rc = plb_report(p, stdout, json)))
-			goto out;
-	}
+	if ((rc = app_runs(p, &job, &a)))
+		goto out;
 	if (output) {
 		FILE *f = fopen(output, "wb");
 		int bad = !f || fwrite(C, elem, nn, f) != nn;
@@ -269,7 +213,7 @@ int main(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (verify) {
+	if (a.verify) {
 		double err = 0;
 		int exact = n <= 512;
 		rc = plb__mm_verify(prec, (int)n, sh + 1, B, C, exact, 8, (uint64_t)seed, &err);

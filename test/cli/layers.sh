@@ -17,7 +17,7 @@ check "layers hold" [ "$rc" -eq 0 ]
 # A scratch repository with one break of each kind.
 here=$PWD
 mkdir -p "$TMP/r/runtime/config" "$TMP/r/runtime/core" "$TMP/r/balancer" "$TMP/r/kernels/k" \
-	"$TMP/r/runtime/stray" "$TMP/r/build"
+	"$TMP/r/runtime/stray" "$TMP/r/build" "$TMP/r/apps/x" "$TMP/r/apps/y"
 cd "$TMP/r" || exit 1
 git init -q .
 printf '#include "runtime/core/rt.h"\n' >runtime/config/up.c
@@ -27,13 +27,19 @@ printf '#include <hwloc.h>\n' >balancer/uses_hwloc.c
 printf '#include "runtime/config/config.h"\n' >kernels/k/k.c
 printf 'int x;\n' >runtime/stray/s.c
 printf 'x\n' >build/out.o
+printf '#include "apps/y/y.h"\n' >apps/x/main.c
+printf '#include "apps/app.h"\n#include "apps/y/y.h"\n' >apps/y/main.c
+printf '\n' >apps/y/y.h
+printf '\n' >apps/app.h
 git add -A
 out=$(python3 "$here/test/cli/layers.py" balancer runtime/config runtime/core 2>&1); rc=$?
 cd "$here" || exit 1
 check "breaks: exit 1 (got $rc)" [ "$rc" -eq 1 ]
 for what in "runtime/config/up.c: .*above" "runtime/core/mpi_elsewhere.c: .*mpi.h" \
 	    "runtime/core/cuda_elsewhere.c: .*CUDA" "balancer/uses_hwloc.c: .*the balancer" \
-	    "kernels/k/k.c: .*a kernel sees" "runtime/stray/s.c: not in a layer" "build/out.o: a build output"; do
+	    "kernels/k/k.c: .*a kernel sees" "runtime/stray/s.c: not in a layer" "build/out.o: a build output" \
+	    "apps/x/main.c: .*another app's header"; do
 	check "caught: $what (got: $out)" grep -q "$what" <<<"$out"
 done
+check "an app may include apps/app.h and its own headers (got: $out)" test "$(grep -c '^apps/y/' <<<"$out")" = 0
 finish

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "kernels/mm/mm.h"
-#include "runtime/device/device.h"
+#include "test/unit/test_gpu.h"
 
 static void *random_matrix(enum plb__mm_prec prec, int rows, int cols, uint64_t seed)
 {
@@ -159,19 +159,9 @@ static void test_bad_args(void **state)
  * PLB_REQUIRE_GPU=1 (set where a GPU must be found), which fails instead. */
 static void test_cuda_matches_cpu(void **state)
 {
-	const char *req = getenv("PLB_REQUIRE_GPU");
-	int must = req && !strcmp(req, "1");
+	(void)state;
+	test_need_gpu("test_cuda_matches_cpu");
 #ifdef PLB_HAVE_CUDA
-	char why[256] = "";
-	int ndev = plb__dev_cuda_count(why, sizeof why);
-	if (ndev < 0)
-		fail_msg("the CUDA driver: %s", why);
-	if (ndev < 1) {
-		if (must)
-			fail_msg("PLB_REQUIRE_GPU=1 but no CUDA device here (%s)", why);
-		printf("test_cuda_matches_cpu: skipped: no GPU on this node (%s)\n", why);
-		skip();
-	}
 	static const int widths[] = {1, 64, 235, 300, 0};
 	for (int p = 0; p < 2; p++) {
 		enum plb__mm_prec prec = p ? PLB__MM_F64 : PLB__MM_F32;
@@ -206,11 +196,6 @@ static void test_cuda_matches_cpu(void **state)
 		free(Cc);
 		free(Cg);
 	}
-#else
-	if (must)
-		fail_msg("PLB_REQUIRE_GPU=1 but this build has no CUDA (see make's warning)");
-	printf("test_cuda_matches_cpu: skipped: no CUDA in this build\n");
-	skip();
 #endif
 }
 

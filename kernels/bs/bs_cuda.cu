@@ -1,0 +1,138 @@
+/* The Black-Scholes CUDA kernel (see bs.h): one thread an option, the same
+ * formula as the CPU kernel. A block's options are copied to the device,
+ * priced, and their prices copied back on the PU's own stream; device
+ * buffers grow with the largest block seen. Every CUDA call goes through
+ * one checking macro, which records file:line and CUDA's own error
+ * string. */
+#include <cuda_runtime.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "kernels/bs/bs.h"
+
+
+struct plb__bs_cuda {
+	int dev;
+	enum plb__bs_prec prec;
+	cudaStream_t stream;
+	void *din, *dout;
+	size_t cap;             /* options the device buffers hold */
+	char err[256];
+};
+
+#define CUDA_CHECK(c, call)                                                    \
+	do {                                                                   \
+		cudaError_t e_ = (call);                                       \
+		if (e_ != cudaSuccess) {                                       \
+			snprintf((c)->err, sizeof (c)->err, "%s:%d: %s: %s", __FILE__, \
+				 __LINE__, #call, cudaGetErrorString(e_));     \
+			fprintf(stderr, "plb: cuda: %s\n", (c)->err);          \
+			return PLB_EIO;                                        \
+		}                                                              \
+	} while (0)
+
+template <typename T> __device__ T cnd(T d)
+{
+	T k = (T)1 / ((T)1 + (T)PLB__BS_P * fabs(d));
+	T c = (T)PLB__BS_RSQRT2PI * exp((T)-0.5 * d * d) *
+	      PLB__BS_POLY(T, k);
+	return d > 0 ? (T)1 - c : c;
+}
+
+template <typename T, typename Opt>
+__global__ void price(const Opt *__restrict__ in, T *__restrict__ out, size_t n)
+{
+	size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+	if (i >= n)
+		return;
+	T S = in[i].S, K = in[i].K, t = in[i].T, r = in[i].r, v = in[i].v;
+	T sq = v * sqrt(t);
+	T d1 = (log(S / K) + (r + (T)0.5 * v * v) * t) / sq;
+	T d2 = d1 - sq;
+	T c1 = cnd(d1), c2 = cnd(d2);
+	T ke = K * exp(-r * t);
+	out[2 * i] = S * c1 - ke * c2;
+	out[2 * i + 1] = ke * ((T)1 - c2) - S * ((T)1 - c1);
+}
+
+static int setup(struct plb__bs_cuda *c)
+{
+	CUDA_CHECK(c, cudaSetDevice(c->dev));
+	CUDA_CHECK(c, cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking));
+	return 0;
+}
+
+int plb__bs_cuda_create(int dev, enum plb__bs_prec prec, struct plb__bs_cuda **out, char *err,
+			size_t errlen)
+{
+	*out = NULL;
+	if (dev < 0)
+		return PLB_EINVAL;
+	struct plb__bs_cuda *c = (struct plb__bs_cuda *)calloc(1, sizeof *c);
+	if (!c)
+		return PLB_ENOMEM;
+	c->dev = dev;
+	c->prec = prec;
+	int rc = setup(c);
+	if (rc) {
+		if (err && errlen)
+			snprintf(err, errlen, "%s", c->err);
+		plb__bs_cuda_destroy(c);
+		return rc;
+	}
+	*out = c;
+	return 0;
+}
+
+/* Device buffers for n options. */
+static int reserve(struct plb__bs_cuda *c, size_t n)
+{
+	if (n <= c->cap)
+		return 0;
+	CUDA_CHECK(c, cudaFree(c->din));
+	CUDA_CHECK(c, cudaFree(c->dout));
+	c->din = c->dout = NULL;
+	c->cap = 0;
+	CUDA_CHECK(c, cudaMalloc(&c->din, n * plb__bs_in_unit(c->prec)));
+	CUDA_CHECK(c, cudaMalloc(&c->dout, n * plb__bs_out_unit(c->prec)));
+	c->cap = n;
+	return 0;
+}
+
+int plb__bs_cuda_run(struct plb__bs_cuda *c, const void *in, void *out, size_t n)
+{
+	if (!n)
+		return 0;
+	if (!in || !out)
+		return PLB_EINVAL;
+	CUDA_CHECK(c, cudaSetDevice(c->dev));
+	int rc = reserve(c, n);
+	if (rc)
+		return rc;
+	CUDA_CHECK(c, cudaMemcpyAsync(c->din, in, n * plb__bs_in_unit(c->prec),
+				      cudaMemcpyHostToDevice, c->stream));
+	unsigned threads = 256, blocks = (unsigned)((n + threads - 1) / threads);
+	if (c->prec == PLB__BS_F64)
+		price<double, plb__bs_opt><<<blocks, threads, 0, c->stream>>>(
+			(const plb__bs_opt *)c->din, (double *)c->dout, n);
+	else
+		price<float, plb__bs_optf><<<blocks, threads, 0, c->stream>>>(
+			(const plb__bs_optf *)c->din, (float *)c->dout, n);
+	CUDA_CHECK(c, cudaGetLastError());
+	CUDA_CHECK(c, cudaMemcpyAsync(out, c->dout, n * plb__bs_out_unit(c->prec),
+				      cudaMemcpyDeviceToHost, c->stream));
+	CUDA_CHECK(c, cudaStreamSynchronize(c->stream));
+	return 0;
+}
+
+void plb__bs_cuda_destroy(struct plb__bs_cuda *c)
+{
+	if (!c)
+		return;
+	cudaSetDevice(c->dev);
+	cudaFree(c->din);
+	cudaFree(c->dout);
+	if (c->stream)
+		cudaStreamDestroy(c->stream);
+	free(c);
+}

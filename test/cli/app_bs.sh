@@ -1,0 +1,118 @@
+# plb-bs end to end: in one process and under mpirun, every policy and
+# both precisions price every option right (the serial reference and
+# put-call parity); a CSV file's options give the prices the same options
+# drawn from a seed give; --runs keeps the options on the nodes (later runs
+# send under a quarter of the first run's bytes: blocks move between nodes
+# as the balance changes, and headers count); bad input
+# files and options are refused with file:line or the option, and what is
+# accepted.
+. "$(dirname "$0")/lib.bash"
+BUILD=${BUILD:-build}
+
+cat >"$TMP/bs.ini" <<'INI'
+[run]
+units = 1
+pipeline = 2
+[node a]
+cpu = 1
+emu = fast
+[node b]
+emu = slow fast
+[model fast]
+class = gpu
+compute = poly 0.001 2e-7
+transfer = poly 1e-4 1e-8
+[model slow]
+class = cpu
+compute = poly 0.001 1e-6
+noise = 0.05
+INI
+
+verified() {    # verified WHAT: the last run's verify line says ok
+	grep -q 'plb-bs: verify (serial reference, put-call parity.*): ok' "$TMP/out" ||
+		{ cat "$TMP/out"; check "$1: verify ok" false; }
+}
+
+for policy in plb-hac plb-hec hdss greedy static; do
+	for prec in double single; do
+		check "plb-bs $policy $prec in one process" one_run "$BUILD/plb-bs" --config "$TMP/bs.ini" \
+			--n 30011 --prec $prec --policy $policy --verify --json
+		verified "plb-bs $policy $prec, one process"
+		check "plb-bs $policy $prec: coverage" test "$(json_get coverage_ok)" = True
+		check "plb-bs $policy $prec: units" test "$(json_get units_done)" = 30011
+	done
+done
+
+# the same options from a file and from the seed: the same prices, to the
+# bit (the kernel's price of an option does not depend on the blocks)
+check "plb-bs --output" one_run "$BUILD/plb-bs" --config "$TMP/bs.ini" --n 500 --seed 4 --prec double \
+	--output "$TMP/seeded.csv"
+python3 - "$TMP/opts.csv" <<'PY'
+# the generator's options for seed 4 (kernels/bs/bs_cpu.c), as CSV with
+# the columns shuffled and an extra one
+import sys
+lo, hi = [5, 1, 0.25, 0.01, 0.1], [30, 100, 10, 0.05, 0.5]
+M = (1 << 64) - 1
+x = (4 * 0x9E3779B97F4A7C15 + 1) & M
+with open(sys.argv[1], "w") as f:
+    f.write("# drawn from seed 4\nid,v,T,S,r,K\n")
+    for i in range(500):
+        v = []
+        for k in range(5):
+            x = (x * 6364136223846793005 + 1442695040888963407) & M
+            v.append(lo[k] + (hi[k] - lo[k]) * ((x >> 11) * 2.0 ** -53))
+        S, K, T, r, vol = v
+        f.write("%d,%r,%r,%r,%r,%r\n" % (i, vol, T, S, r, K))
+PY
+check "plb-bs --input" one_run "$BUILD/plb-bs" --config "$TMP/bs.ini" --input "$TMP/opts.csv" --prec double \
+	--output "$TMP/read.csv" --verify
+verified "plb-bs --input"
+check "the file's prices are the seed's" cmp "$TMP/seeded.csv" "$TMP/read.csv"
+check "--output: a header and one line an option" test "$(wc -l <"$TMP/read.csv")" -eq 501
+
+# bad input files: file:line, what is wrong and what is accepted
+printf 'S,K,T,r,v\n10,20,1,0.01,0.2\n10,20,-1,0.01,0.2\n' >"$TMP/neg.csv"
+check "a negative T is refused" test "$(one_run "$BUILD/plb-bs" --config "$TMP/bs.ini" --input "$TMP/neg.csv"; echo $?)" = 1
+check "... naming file:line" grep -q "neg.csv:3: T = '-1'; accepted: a finite number > 0" "$TMP/out"
+printf 'S,K,T,r\n' >"$TMP/cols.csv"
+check "a missing column is refused" test "$(one_run "$BUILD/plb-bs" --config "$TMP/bs.ini" --input "$TMP/cols.csv"; echo $?)" = 1
+check "... naming it" grep -q "cols.csv:1: the header has no column v" "$TMP/out"
+check "a missing file is refused" test "$(one_run "$BUILD/plb-bs" --config "$TMP/bs.ini" --input "$TMP/none.csv"; echo $?)" = 1
+check "... naming it" grep -q "none.csv: cannot open" "$TMP/out"
+
+# the command line
+check "--help" one_run "$BUILD/plb-bs" --help
+check "--help prints the usage" grep -q "usage: mpirun -np K plb-bs" "$TMP/out"
+check "--n and --input together" test "$(one_run "$BUILD/plb-bs" --config "$TMP/bs.ini" --n 5 --input "$TMP/opts.csv"; echo $?)" = 2
+check "... say so" grep -q "exclude each other" "$TMP/out"
+check "neither --n nor --input" test "$(one_run "$BUILD/plb-bs" --config "$TMP/bs.ini"; echo $?)" = 2
+check "--prec half" test "$(one_run "$BUILD/plb-bs" --config "$TMP/bs.ini" --n 5 --prec half; echo $?)" = 2
+check "... says what is accepted" grep -q "prec half: accepted: single or double" "$TMP/out"
+
+if have_mpirun; then
+	for policy in plb-hac greedy; do
+		for prec in double single; do
+			check "plb-bs $policy $prec under mpirun" mpi_run 3 "$BUILD/plb-bs" --config "$TMP/bs.ini" \
+				--n 30011 --prec $prec --policy $policy --verify --json
+			verified "plb-bs $policy $prec, mpirun"
+			check "plb-bs $policy $prec, mpirun: coverage" test "$(json_get coverage_ok)" = True
+			check "plb-bs $policy $prec, mpirun: MPI" test "$(json_get runtime)" = mpi
+		done
+	done
+	check "plb-bs --input under mpirun" mpi_run 3 "$BUILD/plb-bs" --config "$TMP/bs.ini" --input "$TMP/opts.csv" \
+		--prec double --output "$TMP/mpi.csv" --verify
+	verified "plb-bs --input, mpirun"
+	check "the same prices under mpirun" cmp "$TMP/seeded.csv" "$TMP/mpi.csv"
+	check "plb-bs --runs 3 under mpirun" mpi_run 3 "$BUILD/plb-bs" --config "$TMP/bs.ini" --n 30011 \
+		--runs 3 --verify --json
+	verified "plb-bs --runs 3"
+	python3 - "$TMP/out" <<'PY' || check "plb-bs --runs 3: later runs send under a quarter of the first's bytes" false
+import json, sys
+runs = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+assert len(runs) == 3 and all(r["coverage_ok"] for r in runs), runs
+assert all(r["bytes_sent"] < 0.25 * runs[0]["bytes_sent"] for r in runs[1:]), [r["bytes_sent"] for r in runs]
+PY
+	check "a bad file under mpirun ends every rank" test "$(mpi_run 3 "$BUILD/plb-bs" --config "$TMP/bs.ini" --input "$TMP/neg.csv"; echo $?)" -ne 0
+	check "... naming file:line" grep -q "neg.csv:3: T = '-1'" "$TMP/out"
+fi
+finish
