@@ -16,7 +16,9 @@
 #define CHUNK 64                /* options a pass: seven arrays of them stay in L1 (64 measured fastest) */
 #define PAD 16                  /* the widest vector: 16 floats (AVX-512) */
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+/* Not under ThreadSanitizer: the clones' resolver runs while the program
+ * is relocated, before the sanitizer's runtime is up, and crashes. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_THREAD__)
 #define PLB_CLONES_ __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
 #define PLB_CLONES_

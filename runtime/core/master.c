@@ -493,7 +493,7 @@ static int end_workers(struct plb *p, int ack)
 static int end_borrowed(struct run *r)
 {
 	struct plb *p = r->p;
-	struct plb__backoff bo;
+	struct plb__backoff bo = {0};
 	int rc = end_workers(p, 1), left = 0, said = 0;
 	double t0 = plb__now();
 
@@ -638,7 +638,7 @@ out:
 int plb_run(plb_t *p, const struct plb_job *job)
 {
 	struct run r = {.p = p, .job = job};
-	struct plb__backoff bo;
+	struct plb__backoff bo = {0};
 	int rc;
 
 	if (!p || !p->master)
@@ -707,10 +707,13 @@ int plb_run(plb_t *p, const struct plb_job *job)
 	 * between (a late block worth running again): it moves only with the
 	 * balancer's state, so it is asked after each batch, not each spin */
 	double wake = plb_balancer_wake(r.b);
+	int wakes = p->tp->ops->wakes;  /* a message wakes this loop: it may sleep long */
+	bo.cap_us = wakes ? PLB__BACKOFF_WAKE_US : 0;
 	plb__backoff_reset(&bo);
 	while (!rc && !r.finished) {
 		void *msg;
 		int src, n = 0;
+		unsigned long seen = wakes ? plb__waiter_seen(&p->wt) : 0;
 		r.ntouched = 0;
 		r.now = plb__now();
 		while (n < BATCH && !rc) {
@@ -758,9 +761,14 @@ int plb_run(plb_t *p, const struct plb_job *job)
 			wake = plb_balancer_wake(r.b);
 		}
 		long us = plb__backoff_next(&bo, p->tp->ops->pending(p->tp));
-		if (us > 0) {
-			struct timespec ts = {0, us * 1000};
-			nanosleep(&ts, NULL);
+		if (us >= PLB__BACKOFF_POLL_US && wakes) {
+			/* until a message, or the balancer's wake time */
+			double left = wake - (plb__now() - r.t0);
+			if (left < us * 1e-6)
+				us = left > 0 ? (long)(left * 1e6) + 1 : 1;
+			plb__waiter_wait(&p->wt, seen, us);
+		} else if (us > 0) {
+			nanosleep(&(struct timespec){0, us * 1000}, NULL);
 		}
 	}
 	r.cpu = plb__cpu_now() - r.cpu0;

@@ -26,7 +26,7 @@
 /* Wait for the next message (any type) from anyone, for at most HANDSHAKE_S. */
 static int wait_msg(struct plb *p, void **msg, int *src, const char *what)
 {
-	struct plb__backoff bo;
+	struct plb__backoff bo = {0};
 	double end = plb__now() + HANDSHAKE_S;
 	plb__backoff_reset(&bo);
 	for (;;) {
@@ -348,7 +348,9 @@ static int open_transport(struct plb *p, int *argc, char ***argv)
 	struct plb *w = calloc(1, sizeof *w);
 	if (!w)
 		return plb__fail(p, PLB_ENOMEM, "out of memory");
+	plb__waiter_init(&w->wt);
 	if ((rc = plb__transport_local_create(&p->tp, &w->tp))) {
+		plb__waiter_fini(&w->wt);
 		free(w);
 		return plb__fail(p, rc, "out of memory");
 	}
@@ -372,6 +374,7 @@ int plb_init(int *argc, char ***argv, const struct plb_options *o, plb_t **out)
 	*out = p;
 	if (!p)
 		return PLB_ENOMEM;
+	plb__waiter_init(&p->wt);
 	gethostname(host, sizeof host);
 	host[sizeof host - 1] = '\0';
 	plb__log_init(-1, host);
@@ -393,6 +396,8 @@ int plb_init(int *argc, char ***argv, const struct plb_options *o, plb_t **out)
 	}
 	p->master = p->tp->rank == 0;
 	plb__log_init(p->tp->rank, p->tp->host);
+	if (p->master && p->tp->ops->wakes)
+		p->tp->ops->set_waker(p->tp, plb__waiter_poke, &p->wt);
 	rc = p->master ? master_init(p, o) : worker_init(p);
 	if (rc) {
 		p->failed = 1;
@@ -454,6 +459,8 @@ int plb_finalize(plb_t *p)
 		int r = p->tp->ops->flush(p->tp, 30);
 		if (r && !rc)
 			rc = plb__fail(p, r, "%s", p->tp->err);
+		if (p->tp->ops->wakes)
+			p->tp->ops->set_waker(p->tp, NULL, NULL);
 		p->tp->ops->destroy(p->tp);
 	}
 	plb__worker_close(p);
@@ -475,6 +482,7 @@ int plb_finalize(plb_t *p)
 		plb__ranges_free(&p->peer[w].held);
 	free(p->peer);
 	free(p->pu);
+	plb__waiter_fini(&p->wt);
 	free(p);
 	return rc;
 }

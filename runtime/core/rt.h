@@ -82,6 +82,7 @@ struct plb {
 	char *foreign;          /* its records for PUs this cluster lacks */
 	size_t nforeign;
 	struct plb__res_domain res;
+	struct plb__waiter wt;  /* the run loop's sleep, which a waking transport cuts short */
 	/* worker */
 	struct plb__worker *wk;
 };

@@ -84,6 +84,9 @@ struct plb__worker {
 	double last_wall, last_cpu;     /* the stretch's last sleep so far */
 	struct plb__store store;        /* input kept between runs (resident.c) */
 	int store_ok;
+	unsigned long pokes;    /* messages the transport said came (under mu) */
+	int waiting_long;       /* the communication thread sleeps past PLB__BACKOFF_POLL_US:
+				 * a message wakes it (under mu) */
 };
 
 /* Queue an item on q, guarded by mu, and (wake) wake cv's waiter. */
@@ -315,6 +318,17 @@ static void *pu_main(void *arg)
 	return NULL;
 }
 
+/* The transport's waker: a message came for the communication thread. */
+static void worker_poke(void *arg)
+{
+	struct plb__worker *w = arg;
+	pthread_mutex_lock(&w->mu);
+	w->pokes++;
+	if (w->waiting_long)
+		pthread_cond_signal(&w->cv);
+	pthread_mutex_unlock(&w->mu);
+}
+
 static int push_job(struct wpu *u, enum job_kind kind, void *msg)
 {
 	return enqueue(&u->mu, &u->cv, &u->inbox, kind, msg, plb__now());
@@ -382,6 +396,8 @@ int plb__worker_open(struct plb *p, struct plb__pu_desc **desc_out, int *npu_out
 	}
 	*desc_out = desc;
 	*npu_out = w->npu;
+	if (p->tp->ops->wakes)
+		p->tp->ops->set_waker(p->tp, worker_poke, w);
 	return 0;
 }
 
@@ -390,6 +406,8 @@ void plb__worker_close(struct plb *p)
 	struct plb__worker *w = p->wk;
 	if (!w)
 		return;
+	if (p->tp && p->tp->ops->wakes)
+		p->tp->ops->set_waker(p->tp, NULL, NULL);
 	for (int i = 0; i < w->npu; i++) {
 		struct wpu *u = &w->pu[i];
 		pthread_mutex_lock(&u->mu);
@@ -659,16 +677,21 @@ static int drain(struct plb *p)
 int plb__worker_serve(struct plb *p)
 {
 	struct plb__worker *w = p->wk;
-	struct plb__backoff bo;
+	struct plb__backoff bo = {0};
 	int rc = 0, stop = 0;
 
 	if (!w)
 		return plb__fail(p, PLB_ESTATE, "plb_serve: not a worker rank");
+	int wakes = p->tp->ops->wakes;  /* a message wakes this loop: it may sleep long */
+	bo.cap_us = wakes ? PLB__BACKOFF_WAKE_US : 0;
 	plb__backoff_reset(&bo);
 	while (!stop && !rc) {
 		int moved = 0;
 		void *msg;
 		int src;
+		pthread_mutex_lock(&w->mu);
+		unsigned long seen = w->pokes;
+		pthread_mutex_unlock(&w->mu);
 		for (int i = 0; i < 256; i++) {
 			int r = p->tp->ops->recv(p->tp, &msg, &src);
 			if (r < 0) {
@@ -710,8 +733,11 @@ int plb__worker_serve(struct plb *p)
 		ts.tv_sec += ts.tv_nsec / 1000000000;
 		ts.tv_nsec %= 1000000000;
 		pthread_mutex_lock(&w->mu);
-		if (plb__fifo_empty(&w->outbox))
+		if (plb__fifo_empty(&w->outbox) && w->pokes == seen) {
+			w->waiting_long = us >= PLB__BACKOFF_POLL_US;
 			pthread_cond_timedwait(&w->cv, &w->mu, &ts);
+			w->waiting_long = 0;
+		}
 		pthread_mutex_unlock(&w->mu);
 	}
 	idle_end(w);

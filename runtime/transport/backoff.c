@@ -1,7 +1,9 @@
 /* The idle loop's back-off (transport.h). Spin (yielding) for 20 us after
- * traffic, then sleep 10 us doubling up to 500 us: answers within
- * microseconds while busy, about 2% of a core idle. */
+ * traffic, then sleep 10 us doubling up to 500 us (20 ms where a message
+ * wakes the loop): answers within microseconds while busy, about 2% of a
+ * core idle. And the waiter such a loop sleeps in. */
 #include <sched.h>
+#include <time.h>
 
 #include "balancer/base/clock.h"
 #include "runtime/transport/transport.h"
@@ -24,6 +26,54 @@ long plb__backoff_next(struct plb__backoff *b, int busy)
 		b->sleep_us = 10;
 		return b->sleep_us;
 	}
-	b->sleep_us = b->sleep_us * 2 > 500 ? 500 : b->sleep_us * 2;
+	long cap = b->cap_us > 0 ? b->cap_us : PLB__BACKOFF_CAP_US;
+	b->sleep_us = b->sleep_us * 2 > cap ? cap : b->sleep_us * 2;
 	return b->sleep_us;
+}
+
+void plb__waiter_init(struct plb__waiter *w)
+{
+	pthread_mutex_init(&w->mu, NULL);
+	pthread_cond_init(&w->cv, NULL);
+	w->pokes = 0;
+}
+
+void plb__waiter_fini(struct plb__waiter *w)
+{
+	pthread_mutex_destroy(&w->mu);
+	pthread_cond_destroy(&w->cv);
+}
+
+void plb__waiter_poke(void *arg)
+{
+	struct plb__waiter *w = arg;
+	pthread_mutex_lock(&w->mu);
+	w->pokes++;
+	if (w->waiting)
+		pthread_cond_signal(&w->cv);
+	pthread_mutex_unlock(&w->mu);
+}
+
+unsigned long plb__waiter_seen(struct plb__waiter *w)
+{
+	pthread_mutex_lock(&w->mu);
+	unsigned long n = w->pokes;
+	pthread_mutex_unlock(&w->mu);
+	return n;
+}
+
+void plb__waiter_wait(struct plb__waiter *w, unsigned long seen, long us)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_nsec += us % 1000000 * 1000;
+	ts.tv_sec += us / 1000000 + ts.tv_nsec / 1000000000;
+	ts.tv_nsec %= 1000000000;
+	pthread_mutex_lock(&w->mu);
+	if (w->pokes == seen) {
+		w->waiting = 1;
+		pthread_cond_timedwait(&w->cv, &w->mu, &ts);
+		w->waiting = 0;
+	}
+	pthread_mutex_unlock(&w->mu);
 }

@@ -2,7 +2,8 @@
  * the same process, the worker's communication thread beside the app's.
  * The same messages as over MPI, moved by pointer through two mutex-guarded
  * queues, so master, worker and devices do not know which transport they
- * run on. Used when an app runs without mpirun, and the only one in a
+ * run on. A send wakes the receiving end (set_waker), so both ends' idle
+ * loops sleep until a message comes instead of polling. Used when an app runs without mpirun, and the only one in a
  * build without MPI (make MPI=0). */
 #include <pthread.h>
 #include <stdio.h>
@@ -24,6 +25,8 @@ struct local {
 	struct plb__transport t;
 	struct pair *pair;
 	struct plb__fifo inbox;
+	void (*waker)(void *ctx);       /* called, under the pair's mutex, for each message queued here */
+	void *waker_ctx;
 };
 
 struct pair {
@@ -44,10 +47,22 @@ static int local_send(struct plb__transport *t, int dst, void *buf)
 		return dst < 0 || dst > 1 ? PLB_EINVAL : PLB_ENOMEM;
 	}
 	it->buf = buf;
+	struct local *d = &pr->end[dst];
 	pthread_mutex_lock(&pr->mu);
-	plb__fifo_push(&pr->end[dst].inbox, &it->link);
+	plb__fifo_push(&d->inbox, &it->link);
+	if (d->waker)
+		d->waker(d->waker_ctx);
 	pthread_mutex_unlock(&pr->mu);
 	return 0;
+}
+
+static void local_set_waker(struct plb__transport *t, void (*fn)(void *ctx), void *ctx)
+{
+	struct local *l = (struct local *)t;
+	pthread_mutex_lock(&l->pair->mu);
+	l->waker = fn;
+	l->waker_ctx = ctx;
+	pthread_mutex_unlock(&l->pair->mu);
 }
 
 static int local_recv(struct plb__transport *t, void **buf, int *src)
@@ -104,6 +119,8 @@ static const struct plb__transport_ops local_ops = {
 	.pending = local_pending,
 	.flush = local_flush,
 	.destroy = local_destroy,
+	.wakes = 1,
+	.set_waker = local_set_waker,
 };
 
 int plb__transport_local_create(struct plb__transport **master, struct plb__transport **worker)

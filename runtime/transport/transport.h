@@ -9,6 +9,7 @@
 #ifndef PLB_TRANSPORT_H
 #define PLB_TRANSPORT_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -104,6 +105,14 @@ struct plb__transport_ops {
 	PLB_WUR int (*flush)(struct plb__transport *t, double timeout_s);
 	/* Ends the transport (MPI_Finalize) and frees t. */
 	void (*destroy)(struct plb__transport *t);
+	/* Sends wake the receiving end (the in-process pair): once fn is set
+	 * with set_waker, each message queued for this end calls fn(ctx), so
+	 * its idle loop may sleep long and still answer at once. Transports
+	 * without it (MPI: nothing wakes a process but polling) set wakes 0
+	 * and set_waker NULL. set_waker(t, NULL, NULL) before ctx goes: no
+	 * call is under way once it returns. */
+	int wakes;
+	void (*set_waker)(struct plb__transport *t, void (*fn)(void *ctx), void *ctx);
 };
 
 struct plb__transport {
@@ -115,11 +124,37 @@ struct plb__transport {
 
 /* An idle loop that answers fast after traffic and then sleeps longer
  * (MPI's own blocking waits spin at 100% of a core: docs/MPI.md). */
-struct plb__backoff { double last_traffic; long sleep_us; };
+struct plb__backoff {
+	double last_traffic;
+	long sleep_us;
+	long cap_us;            /* the longest sleep; 0 (zero-initialised): PLB__BACKOFF_CAP_US */
+};
+#define PLB__BACKOFF_CAP_US 500         /* a loop that must poll */
+#define PLB__BACKOFF_WAKE_US 20000      /* a loop that a message wakes */
+/* Shorter sleeps stay polls even where a message could wake the loop:
+ * while messages flow, one wake-up (a context switch) a message costs
+ * more than a poll that finds several (bench/runtime.sh, one process). */
+#define PLB__BACKOFF_POLL_US 1000
 void plb__backoff_reset(struct plb__backoff *b);
 /* Microseconds to sleep now (0: spin once more). With sends under way
  * (busy), at most 20 us: large messages move only while polled. */
 long plb__backoff_next(struct plb__backoff *b, int busy);
+
+/* A sleep that a waking transport's sends (set_waker with plb__waiter_poke)
+ * or another thread cut short, without a lost wake-up: take `seen` before
+ * looking for work, and wait only if no poke came since. */
+struct plb__waiter {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	unsigned long pokes;
+	int waiting;            /* in plb__waiter_wait: a poke signals */
+};
+void plb__waiter_init(struct plb__waiter *w);
+void plb__waiter_fini(struct plb__waiter *w);
+void plb__waiter_poke(void *w);         /* a waker: the struct plb__waiter */
+unsigned long plb__waiter_seen(struct plb__waiter *w);
+/* Sleeps up to us microseconds, unless poked since seen. */
+void plb__waiter_wait(struct plb__waiter *w, unsigned long seen, long us);
 
 /* The MPI transport (MPI_Init_thread, MPI_ERRORS_RETURN). Returns 0, or
  * PLB_EIO / PLB_ESTATE (built without MPI) with the reason in err. */
