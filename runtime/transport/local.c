@@ -3,8 +3,9 @@
  * The same messages as over MPI, moved by pointer through two mutex-guarded
  * queues, so master, worker and devices do not know which transport they
  * run on. A send wakes the receiving end (set_waker), so both ends' idle
- * loops sleep until a message comes instead of polling. Used when an app runs without mpirun, and the only one in a
- * build without MPI (make MPI=0). */
+ * loops sleep until a message comes instead of polling. Used when an app
+ * runs without mpirun, and the only one in a build without MPI (make
+ * MPI=0). */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>

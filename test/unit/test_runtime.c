@@ -481,12 +481,16 @@ static void test_resident_input(void **state)
 }
 
 /* A late block run again in place: the emulated PU stalls in its kernel
- * on its second block (far longer than the whole run takes otherwise), so
- * that block is late and the CPU runs it again. Each PU tags what it writes; every unit's output must come
+ * on its second block, so that block is late and the CPU runs it again.
+ * The stall lasts until the CPU has finished a piece of that block, and
+ * 0.1 s more for its DONE to reach the master (5 s at most): a fixed
+ * stall of 0.3 s was sometimes over before the re-run on a loaded
+ * machine. Each PU tags what it writes; every unit's output must come
  * from the PU the report credits with it, i.e. the copy that counted,
  * also when the loser writes the job's memory after the winner ended. */
 #define EMU_TAG (1ull << 62)
-static atomic_int emu_calls, stalled;
+static atomic_int emu_calls, stalled, rerun;
+static _Atomic uint64_t stall_lo, stall_hi;     /* the stalled block's units */
 
 static int k_tag_init(const struct plb_pu_info *pu, const void *shared, size_t bytes, void **st)
 {
@@ -498,8 +502,14 @@ static int k_tag(void *st, const struct plb_block *b)
 {
 	int emu = (uintptr_t)st == 2;
 	count_where(b);
-	if (emu && atomic_fetch_add(&emu_calls, 1) == 1 && !atomic_exchange(&stalled, 1))
-		nanosleep(&(struct timespec){0, 300000000}, NULL);
+	if (emu && atomic_fetch_add(&emu_calls, 1) == 1 && !atomic_load(&stalled)) {
+		atomic_store(&stall_lo, b->offset);
+		atomic_store(&stall_hi, b->offset + b->units);
+		atomic_store(&stalled, 1);
+		for (int t = 0; t < 500 && !atomic_load(&rerun); t++)
+			nanosleep(&(struct timespec){0, 10000000}, NULL);
+		nanosleep(&(struct timespec){0, 100000000}, NULL);
+	}
 	const uint64_t *x = b->in;
 	uint64_t *y = b->out;
 	for (uint64_t i = 0; i < b->units; i++) {
@@ -509,6 +519,10 @@ static int k_tag(void *st, const struct plb_block *b)
 			v = v * 3 + 1;
 		y[i] = (3 * x[i] + 1) | (emu ? EMU_TAG : 0);
 	}
+	/* the CPU finished a piece of the stalled block: the re-run */
+	if (!emu && atomic_load(&stalled) && b->offset < atomic_load(&stall_hi) &&
+	    b->offset + b->units > atomic_load(&stall_lo))
+		atomic_store(&rerun, 1);
 	return 0;
 }
 
@@ -526,6 +540,7 @@ static void redo_tagged(const char *config, const char *what)
 	}
 	atomic_store(&emu_calls, 0);
 	atomic_store(&stalled, 0);
+	atomic_store(&rerun, 0);
 	struct plb_job job = {.kernel = "tag", .units = W, .in = in, .in_unit = 8,
 			      .out = out, .out_unit = 8};
 	assert_int_equal(plb_run(p, &job), 0);
