@@ -56,6 +56,21 @@ static const struct plb_kernel null_kernel = {
 	.combine = null_combine,
 };
 
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: mpirun -np K plb-null --config FILE [options]\n"
+		"  --config FILE      nodes and devices (INI; see README.md)\n"
+		"  --units W          the domain's units (default: the file's [run] units)\n"
+		"  --hold S           wait S seconds before the run (workers idle meanwhile)\n"
+		"  --runs K           K runs, each checked, the last one reported (default 1)\n"
+		"  --json             the report as one JSON object\n"
+		"  --policy NAME      balancing policy (default: the file's [run] policy)\n"
+		"  --set KEY=VALUE    override a [balancer] parameter (repeatable)\n"
+		"  --models FILE      read fitted models from FILE at start, write them at the end\n"
+		"  --quiet            errors only on stderr, no warnings\n");
+}
+
 int main(int argc, char **argv)
 {
 	static const struct plb_kernel *const kernels[] = {&null_kernel};
@@ -68,7 +83,11 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		char *end = NULL;
-		if (!strcmp(a, "--json")) {
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			if (say)
+				usage(stdout);
+			return 0;
+		} else if (!strcmp(a, "--json")) {
 			json = 1;
 		} else if ((!strcmp(a, "--hold") || !strcmp(a, "--units") || !strcmp(a, "--runs")) && v) {
 			double x = strtod(v, &end);
@@ -81,8 +100,10 @@ int main(int argc, char **argv)
 			*(a[2] == 'h' ? &hold : a[2] == 'u' ? &units : &runs) = x;
 			i++;
 		} else {
-			if (say)
-				fprintf(stderr, "plb-null: %s: unknown option or missing value; accepted: --config FILE --policy P --set K=V --models FILE --units W --hold S --runs K --json\n", a);
+			if (say) {
+				fprintf(stderr, "plb-null: %s: unknown option or missing value\n", a);
+				usage(stderr);
+			}
 			return plb_usage_error();
 		}
 	}

