@@ -1,0 +1,58 @@
+/* k-means kernels for the bundled plb-kmeans app (Lloyd's algorithm): the
+ * points are the domain, one point (d float32 coordinates) a unit; a run
+ * labels every point with its nearest centroid (an int32 a unit) and adds
+ * each point into its cluster's sum, in a block's accumulator: k * d sums,
+ * k counts and the block's inertia (sum of squared distances to the
+ * nearest centroid), all double, combined by adding. The CPU kernel gets
+ * each chunk's distances from one BLAS product, |x|^2 - 2 x.c + |c|^2; the
+ * serial reference computes (x - c)^2 directly, in double. */
+#ifndef PLB_KERNELS_KMEANS_H
+#define PLB_KERNELS_KMEANS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "plb_errors.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A run's shared data: the header, then k * d float centroids (row c is
+ * centroid c), then their k squared norms (float). */
+struct plb__km_shared {
+	int32_t k, d;
+	int32_t pad[2];
+};
+
+/* Bytes of the shared data and of the accumulator for k clusters of d
+ * dimensions. */
+size_t plb__km_shared_bytes(int k, int d);
+size_t plb__km_acc_bytes(int k, int d);
+
+/* Fills the shared data at sh (plb__km_shared_bytes) from k * d centroids. */
+void plb__km_share(void *sh, int k, int d, const float *centroids);
+
+/* A block of n points (row-major, d floats each): labels into labels, and
+ * the points added into acc (plb__km_acc_bytes: sums[k * d], counts[k],
+ * inertia, all double; not cleared). Ties go to the lowest centroid.
+ * Returns 0, PLB_EINVAL or PLB_ENOMEM. */
+PLB_WUR int plb__km_cpu(const void *shared, const float *points, size_t n, int32_t *labels,
+			double *acc);
+
+/* acc += part, both plb__km_acc_bytes(k, d) (the job's combine). */
+void plb__km_combine(void *acc, const void *part, size_t bytes);
+
+/* The serial reference of one point: its nearest centroid (ties: the
+ * lowest) and the squared distance to it, in double. */
+int plb__km_nearest(const float *x, int k, int d, const float *centroids, double *dist);
+
+/* New centroids from an accumulator: the mean of each cluster's points; a
+ * cluster left empty keeps its centroid. Returns how many were empty. */
+int plb__km_update(const double *acc, int k, int d, float *centroids);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
