@@ -87,7 +87,7 @@ LAYERS     := balancer/base balancer runtime/config runtime/transport runtime/de
               runtime/sim runtime/core
 # The bundled apps: apps/NAME/*.c is the program plb-NAME, and
 # kernels/NAME/ (*.c, and *.cu with CUDA), if there is one, its kernels.
-APPS       := mm null bs
+APPS       := mm null bs kmeans
 # What the apps link (the simulator engine is not part of a job), and
 # what plbsim links, top layer first.
 RUN_LAYERS := runtime/core runtime/device runtime/transport runtime/config balancer balancer/base

@@ -51,6 +51,40 @@ int plb__km_nearest(const float *x, int k, int d, const float *centroids, double
  * cluster left empty keeps its centroid. Returns how many were empty. */
 int plb__km_update(const double *acc, int k, int d, float *centroids);
 
+/* n points of d dimensions drawn from seed around k centres (a normal
+ * spread of 1 around centres uniform in [-10, 10) a dimension). */
+void plb__km_generate(float *points, size_t n, int d, int k, uint64_t seed);
+
+/* k initial centroids among the n points, chosen from seed: k-means++
+ * (plusplus: each next one with probability proportional to its squared
+ * distance from the nearest chosen), or k distinct points at random.
+ * Returns 0, PLB_EINVAL (k > n) or PLB_ENOMEM. */
+PLB_WUR int plb__km_init(const float *points, size_t n, int d, int k, int plusplus, uint64_t seed,
+			 float *centroids);
+
+/* Reads points from a file: the raw format (the 8 bytes "PLBKMF32", then
+ * n and d as little-endian int64, then n * d little-endian float32, row
+ * by row) when it starts with that magic, else CSV (d numbers a line, the
+ * same d on every line; a first line that is not numbers is a header of
+ * names; '#' lines are comments). *points (malloc'd), *n and *d on
+ * success; PLB_EINVAL with "FILE:LINE: what; accepted: ..." (raw: FILE:
+ * and the byte offset) in err, PLB_EIO or PLB_ENOMEM otherwise. */
+PLB_WUR int plb__km_read(const char *path, float **points, size_t *n, int *d, char *err,
+			 size_t errlen);
+
+/* CUDA (kmeans_cuda.cu). Without a CUDA toolkit these are absent: callers
+ * test PLB_HAVE_CUDA. */
+struct plb__km_cuda;
+/* Device dev with the run's centroids (the shared data) uploaded. On
+ * error returns PLB_EIO and writes the CUDA reason. */
+PLB_WUR int plb__km_cuda_create(int dev, const void *shared, struct plb__km_cuda **out, char *err,
+				size_t errlen);
+/* plb__km_cpu's work on the device: labels, and the points added into acc;
+ * returns when both are in host memory. */
+PLB_WUR int plb__km_cuda_run(struct plb__km_cuda *c, const float *points, size_t n, int32_t *labels,
+			     double *acc);
+void plb__km_cuda_destroy(struct plb__km_cuda *c);
+
 #ifdef __cplusplus
 }
 #endif

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "kernels/kmeans/kmeans.h"
+#include "test/unit/test_gpu.h"
 #include "test/unit/test_util.h"
 
 /* n points of d dimensions around k random centres (spread 1, centres in
@@ -151,6 +152,88 @@ static void test_update(void **state)
 	assert_true(c[0] == 2 && c[1] == 3 && c[2] == 7 && c[3] == 8 && c[4] == -1 && c[5] == 3);
 }
 
+/* The first centroids: k distinct points of the set, the same for the same
+ * seed; k-means++ spreads them (on three tight groups, one in each), and
+ * more clusters than points is refused. */
+static void test_init(void **state)
+{
+	(void)state;
+	float p[9 * 2] = {0, 0, 0.1f, 0, 0, 0.1f, 50, 50, 50.1f, 50, 50, 50.1f, -50, 50, -50.1f, 50, -50, 50.1f};
+	for (int pp = 0; pp < 2; pp++) {
+		float a[3 * 2], b[3 * 2];
+		assert_int_equal(plb__km_init(p, 9, 2, 3, pp, 7, a), 0);
+		assert_int_equal(plb__km_init(p, 9, 2, 3, pp, 7, b), 0);
+		assert_memory_equal(a, b, sizeof a);
+		for (int j = 0; j < 3; j++) {
+			int found = 0;
+			for (int i = 0; i < 9; i++)
+				found += p[2 * i] == a[2 * j] && p[2 * i + 1] == a[2 * j + 1];
+			assert_int_equal(found, 1);
+			for (int q = 0; q < j; q++)
+				assert_false(a[2 * q] == a[2 * j] && a[2 * q + 1] == a[2 * j + 1]);
+		}
+		if (pp) {       /* one centroid near each group */
+			int g[3] = {0, 0, 0};
+			for (int j = 0; j < 3; j++)
+				g[a[2 * j + 1] < 25 ? 0 : a[2 * j] > 25 ? 1 : 2]++;
+			assert_true(g[0] == 1 && g[1] == 1 && g[2] == 1);
+		}
+	}
+	float c[20];
+	assert_int_equal(plb__km_init(p, 9, 2, 10, 1, 1, c), PLB_EINVAL);
+	/* all points equal: still k distinct indices, no endless draw */
+	float same[8] = {1, 1, 1, 1, 1, 1, 1, 1};
+	assert_int_equal(plb__km_init(same, 4, 2, 4, 1, 3, c), 0);
+}
+
+/* The CUDA kernel labels as the CPU one (but near-ties), and its
+ * accumulator matches to rounding, for blocks of 1, 1000 and 30000 points
+ * (its buffers growing between them). Skipped without a GPU, unless
+ * PLB_REQUIRE_GPU=1, which fails instead. */
+static void test_cuda_matches_cpu(void **state)
+{
+	(void)state;
+	test_need_gpu("test_cuda_matches_cpu");
+#ifdef PLB_HAVE_CUDA
+	size_t n = 30000;
+	int d = 6, k = 12;
+	float *p, *c;
+	clusters(n, d, k, 4, &p, &c);
+	void *sh = malloc(plb__km_shared_bytes(k, d));
+	plb__km_share(sh, k, d, c);
+	struct plb__km_cuda *g;
+	char err[256];
+	if (plb__km_cuda_create(0, sh, &g, err, sizeof err))
+		fail_msg("%s", err);
+	size_t ab = plb__km_acc_bytes(k, d);
+	int32_t *la = malloc(n * sizeof *la), *lb = malloc(n * sizeof *lb);
+	double *aa = malloc(ab), *bb = malloc(ab);
+	static const size_t sizes[] = {1, 1000, 30000};
+	for (int s = 0; s < 3; s++) {
+		memset(aa, 0, ab);
+		memset(bb, 0, ab);
+		assert_int_equal(plb__km_cpu(sh, p, sizes[s], la, aa), 0);
+		assert_int_equal(plb__km_cuda_run(g, p, sizes[s], lb, bb), 0);
+		int moved = 0;
+		for (size_t i = 0; i < sizes[s]; i++)
+			moved += la[i] != lb[i];
+		assert_true(moved < 3);
+		/* sums and counts to rounding; the inertia to float rounding
+		 * of |x|^2 - 2 x.c + |c|^2 on the CPU (the last value) */
+		for (size_t i = 0; !moved && i < ab / sizeof(double); i++)
+			assert_near(aa[i], bb[i], (i + 1 < ab / sizeof(double) ? 1e-6 : 1e-4) * (fabs(aa[i]) + 1));
+	}
+	plb__km_cuda_destroy(g);
+	free(sh);
+	free(la);
+	free(lb);
+	free(aa);
+	free(bb);
+	free(p);
+	free(c);
+#endif
+}
+
 static void test_bad_args(void **state)
 {
 	(void)state;
@@ -174,7 +257,9 @@ int main(void)
 		cmocka_unit_test(test_labels_and_sums),
 		cmocka_unit_test(test_blocks_combine),
 		cmocka_unit_test(test_update),
+		cmocka_unit_test(test_init),
 		cmocka_unit_test(test_bad_args),
+		cmocka_unit_test(test_cuda_matches_cpu),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,345 @@
+/* plb-kmeans: Lloyd's k-means over the cluster. The points are the domain;
+ * each iteration is one plb_run: every PU labels its block's points with
+ * their nearest centroids and adds them into its block's accumulator
+ * (sums, counts, inertia: a reduction), the master combines them and
+ * moves each centroid to its cluster's mean. The centroids travel as the
+ * run's shared data; the points stay on the nodes from the second
+ * iteration on (resident input), and the models carry over, so later
+ * iterations neither train nor resend points.
+ *
+ *   mpirun -np K plb-kmeans --config FILE (--n N --d D | --input FILE) --k K
+ *          [--init kmeans++|random] [--iters MAX] [--tol T] [--seed S]
+ *          [--verify] [--labels FILE] [--centroids FILE] [--json]
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "apps/app.h"
+#include "kernels/kmeans/kmeans.h"
+#include "plb.h"
+
+static int km_init(const struct plb_pu_info *pu, const void *shared, size_t bytes, void **state)
+{
+	(void)pu;
+	const struct plb__km_shared *h = shared;
+	if (bytes < sizeof *h || h->k < 1 || h->d < 1 || bytes != plb__km_shared_bytes(h->k, h->d))
+		return PLB_EINVAL;
+	*state = (void *)shared;
+	return 0;
+}
+
+static int km_cpu_run(void *state, const struct plb_block *b)
+{
+	return plb__km_cpu(state, b->in, (size_t)b->units, b->out, b->acc);
+}
+
+static void km_combine(void *acc, const void *part, size_t bytes)
+{
+	plb__km_combine(acc, part, bytes);
+}
+
+#ifdef PLB_HAVE_CUDA
+static int km_cuda_init(const struct plb_pu_info *pu, const void *shared, size_t bytes,
+			void **state)
+{
+	char err[256];
+	int rc = km_init(pu, shared, bytes, state);
+	if (!rc && (rc = plb__km_cuda_create(pu->device, shared, (struct plb__km_cuda **)state, err,
+					     sizeof err)))
+		fprintf(stderr, "plb-kmeans: %s: %s\n", pu->name, err);
+	return rc;
+}
+
+static int km_cuda_run(void *state, const struct plb_block *b)
+{
+	return plb__km_cuda_run(state, b->in, (size_t)b->units, b->out, b->acc);
+}
+
+static void km_cuda_fini(void *state)
+{
+	plb__km_cuda_destroy(state);
+}
+#endif
+
+static const struct plb_kernel km_kernel = {
+	.name = "kmeans",
+	.cpu = {.init = km_init, .run = km_cpu_run},
+#ifdef PLB_HAVE_CUDA
+	.cuda = {.init = km_cuda_init, .run = km_cuda_run, .fini = km_cuda_fini},
+#endif
+	.combine = km_combine,
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: mpirun -np K plb-kmeans --config FILE (--n N --d D | --input FILE) --k K [options]\n"
+		"  --config FILE      nodes and devices (INI; see README.md)\n"
+		"  --n N --d D        N points of D dimensions drawn from --seed around K centres\n"
+		"                     (uniform in [-10, 10) a dimension, normal spread 1)\n"
+		"  --input FILE       the points of a file: CSV (D numbers a line, an optional\n"
+		"                     header line of names, '#' comments), or raw: the 8 bytes\n"
+		"                     PLBKMF32, N and D as little-endian int64, then N x D\n"
+		"                     little-endian float32, point by point\n"
+		"  --k K              clusters (required)\n"
+		"  --init I           kmeans++ (default) or random: the first centroids, from --seed\n"
+		"  --iters MAX        at most MAX iterations (default 50)\n"
+		"  --tol T            stop when no centroid moves more than T (default 1e-4)\n"
+		"  --seed S           seed of the drawn points and of the first centroids (default 1)\n"
+		"  --verify           check the last iteration: every label a nearest centroid and\n"
+		"                     the sums those of the labelled points, against a serial\n"
+		"                     computation in double\n"
+		"  --labels FILE      write each point's cluster (0..K-1), one a line\n"
+		"  --centroids FILE   write the centroids as CSV, one a line\n"
+		"  --json             each iteration's report as one JSON object a line\n"
+		"  --policy NAME      balancing policy (default: the file's [run] policy)\n"
+		"  --set KEY=VALUE    override a [balancer] parameter (repeatable)\n"
+		"  --models FILE      read fitted models from FILE at start, write them at the end\n"
+		"  --quiet            errors only on stderr, no warnings\n");
+}
+
+/* The last iteration's check: each label a nearest centroid of the
+ * centroids it was computed with (float rounding allowed on near-ties),
+ * and the accumulated counts and sums those of the labelled points. */
+static int verify(const float *pts, size_t n, int d, int k, const float *cent, const int32_t *lab,
+		  const double *acc)
+{
+	size_t ab = plb__km_acc_bytes(k, d) / sizeof(double);
+	double *want = calloc(ab, sizeof *want), worst = 0;
+	size_t bad = n;
+	if (!want)
+		return PLB_ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const float *x = pts + i * (size_t)d;
+		double best, mine;
+		plb__km_nearest(x, k, d, cent, &best);
+		if (lab[i] < 0 || lab[i] >= k) {
+			bad = bad == n ? i : bad;
+			continue;
+		}
+		plb__km_nearest(x, 1, d, cent + (size_t)lab[i] * d, &mine);
+		/* float products in the kernel: a relative 1e-5 of |x|^2 + |c|^2 */
+		double scale = 0;
+		for (int t = 0; t < d; t++)
+			scale += (double)x[t] * x[t] + (double)cent[(size_t)lab[i] * d + t] * cent[(size_t)lab[i] * d + t];
+		if (!(mine - best <= 1e-5 * scale + 1e-12))
+			bad = bad == n ? i : bad;
+		for (int t = 0; t < d; t++)
+			want[(size_t)lab[i] * d + t] += x[t];
+		want[(size_t)k * d + lab[i]] += 1;
+	}
+	for (size_t j = 0; j < (size_t)k * d + k; j++)
+		worst = fmax(worst, fabs(acc[j] - want[j]) / (fabs(want[j]) + 1));
+	free(want);
+	int ok = bad == n && worst <= 1e-9;
+	fprintf(stderr, "plb-kmeans: verify (serial nearest centroids and sums, in double): %s", ok ? "ok" : "FAILED");
+	if (bad < n)
+		fprintf(stderr, ", point %zu is not with a nearest centroid", bad);
+	fprintf(stderr, ", sums agree to %.2g\n", worst);
+	return ok ? 0 : 3;
+}
+
+static int write_text(const char *path, const char *what, const void *data, size_t n, int d,
+		      int labels)
+{
+	FILE *f = fopen(path, "w");
+	int bad = !f;
+	for (size_t i = 0; i < n && !bad; i++) {
+		if (labels) {
+			bad = fprintf(f, "%d\n", ((const int32_t *)data)[i]) < 0;
+			continue;
+		}
+		for (int t = 0; t < d && !bad; t++)
+			bad = fprintf(f, "%s%.9g", t ? "," : "", ((const float *)data)[i * (size_t)d + t]) < 0;
+		bad = bad || fputc('\n', f) == EOF;
+	}
+	if ((f && fclose(f)) || bad) {
+		fprintf(stderr, "plb-kmeans: %s %s: cannot write: %s\n", what, path, strerror(errno));
+		return PLB_EIO;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct plb_kernel *const kernels[] = {&km_kernel};
+	struct plb_options o = {.kernels = kernels, .nkernels = 1};
+	struct app_args a = {.name = "plb-kmeans", .usage = usage, .say = plb_launch_rank() == 0,
+			     .runs = 1, .seed = 1, .dbl = 0};
+	long n = 0, dim = 0, k = 0, iters = 50;
+	double tol = 1e-4;
+	int plusplus = 1, status;
+	const char *input = NULL, *labels_out = NULL, *cent_out = NULL;
+
+	if (plb_options_parse(&argc, argv, &o))
+		return plb_usage_error();
+	for (int i = 1; i < argc; i++) {
+		const char *o2 = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		/* --runs and --prec are not this app's: iterations are its runs,
+		 * and points are float32 */
+		int k2 = strcmp(o2, "--runs") && strcmp(o2, "--prec") ? app_common(&a, argc, argv, &i, &status)
+								  : APP_NOT_MINE;
+		if (k2 == APP_EXIT)
+			return status;
+		if (k2 == APP_TAKEN)
+			continue;
+		if (!strcmp(o2, "--n") && v) {
+			if (app_long(&a, o2, argv[++i], 1, 1L << 40, "an integer in [1, 2^40]", &n))
+				return plb_usage_error();
+		} else if (!strcmp(o2, "--d") && v) {
+			if (app_long(&a, o2, argv[++i], 1, 4096, "an integer in [1, 4096]", &dim))
+				return plb_usage_error();
+		} else if (!strcmp(o2, "--k") && v) {
+			if (app_long(&a, o2, argv[++i], 1, 1 << 20, "an integer in [1, 1048576]", &k))
+				return plb_usage_error();
+		} else if (!strcmp(o2, "--iters") && v) {
+			if (app_long(&a, o2, argv[++i], 1, 1000000, "an integer in [1, 1000000]", &iters))
+				return plb_usage_error();
+		} else if (!strcmp(o2, "--tol") && v) {
+			char *end;
+			errno = 0;
+			tol = strtod(argv[++i], &end);
+			if (errno || *end || end == argv[i] || !(tol >= 0) || !isfinite(tol)) {
+				if (a.say)
+					fprintf(stderr, "plb-kmeans: --tol %s: accepted: a number >= 0\n", argv[i]);
+				return plb_usage_error();
+			}
+		} else if (!strcmp(o2, "--init") && v) {
+			i++;
+			if (strcmp(v, "kmeans++") && strcmp(v, "random")) {
+				if (a.say)
+					fprintf(stderr, "plb-kmeans: --init %s: accepted: kmeans++ or random\n", v);
+				return plb_usage_error();
+			}
+			plusplus = !strcmp(v, "kmeans++");
+		} else if (!strcmp(o2, "--input") && v) {
+			input = argv[++i];
+		} else if (!strcmp(o2, "--labels") && v) {
+			labels_out = argv[++i];
+		} else if (!strcmp(o2, "--centroids") && v) {
+			cent_out = argv[++i];
+		} else {
+			return app_unknown(&a, o2);
+		}
+	}
+	const char *missing = !o.config ? "--config FILE is required" : !k ? "--k K is required"
+			      : input && (n || dim) ? "--input excludes --n and --d"
+			      : !input && (!n || !dim) ? "--n N and --d D, or --input FILE, are required" : NULL;
+	if (missing) {
+		if (a.say) {
+			fprintf(stderr, "plb-kmeans: %s\n", missing);
+			usage(stderr);
+		}
+		return plb_usage_error();
+	}
+
+	/* the master reads or draws the points before plb_init, so that a bad
+	 * file stops it at once with file:line; the workers never read it */
+	float *pts = NULL, *cent = NULL;
+	int32_t *lab = NULL;
+	double *acc = NULL;
+	void *sh = NULL;
+	size_t count = (size_t)n;
+	int d = (int)dim, rc = 0;
+	if (a.say) {
+		char err[512];
+		if (input) {
+			if ((rc = plb__km_read(input, &pts, &count, &d, err, sizeof err)))
+				fprintf(stderr, "plb-kmeans: --input %s\n", err);
+		} else if (!(pts = malloc(count * (size_t)d * sizeof *pts))) {
+			fprintf(stderr, "plb-kmeans: out of memory for %zu points\n", count);
+			rc = PLB_ENOMEM;
+		} else {
+			plb__km_generate(pts, count, d, (int)k, (uint64_t)a.seed);
+		}
+		if (!rc && (size_t)k > count) {
+			fprintf(stderr, "plb-kmeans: --k %ld: more clusters than the %zu points\n", k, count);
+			rc = PLB_EINVAL;
+		}
+	}
+	plb_t *p;
+	int irc = plb_init(&argc, &argv, &o, &p);
+	if ((status = app_worker(p, irc)) >= 0) {
+		free(pts);
+		return status;
+	}
+	if (rc)
+		goto out;
+	size_t ab = plb__km_acc_bytes((int)k, d);
+	cent = malloc((size_t)k * (size_t)d * sizeof *cent);
+	lab = malloc(count * sizeof *lab);
+	acc = malloc(ab);
+	sh = malloc(plb__km_shared_bytes((int)k, d));
+	if (!cent || !lab || !acc || !sh) {
+		fprintf(stderr, "plb-kmeans: out of memory\n");
+		rc = PLB_ENOMEM;
+		goto out;
+	}
+	if ((rc = plb__km_init(pts, count, d, (int)k, plusplus, (uint64_t)a.seed, cent))) {
+		fprintf(stderr, "plb-kmeans: cannot choose the first centroids: %s\n", plb_strerror(rc));
+		goto out;
+	}
+	char sig[64];
+	snprintf(sig, sizeof sig, "d=%d k=%ld", d, k);
+	struct plb_job job = {
+		.kernel = "kmeans", .units = count, .signature = sig,
+		.shared = sh, .shared_bytes = plb__km_shared_bytes((int)k, d),
+		.in = pts, .in_unit = (size_t)d * sizeof *pts,
+		.out = lab, .out_unit = sizeof *lab,
+		.acc_bytes = ab, .acc = acc,
+	};
+	double shift = INFINITY;
+	long it;
+	for (it = 0; it < iters && shift > tol; it++) {
+		plb__km_share(sh, (int)k, d, cent);
+		/* the points stay on the nodes; the centroids change every time */
+		job.in_mode = PLB_IN_KEEP | (it ? PLB_IN_UNCHANGED : 0);
+		if ((rc = plb_run(p, &job))) {
+			fprintf(stderr, "plb-kmeans: %s\n", plb_errmsg(p));
+			goto out;
+		}
+		struct plb_result r;
+		if ((rc = plb_result(p, &r)))
+			goto out;
+		float *prev = (float *)((struct plb__km_shared *)sh + 1);
+		int empty = plb__km_update(acc, (int)k, d, cent);
+		shift = 0;
+		for (size_t j = 0; j < (size_t)k * d; j++)
+			shift = fmax(shift, fabs((double)cent[j] - prev[j]));
+		if (a.json) {
+			if ((rc = plb_report(p, stdout, 1)))
+				goto out;
+		} else {
+			printf("iteration %3ld: inertia %.6g, largest centroid move %.3g, %d empty; makespan %.4f s, ratio %.3f, %ld training blocks, %.0f bytes sent\n",
+			       it + 1, acc[(size_t)k * d + k], shift, empty, r.makespan_s, r.ratio,
+			       r.training_blocks, r.bytes_sent);
+		}
+	}
+	if (!a.json) {
+		printf("%s after %ld iterations (largest move %.3g, --tol %g); the last run:\n",
+		       shift <= tol ? "converged" : "stopped", it, shift, tol);
+		if ((rc = plb_report(p, stdout, 0)))
+			goto out;
+	}
+	fflush(stdout);
+	if (labels_out && (rc = write_text(labels_out, "--labels", lab, count, 1, 1)))
+		goto out;
+	if (cent_out && (rc = write_text(cent_out, "--centroids", cent, (size_t)k, d, 0)))
+		goto out;
+	if (a.verify)
+		rc = verify(pts, count, d, (int)k, (const float *)((struct plb__km_shared *)sh + 1), lab, acc);
+out:
+	free(pts);
+	free(cent);
+	free(lab);
+	free(acc);
+	free(sh);
+	int frc = plb_finalize(p);
+	if (frc && !rc)
+		fprintf(stderr, "plb-kmeans: %s\n", plb_errmsg(p));
+	return rc == 3 ? 3 : rc || frc ? 1 : 0;
+}
