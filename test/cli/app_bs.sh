@@ -10,24 +10,7 @@
 . "$(dirname "$0")/lib.bash"
 BUILD=${BUILD:-build}
 
-cat >"$TMP/bs.ini" <<'INI'
-[run]
-units = 1
-pipeline = 2
-[node a]
-cpu = 1
-emu = fast
-[node b]
-emu = slow fast
-[model fast]
-class = gpu
-compute = poly 0.001 2e-7
-transfer = poly 1e-4 1e-8
-[model slow]
-class = cpu
-compute = poly 0.001 1e-6
-noise = 0.05
-INI
+app_cluster_ini "$TMP/bs.ini"
 
 verified() {    # verified WHAT: the last run's verify line says ok
 	grep -q 'plb-bs: verify (serial reference, put-call parity.*): ok' "$TMP/out" ||

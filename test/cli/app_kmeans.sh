@@ -8,24 +8,7 @@
 . "$(dirname "$0")/lib.bash"
 BUILD=${BUILD:-build}
 
-cat >"$TMP/km.ini" <<'INI'
-[run]
-units = 1
-pipeline = 2
-[node a]
-cpu = 1
-emu = fast
-[node b]
-emu = slow fast
-[model fast]
-class = gpu
-compute = poly 0.001 2e-7
-transfer = poly 1e-4 1e-8
-[model slow]
-class = cpu
-compute = poly 0.001 1e-6
-noise = 0.05
-INI
+app_cluster_ini "$TMP/km.ini"
 
 last_json() {   # last_json KEY: from the last JSON line of $TMP/out (one a run)
 	grep '^{' "$TMP/out" | tail -1 | python3 -c "import json,sys; print(json.loads(sys.stdin.read())['$1'])"
