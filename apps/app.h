@@ -19,6 +19,8 @@ struct app_args {
 	long runs, seed;
 	int verify, json;
 	int dbl;                /* --prec double (the default) or single */
+	int fixed;              /* the app has no --runs nor --prec (its runs and
+				 * precision are its own) */
 };
 
 /* v as an integer in [lo, hi] into *out; else says what is accepted and
@@ -67,7 +69,7 @@ static inline int app_common(struct app_args *a, int argc, char **argv, int *i, 
 		*(o[2] == 'v' ? &a->verify : &a->json) = 1;
 		return APP_TAKEN;
 	}
-	if (!v)
+	if (!v || (a->fixed && (!strcmp(o, "--runs") || !strcmp(o, "--prec"))))
 		return APP_NOT_MINE;
 	int bad;
 	if (!strcmp(o, "--runs"))

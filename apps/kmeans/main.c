@@ -169,7 +169,7 @@ int main(int argc, char **argv)
 	static const struct plb_kernel *const kernels[] = {&km_kernel};
 	struct plb_options o = {.kernels = kernels, .nkernels = 1};
 	struct app_args a = {.name = "plb-kmeans", .usage = usage, .say = plb_launch_rank() == 0,
-			     .runs = 1, .seed = 1, .dbl = 0};
+			     .runs = 1, .seed = 1, .fixed = 1};
 	long n = 0, dim = 0, k = 0, iters = 50;
 	double tol = 1e-4;
 	int plusplus = 1, status;
@@ -179,10 +179,8 @@ int main(int argc, char **argv)
 		return plb_usage_error();
 	for (int i = 1; i < argc; i++) {
 		const char *o2 = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-		/* --runs and --prec are not this app's: iterations are its runs,
-		 * and points are float32 */
-		int k2 = strcmp(o2, "--runs") && strcmp(o2, "--prec") ? app_common(&a, argc, argv, &i, &status)
-								  : APP_NOT_MINE;
+		/* .fixed: iterations are its runs, and points are float32 */
+		int k2 = app_common(&a, argc, argv, &i, &status);
 		if (k2 == APP_EXIT)
 			return status;
 		if (k2 == APP_TAKEN)

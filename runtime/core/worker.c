@@ -689,9 +689,12 @@ int plb__worker_serve(struct plb *p)
 		int moved = 0;
 		void *msg;
 		int src;
-		pthread_mutex_lock(&w->mu);
-		unsigned long seen = w->pokes;
-		pthread_mutex_unlock(&w->mu);
+		unsigned long seen = 0;
+		if (wakes) {
+			pthread_mutex_lock(&w->mu);
+			seen = w->pokes;
+			pthread_mutex_unlock(&w->mu);
+		}
 		for (int i = 0; i < 256; i++) {
 			int r = p->tp->ops->recv(p->tp, &msg, &src);
 			if (r < 0) {

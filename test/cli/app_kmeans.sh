@@ -10,9 +10,6 @@ BUILD=${BUILD:-build}
 
 app_cluster_ini "$TMP/km.ini"
 
-last_json() {   # last_json KEY: from the last JSON line of $TMP/out (one a run)
-	grep '^{' "$TMP/out" | tail -1 | python3 -c "import json,sys; print(json.loads(sys.stdin.read())['$1'])"
-}
 verified() {    # verified WHAT: the last run's verify line says ok
 	grep -q 'plb-kmeans: verify (serial nearest centroids and sums, in double): ok' "$TMP/out" ||
 		{ cat "$TMP/out"; check "$1: verify ok" false; }
@@ -22,7 +19,7 @@ for policy in plb-hac plb-hec hdss greedy static; do
 	check "plb-kmeans $policy in one process" one_run "$BUILD/plb-kmeans" --config "$TMP/km.ini" \
 		--n 20011 --d 5 --k 7 --iters 4 --policy $policy --verify --json
 	verified "plb-kmeans $policy, one process"
-	check "plb-kmeans $policy: coverage" test "$(last_json coverage_ok)" = True
+	check "plb-kmeans $policy: coverage" test "$(json_get coverage_ok)" = True
 done
 
 # the points as CSV (with a header) and raw: the same centroids

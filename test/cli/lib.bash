@@ -36,8 +36,8 @@ mpi_run() {     # mpi_run NP PROGRAM ARGS...: under mpirun and a timeout
 one_run() {     # one_run PROGRAM ARGS...: in one process, under a timeout
 	timeout 120 "$@" >"$TMP/out" 2>&1
 }
-json_get() {    # json_get KEY: from the JSON line of $TMP/out
-	grep '^{' "$TMP/out" | python3 -c "import json,sys; print(json.loads(sys.stdin.read())['$1'])"
+json_get() {    # json_get KEY: from the (last) JSON line of $TMP/out
+	grep '^{' "$TMP/out" | tail -1 | python3 -c "import json,sys; print(json.loads(sys.stdin.read())['$1'])"
 }
 json_has() { json_get "$1" >/dev/null 2>&1; }
 app_cluster_ini() {     # app_cluster_ini FILE: the bundled apps' test cluster, two
