@@ -87,7 +87,7 @@ LAYERS     := balancer/base balancer runtime/config runtime/transport runtime/de
               runtime/sim runtime/core
 # The bundled apps: apps/NAME/*.c is the program plb-NAME, and
 # kernels/NAME/ (*.c, and *.cu with CUDA), if there is one, its kernels.
-APPS       := mm null bs kmeans
+APPS       := mm null bs kmeans grn
 # What the apps link (the simulator engine is not part of a job), and
 # what plbsim links, top layer first.
 RUN_LAYERS := runtime/core runtime/device runtime/transport runtime/config balancer balancer/base
@@ -118,7 +118,7 @@ ALL_OBJ   := $(call obj,$(foreach l,$(LAYERS),$(call layer_src,$l)) \
              $(foreach k,$(KERNELS),$(call kern_src,$k)) $(wildcard apps/*/*.c) \
              $(TEST_SRC) $(BENCH_SRC))
 
-.PHONY: all test demo bench bench-robust bench-iterations bench-cpu bench-bs bench-gpu clean deps app-flags layers coverage mutants
+.PHONY: all test demo bench bench-robust bench-iterations bench-cpu bench-bs bench-grn bench-gpu clean deps app-flags layers coverage mutants
 all: $(PLBSIM) $(APP_BINS) $(TESTS) $(BENCHES)
 
 # Installs what is missing; re-checked when the script changes.
@@ -145,6 +145,10 @@ endif
 # Black-Scholes' loops: vectorised with glibc's vector exp and log (see
 # kernels/bs/bs_simd.c); only that file, never the checks.
 $(BUILD)/kernels/bs/bs_simd.o: CFLAGS += -O3 -ffast-math -fopenmp-simd
+# Gene-network inference: the CPU walk at -O3; the CUDA kernel without
+# fused multiply-adds, so that its scores are the CPU's to the bit.
+$(BUILD)/kernels/grn/grn_cpu.o: CFLAGS += -O3 -ffp-contract=off
+$(BUILD)/kernels/grn/grn_cuda.cu.o: NVCCFLAGS += --fmad=false
 
 # archive_rule LIB, SOURCES: LIB holds exactly the objects of SOURCES.
 define archive_rule
@@ -187,6 +191,11 @@ $(BUILD)/bench/bs_ref.o: CFLAGS += -O3 -ffast-math -fopenmp-simd -march=native
 $(BUILD)/bench/bs_ref: $(call kern_lib,bs)
 $(BUILD)/bench/bs_ref: BENCH_KERN = $(call kern_lib,bs)
 $(BUILD)/bench/bs_ref: BENCH_LIBS = $(MVEC) -lm
+# plb-grn's straightforward pair search, built for this machine
+$(BUILD)/bench/grn_ref.o: CFLAGS += -O3 -march=native
+$(BUILD)/bench/grn_ref: $(call kern_lib,grn)
+$(BUILD)/bench/grn_ref: BENCH_KERN = $(call kern_lib,grn)
+$(BUILD)/bench/grn_ref: BENCH_LIBS = -lm
 
 # Line and branch coverage per folder (gcc --coverage, gcovr; own build
 # directory), and a seeded mutation run over the pure code: both print
@@ -225,6 +234,11 @@ bench-cpu: all
 # direct call, the demo cluster.
 bench-bs: all
 	$(Q)BUILD=$(BUILD) MPI=$(MPI) bash bench/bs.sh
+
+# plb-grn: its kernel against a straightforward pair search, one process
+# against a direct call, the demo cluster.
+bench-grn: all
+	$(Q)BUILD=$(BUILD) MPI=$(MPI) bash bench/grn.sh
 
 # plb-mm on a GPU against cuBLAS called directly (needs a CUDA GPU).
 bench-gpu: all

@@ -82,6 +82,12 @@ int plb_balancer_create(const struct plb_params *params, const char *policy,
 		b->p = *params;
 	else
 		plb_params_init(&b->p);
+	/* A domain of few, costly units (a gene a unit, not an option) would
+	 * otherwise train in blocks worth much of the run: no block floor
+	 * above the first blocks' cap, W / (train_div * PUs). */
+	double grain = floor((double)W / (b->p.train_div * npu));
+	if (b->p.min_block > grain)
+		b->p.min_block = grain >= 1 ? grain : 1;
 	b->pol = pol;
 	b->n = npu;
 	b->W = W;

@@ -291,6 +291,30 @@ static void test_tiny_domains(void **state)
 	}
 }
 
+/* A domain of few, costly units (600 genes on 5 PUs): the first blocks
+ * are at most W / (train_div * PUs) = 3.75 units for every policy that
+ * trains, not min_block's 64 (which made 5 training blocks half the
+ * domain), and min_block is no floor above that for later blocks either. */
+static void test_coarse_domain_small_blocks(void **state)
+{
+	(void)state;
+	static const char *const pols[] = {"plb-hac", "plb-hec", "hdss"};
+	for (int k = 0; k < 3; k++) {
+		plb_balancer_t *b;
+		assert_int_equal(plb_balancer_create(NULL, pols[k], 5, 600, &b), 0);
+		struct plb_grant g[5];
+		uint64_t most = 0;
+		for (int i = 0; i < 5; i++) {
+			assert_int_equal(plb_balancer_next(b, i, 0, &g[i]), PLB_NEXT_GRANT);
+			most = g[i].units > most ? g[i].units : most;
+		}
+		if (most > 4)
+			fail_msg("%s: a first block of %llu units", pols[k], (unsigned long long)most);
+		plb_balancer_destroy(b);
+	}
+	run_job("plb-hac", 5, 600, 0, 6);
+}
+
 /* Unknown policies and bad arguments are refused, not crashed on. */
 static void test_bad_calls(void **state)
 {
@@ -884,6 +908,7 @@ int main(void)
 		cmocka_unit_test(test_params_and_names),
 		cmocka_unit_test(test_static_split),
 		cmocka_unit_test(test_tiny_domains),
+		cmocka_unit_test(test_coarse_domain_small_blocks),
 		cmocka_unit_test(test_bad_calls),
 		cmocka_unit_test(test_zero_time_blocks),
 		cmocka_unit_test(test_lost_range_regranted),

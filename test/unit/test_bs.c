@@ -18,6 +18,7 @@
 
 #include "kernels/bs/bs.h"
 #include "test/unit/test_gpu.h"
+#include "test/unit/test_util.h"
 
 static double get(enum plb__bs_prec prec, const void *out, size_t i)
 {
@@ -113,14 +114,8 @@ static void test_generate(void **state)
 
 static char *write_tmp(const char *text)
 {
-	static char path[64];
-	snprintf(path, sizeof path, "/tmp/plb-test-bs-XXXXXX");
-	int fd = mkstemp(path);
-	assert_true(fd >= 0);
-	FILE *f = fdopen(fd, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
+	char *path = test_write_tmp("bs", text);
+	assert_non_null(path);
 	return path;
 }
 

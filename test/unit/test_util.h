@@ -4,6 +4,8 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 /* Uniform in [0, 1) from a xorshift64 stream: small, and the same data for
  * the same seed everywhere (tests and benches). */
@@ -22,5 +24,18 @@ static inline double test_urand(uint64_t *s)
 		fail_msg("%s = %.17g, expected %.17g +- %g", #a, a_, b_,       \
 			 (double)(eps));                                      \
 } while (0)
+
+/* text in a new file /tmp/plb-test-WHAT-XXXXXX; its path (static: the
+ * next call reuses it), or NULL. */
+static inline char *test_write_tmp(const char *what, const char *text)
+{
+	static char path[96];
+	snprintf(path, sizeof path, "/tmp/plb-test-%s-XXXXXX", what);
+	int fd = mkstemp(path);
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (!f || fputs(text, f) < 0 || fclose(f))
+		return NULL;
+	return path;
+}
 
 #endif
