@@ -1,9 +1,10 @@
 # plb: one entry point. `make` builds, `make test` runs every test, `make demo`
 # runs plb-mm under mpirun on config/demo.ini, then the simulator on the
-# paper's five-machine cluster with every policy,
+# paper's five-machine cluster with every policy (`make demo APP=bs`, kmeans
+# or grn: that app's demo instead),
 # `make bench` prints the benchmark figures (`make bench-robust` its 200 drawn
-# clusters alone), `make bench-cpu` plb-mm against one BLAS call, `make
-# bench-gpu` the GPU ones. Missing Debian packages are
+# clusters alone), `make bench-cpu` plb-mm against one BLAS call, `make bench-bs`
+# and `make bench-grn` those apps' figures, `make bench-gpu` the GPU ones. Missing Debian packages are
 # installed first (scripts/install-deps.sh). Options:
 #   V=1                  show commands
 #   SANITIZE=address,undefined | SANITIZE=thread
@@ -212,7 +213,7 @@ test: all
 	  TEST_PROGRAMS="$(notdir $(TESTS))" TEST_STRICT_SKIPS=$(TEST_STRICT_SKIPS) bash test/run.sh
 
 demo: $(PLBSIM) $(APP_BINS)
-	$(Q)BUILD=$(BUILD) MPI=$(MPI) bash scripts/demo.sh
+	$(Q)BUILD=$(BUILD) MPI=$(MPI) APP=$(APP) bash scripts/demo.sh
 
 bench: all
 	$(Q)PLBSIM=$(PLBSIM) BUILD=$(BUILD) bash bench/run.sh

@@ -128,7 +128,8 @@ PLB_WUR int plb__grn_cpu(const void *shared, const struct plb__grn_tables *t, ui
 			 size_t count, struct plb__grn_best *out);
 
 /* The serial reference for target t: the same search, counting sample by
- * sample over lev (n * s levels, gene by gene). */
+ * sample over lev (n * s levels, gene by gene). Returns 0, PLB_EINVAL or
+ * PLB_ENOMEM. */
 PLB_WUR int plb__grn_ref(const uint8_t *lev, int n, int s, int levels, int k,
 			 const struct plb__grn_tables *tab, int t, struct plb__grn_best *out);
 

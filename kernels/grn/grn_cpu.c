@@ -233,34 +233,35 @@ int plb__grn_cpu(const void *shared, const struct plb__grn_tables *t, uint64_t f
 }
 
 /* The reference's walk: the same subsets in the same order, each counted
- * sample by sample. */
+ * sample by sample: code[d] holds each sample's instance of the genes
+ * chosen above depth d. */
 struct ref {
 	const uint8_t *lev;
 	const struct plb__grn_tables *tab;
 	int s, c, k, t, N;
 	double hy;
+	uint32_t *code;         /* (k + 1) * s: code[d * s + i] */
 	struct walk *w;         /* pick, best, best_pick */
 };
 
 static void ref_walk(struct ref *r, int depth, int hi)
 {
 	struct walk *w = r->w;
+	const uint32_t *up = r->code + (size_t)depth * r->s;
+	uint32_t *here = r->code + (size_t)(depth - 1) * r->s;
+	const uint8_t *ty = r->lev + (size_t)r->t * r->s;
 	for (int p = depth - 1; p < hi; p++) {
 		w->pick[depth - 1] = p;
+		const uint8_t *lg = r->lev + (size_t)(p < r->t ? p : p + 1) * r->s;
+		for (int i = 0; i < r->s; i++)
+			here[i] = up[i] * (uint32_t)r->c + lg[i];
 		if (depth > 1) {
 			ref_walk(r, depth - 1, p);
 			continue;
 		}
 		uint32_t cnt[PLB__GRN_MAX_CELLS] = {0};
-		const uint8_t *ty = r->lev + (size_t)r->t * r->s;
-		for (int i = 0; i < r->s; i++) {
-			int x = 0;
-			for (int j = r->k - 1; j >= 0; j--) {
-				int g = w->pick[j] < r->t ? w->pick[j] : w->pick[j] + 1;
-				x = x * r->c + r->lev[(size_t)g * r->s + i];
-			}
-			cnt[x * r->c + ty[i]]++;
-		}
+		for (int i = 0; i < r->s; i++)
+			cnt[here[i] * (uint32_t)r->c + ty[i]]++;
 		double sc = plb__grn_score(r->tab, cnt, r->N, r->c, r->hy);
 		if (sc < w->best) {
 			w->best = sc;
@@ -277,11 +278,14 @@ int plb__grn_ref(const uint8_t *lev, int n, int s, int levels, int k,
 	struct walk w = {.k = k, .t = t, .best = INFINITY};
 	struct ref r = {.lev = lev, .tab = tab, .s = s, .c = levels, .k = k, .t = t,
 			.N = ipow(levels, k), .w = &w};
+	if (!(r.code = calloc((size_t)(k + 1) * (size_t)s, sizeof *r.code)))
+		return PLB_ENOMEM;
 	uint32_t cy[PLB__GRN_MAX_LEVELS] = {0};
 	for (int i = 0; i < s; i++)
 		cy[lev[(size_t)t * s + i]]++;
 	r.hy = plb__grn_hy(tab, cy, levels);
 	ref_walk(&r, k, n - 1);
+	free(r.code);
 	set_best(&w, w.best, out);
 	return 0;
 }
