@@ -7,15 +7,9 @@
 #  2. plb-bs in one process on one core ([node a] cpu = 1) against one
 #     direct call of its kernel on all the options into fresh memory;
 #  3. plb-bs on the demo cluster (config/bs-demo.ini, mpirun -np 3).
-set -euo pipefail
-BUILD=${BUILD:-build}
 N=${N:-4000000}
 DEMO_N=${DEMO_N:-16000000}
-RUNS=${RUNS:-3}
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-med() { python3 -c "import sys; v=sorted(float(x) for x in sys.argv[1:]); print(v[len(v)//2])" "$@"; }
+. "$(dirname "$0")/lib.bash"
 
 echo "== one core: reference loop against plb's kernel, $N options"
 for prec in single double; do
@@ -23,12 +17,10 @@ for prec in single double; do
 done
 echo
 echo "== one process, one core: plb-bs's makespan against one direct call (median of $RUNS), $N options"
-printf '[run]\nunits = 1\n[node a]\ncpu = 1\n' >"$T/cpu1.ini"
 for prec in single double; do
 	plb=() direct=()
 	for i in $(seq 1 "$RUNS"); do
-		plb+=("$("$BUILD/plb-bs" --config "$T/cpu1.ini" --n "$N" --prec $prec --json | grep '^{' |
-			python3 -c "import json,sys; print(json.loads(sys.stdin.read())['makespan_s'])")")
+		plb+=("$("$BUILD/plb-bs" --config "$T/cpu1.ini" --n "$N" --prec $prec --json | makespan)")
 		direct+=("$("$BUILD/bench/bs_ref" "$N" $prec | sed 's/.*one cold call \([0-9.]*\) s.*/\1/')")
 	done
 	a=$(med "${plb[@]}") b=$(med "${direct[@]}")

@@ -7,28 +7,20 @@
 #  2. plb-grn in one process on one core ([node a] cpu = 1) against that
 #     direct call of its kernel on every target;
 #  3. plb-grn on the demo cluster (config/grn-demo.ini, mpirun -np 3).
-set -euo pipefail
-BUILD=${BUILD:-build}
 GENES=${GENES:-300}
 DEMO_GENES=${DEMO_GENES:-600}
-RUNS=${RUNS:-3}
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-med() { python3 -c "import sys; v=sorted(float(x) for x in sys.argv[1:]); print(v[len(v)//2])" "$@"; }
+. "$(dirname "$0")/lib.bash"
 
 echo "== one core: a straightforward pair search against plb's kernel (pairs of predictors, 3 levels)"
 "$BUILD/bench/grn_ref" "$GENES" 100
 "$BUILD/bench/grn_ref" $((GENES * 2 / 3)) 1000
 echo
 echo "== one process, one core: plb-grn's makespan against the direct call on the same core (median of $RUNS), $GENES genes, 100 samples"
-printf '[run]\nunits = 1\n[node a]\ncpu = 1\n' >"$T/cpu1.ini"
 plb=() direct=()
 pin=""
 command -v taskset >/dev/null && pin="taskset -c 0"
 for i in $(seq 1 "$RUNS"); do
-	plb+=("$("$BUILD/plb-grn" --config "$T/cpu1.ini" --genes "$GENES" --json | grep '^{' |
-		python3 -c "import json,sys; print(json.loads(sys.stdin.read())['makespan_s'])")")
+	plb+=("$("$BUILD/plb-grn" --config "$T/cpu1.ini" --genes "$GENES" --json | makespan)")
 	# on the core plb's CPU PU is bound to (the node's first): on a shared
 	# machine one core can run slower than another for minutes
 	direct+=("$($pin "$BUILD/bench/grn_ref" "$GENES" 100 | sed "s/.*plb's kernel \([0-9.]*\) s.*/\1/")")
@@ -47,6 +39,5 @@ print('run $i: makespan %.3f s, lower bound %.3f s, ratio %.3f, imbalance %.3f, 
       d['makespan_s'], d['lower_bound_s'], d['ratio'], d['imbalance'], d['blocks'], d['training_blocks']))"
 	done
 	echo "(one real core alone: plb-grn --genes $DEMO_GENES on [node a] cpu = 1)"
-	"$BUILD/plb-grn" --config "$T/cpu1.ini" --genes "$DEMO_GENES" --json | grep '^{' |
-		python3 -c "import json,sys; print('makespan %.3f s' % json.loads(sys.stdin.read())['makespan_s'])"
+	printf 'makespan %.3f s\n' "$("$BUILD/plb-grn" --config "$T/cpu1.ini" --genes "$DEMO_GENES" --json | makespan)"
 fi

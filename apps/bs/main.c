@@ -211,8 +211,5 @@ int main(int argc, char **argv)
 out:
 	free(in);
 	free(out);
-	int frc = plb_finalize(p);
-	if (frc && !rc)
-		fprintf(stderr, "plb-bs: %s\n", plb_errmsg(p));
-	return rc == 3 ? 3 : rc || frc ? 1 : 0;
+	return app_end(p, &a, rc);
 }

@@ -344,8 +344,5 @@ out:
 	free(lev);
 	free(sh);
 	free(best);
-	int frc = plb_finalize(p);
-	if (frc && !rc)
-		fprintf(stderr, "plb-grn: %s\n", plb_errmsg(p));
-	return rc == 3 ? 3 : rc || frc ? 1 : 0;
+	return app_end(p, &a, rc);
 }

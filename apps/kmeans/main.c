@@ -336,8 +336,5 @@ out:
 	free(lab);
 	free(acc);
 	free(sh);
-	int frc = plb_finalize(p);
-	if (frc && !rc)
-		fprintf(stderr, "plb-kmeans: %s\n", plb_errmsg(p));
-	return rc == 3 ? 3 : rc || frc ? 1 : 0;
+	return app_end(p, &a, rc);
 }

@@ -226,8 +226,5 @@ out:
 	free(sh);
 	free(B);
 	free(C);
-	int frc = plb_finalize(p);
-	if (frc && !rc)
-		fprintf(stderr, "plb-mm: %s\n", plb_errmsg(p));
-	return rc == 3 ? 3 : rc || frc ? 1 : 0;
+	return app_end(p, &a, rc);
 }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "kernels/bs/bs.h"
+#include "kernels/cuda_check.h"
 
 
 struct plb__bs_cuda {
@@ -20,16 +21,6 @@ struct plb__bs_cuda {
 	char err[256];
 };
 
-#define CUDA_CHECK(c, call)                                                    \
-	do {                                                                   \
-		cudaError_t e_ = (call);                                       \
-		if (e_ != cudaSuccess) {                                       \
-			snprintf((c)->err, sizeof (c)->err, "%s:%d: %s: %s", __FILE__, \
-				 __LINE__, #call, cudaGetErrorString(e_));     \
-			fprintf(stderr, "plb: cuda: %s\n", (c)->err);          \
-			return PLB_EIO;                                        \
-		}                                                              \
-	} while (0)
 
 template <typename T> __device__ T cnd(T d)
 {
@@ -57,8 +48,8 @@ __global__ void price(const Opt *__restrict__ in, T *__restrict__ out, size_t n)
 
 static int setup(struct plb__bs_cuda *c)
 {
-	CUDA_CHECK(c, cudaSetDevice(c->dev));
-	CUDA_CHECK(c, cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking));
+	PLB__CUDA_CHECK(c, cudaSetDevice(c->dev));
+	PLB__CUDA_CHECK(c, cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking));
 	return 0;
 }
 
@@ -89,12 +80,12 @@ static int reserve(struct plb__bs_cuda *c, size_t n)
 {
 	if (n <= c->cap)
 		return 0;
-	CUDA_CHECK(c, cudaFree(c->din));
-	CUDA_CHECK(c, cudaFree(c->dout));
+	PLB__CUDA_CHECK(c, cudaFree(c->din));
+	PLB__CUDA_CHECK(c, cudaFree(c->dout));
 	c->din = c->dout = NULL;
 	c->cap = 0;
-	CUDA_CHECK(c, cudaMalloc(&c->din, n * plb__bs_in_unit(c->prec)));
-	CUDA_CHECK(c, cudaMalloc(&c->dout, n * plb__bs_out_unit(c->prec)));
+	PLB__CUDA_CHECK(c, cudaMalloc(&c->din, n * plb__bs_in_unit(c->prec)));
+	PLB__CUDA_CHECK(c, cudaMalloc(&c->dout, n * plb__bs_out_unit(c->prec)));
 	c->cap = n;
 	return 0;
 }
@@ -105,11 +96,11 @@ int plb__bs_cuda_run(struct plb__bs_cuda *c, const void *in, void *out, size_t n
 		return 0;
 	if (!in || !out)
 		return PLB_EINVAL;
-	CUDA_CHECK(c, cudaSetDevice(c->dev));
+	PLB__CUDA_CHECK(c, cudaSetDevice(c->dev));
 	int rc = reserve(c, n);
 	if (rc)
 		return rc;
-	CUDA_CHECK(c, cudaMemcpyAsync(c->din, in, n * plb__bs_in_unit(c->prec),
+	PLB__CUDA_CHECK(c, cudaMemcpyAsync(c->din, in, n * plb__bs_in_unit(c->prec),
 				      cudaMemcpyHostToDevice, c->stream));
 	unsigned threads = 256, blocks = (unsigned)((n + threads - 1) / threads);
 	if (c->prec == PLB__BS_F64)
@@ -118,10 +109,10 @@ int plb__bs_cuda_run(struct plb__bs_cuda *c, const void *in, void *out, size_t n
 	else
 		price<float, plb__bs_optf><<<blocks, threads, 0, c->stream>>>(
 			(const plb__bs_optf *)c->din, (float *)c->dout, n);
-	CUDA_CHECK(c, cudaGetLastError());
-	CUDA_CHECK(c, cudaMemcpyAsync(out, c->dout, n * plb__bs_out_unit(c->prec),
+	PLB__CUDA_CHECK(c, cudaGetLastError());
+	PLB__CUDA_CHECK(c, cudaMemcpyAsync(out, c->dout, n * plb__bs_out_unit(c->prec),
 				      cudaMemcpyDeviceToHost, c->stream));
-	CUDA_CHECK(c, cudaStreamSynchronize(c->stream));
+	PLB__CUDA_CHECK(c, cudaStreamSynchronize(c->stream));
 	return 0;
 }
 

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 
 #include "kernels/grn/grn.h"
+#include "kernels/cuda_check.h"
 
 #define THREADS 256
 #define MAX_BLOCKS 64           /* thread blocks a target, at most */
@@ -31,16 +32,6 @@ struct plb__grn_cuda {
 	char err[256];
 };
 
-#define CUDA_CHECK(c, call)                                                    \
-	do {                                                                   \
-		cudaError_t e_ = (call);                                       \
-		if (e_ != cudaSuccess) {                                       \
-			snprintf((c)->err, sizeof (c)->err, "%s:%d: %s: %s", __FILE__, \
-				 __LINE__, #call, cudaGetErrorString(e_));     \
-			fprintf(stderr, "plb: cuda: %s\n", (c)->err);          \
-			return PLB_EIO;                                        \
-		}                                                              \
-	} while (0)
 
 /* C(m, j) for j <= 3, in 64 bits. */
 __host__ __device__ static unsigned long long choose(long long m, int j)
@@ -228,7 +219,7 @@ int plb__grn_cuda_run(struct plb__grn_cuda *c, uint64_t first, size_t count,
 		return PLB_EINVAL;
 	if (!count)
 		return 0;
-	CUDA_CHECK(c, cudaSetDevice(c->dev));
+	PLB__CUDA_CHECK(c, cudaSetDevice(c->dev));
 	if (count > c->cap) {
 		cudaFree(c->dscore);
 		cudaFree(c->drank);
@@ -237,9 +228,9 @@ int plb__grn_cuda_run(struct plb__grn_cuda *c, uint64_t first, size_t count,
 		c->drank = NULL;
 		c->dout = NULL;
 		c->cap = 0;
-		CUDA_CHECK(c, cudaMalloc((void **)&c->dscore, count * MAX_BLOCKS * sizeof(double)));
-		CUDA_CHECK(c, cudaMalloc((void **)&c->drank, count * MAX_BLOCKS * sizeof(unsigned long long)));
-		CUDA_CHECK(c, cudaMalloc((void **)&c->dout, count * sizeof *out));
+		PLB__CUDA_CHECK(c, cudaMalloc((void **)&c->dscore, count * MAX_BLOCKS * sizeof(double)));
+		PLB__CUDA_CHECK(c, cudaMalloc((void **)&c->drank, count * MAX_BLOCKS * sizeof(unsigned long long)));
+		PLB__CUDA_CHECK(c, cudaMalloc((void **)&c->dout, count * sizeof *out));
 		c->cap = count;
 	}
 	/* enough threads for every subset, up to MAX_BLOCKS thread blocks a
@@ -252,14 +243,14 @@ int plb__grn_cuda_run(struct plb__grn_cuda *c, uint64_t first, size_t count,
 		search<<<dim3((unsigned)nb, rows), THREADS, 0, c->stream>>>(
 			c->dbits, c->dnlog, c->dwf, c->alpha, c->n, c->s, c->c, c->k, c->W, first + u,
 			c->dscore + u * nb, c->drank + u * nb);
-		CUDA_CHECK(c, cudaGetLastError());
+		PLB__CUDA_CHECK(c, cudaGetLastError());
 	}
 	finish<<<(unsigned)((count + 127) / 128), 128, 0, c->stream>>>(c->dscore, c->drank, nb, c->n,
 								      c->k, first, count, c->dout);
-	CUDA_CHECK(c, cudaGetLastError());
-	CUDA_CHECK(c, cudaMemcpyAsync(out, c->dout, count * sizeof *out, cudaMemcpyDeviceToHost,
+	PLB__CUDA_CHECK(c, cudaGetLastError());
+	PLB__CUDA_CHECK(c, cudaMemcpyAsync(out, c->dout, count * sizeof *out, cudaMemcpyDeviceToHost,
 				      c->stream));
-	CUDA_CHECK(c, cudaStreamSynchronize(c->stream));
+	PLB__CUDA_CHECK(c, cudaStreamSynchronize(c->stream));
 	return 0;
 }
 

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "kernels/kmeans/kmeans.h"
+#include "kernels/cuda_check.h"
 
 struct plb__km_cuda {
 	int dev, k, d;
@@ -23,16 +24,6 @@ struct plb__km_cuda {
 	char err[256];
 };
 
-#define CUDA_CHECK(c, call)                                                    \
-	do {                                                                   \
-		cudaError_t e_ = (call);                                       \
-		if (e_ != cudaSuccess) {                                       \
-			snprintf((c)->err, sizeof (c)->err, "%s:%d: %s: %s", __FILE__, \
-				 __LINE__, #call, cudaGetErrorString(e_));     \
-			fprintf(stderr, "plb: cuda: %s\n", (c)->err);          \
-			return PLB_EIO;                                        \
-		}                                                              \
-	} while (0)
 
 __global__ void assign(const float *__restrict__ x, const float *__restrict__ c, int k, int d,
 		       size_t n, int32_t *__restrict__ lab, double *__restrict__ acc)
@@ -101,13 +92,13 @@ static int reserve(struct plb__km_cuda *c, size_t n)
 {
 	if (n <= c->cap)
 		return 0;
-	CUDA_CHECK(c, cudaFree(c->dx));
-	CUDA_CHECK(c, cudaFree(c->dl));
+	PLB__CUDA_CHECK(c, cudaFree(c->dx));
+	PLB__CUDA_CHECK(c, cudaFree(c->dl));
 	c->dx = NULL;
 	c->dl = NULL;
 	c->cap = 0;
-	CUDA_CHECK(c, cudaMalloc((void **)&c->dx, n * (size_t)c->d * sizeof(float)));
-	CUDA_CHECK(c, cudaMalloc((void **)&c->dl, n * sizeof(int32_t)));
+	PLB__CUDA_CHECK(c, cudaMalloc((void **)&c->dx, n * (size_t)c->d * sizeof(float)));
+	PLB__CUDA_CHECK(c, cudaMalloc((void **)&c->dl, n * sizeof(int32_t)));
 	c->cap = n;
 	return 0;
 }
@@ -119,21 +110,21 @@ int plb__km_cuda_run(struct plb__km_cuda *c, const float *points, size_t n, int3
 		return 0;
 	if (!points || !labels || !acc)
 		return PLB_EINVAL;
-	CUDA_CHECK(c, cudaSetDevice(c->dev));
+	PLB__CUDA_CHECK(c, cudaSetDevice(c->dev));
 	int rc = reserve(c, n);
 	if (rc)
 		return rc;
 	size_t ab = plb__km_acc_bytes(c->k, c->d);
-	CUDA_CHECK(c, cudaMemsetAsync(c->dacc, 0, ab, c->stream));
-	CUDA_CHECK(c, cudaMemcpyAsync(c->dx, points, n * (size_t)c->d * sizeof(float),
+	PLB__CUDA_CHECK(c, cudaMemsetAsync(c->dacc, 0, ab, c->stream));
+	PLB__CUDA_CHECK(c, cudaMemcpyAsync(c->dx, points, n * (size_t)c->d * sizeof(float),
 				      cudaMemcpyHostToDevice, c->stream));
 	unsigned threads = 256, blocks = (unsigned)((n + threads - 1) / threads);
 	assign<<<blocks, threads, 0, c->stream>>>(c->dx, c->dc, c->k, c->d, n, c->dl, c->dacc);
-	CUDA_CHECK(c, cudaGetLastError());
-	CUDA_CHECK(c, cudaMemcpyAsync(labels, c->dl, n * sizeof(int32_t), cudaMemcpyDeviceToHost,
+	PLB__CUDA_CHECK(c, cudaGetLastError());
+	PLB__CUDA_CHECK(c, cudaMemcpyAsync(labels, c->dl, n * sizeof(int32_t), cudaMemcpyDeviceToHost,
 				      c->stream));
-	CUDA_CHECK(c, cudaMemcpyAsync(c->hacc, c->dacc, ab, cudaMemcpyDeviceToHost, c->stream));
-	CUDA_CHECK(c, cudaStreamSynchronize(c->stream));
+	PLB__CUDA_CHECK(c, cudaMemcpyAsync(c->hacc, c->dacc, ab, cudaMemcpyDeviceToHost, c->stream));
+	PLB__CUDA_CHECK(c, cudaStreamSynchronize(c->stream));
 	plb__km_combine(acc, c->hacc, ab);
 	return 0;
 }

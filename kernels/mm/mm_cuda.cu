@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "kernels/mm/mm.h"
+#include "kernels/cuda_check.h"
 
 #define NSTREAMS 2
 #define CHUNKS 4                /* chunks per block, at least */
@@ -27,28 +28,13 @@ struct plb__mm_cuda {
 	char err[256];
 };
 
-static int cuda_fail(char *err, size_t len, const char *file, int line,
-		     const char *what, const char *why)
-{
-	if (err && len)
-		snprintf(err, len, "%s:%d: %s: %s", file, line, what, why);
-	fprintf(stderr, "plb: cuda: %s:%d: %s: %s\n", file, line, what, why);
-	return PLB_EIO;
-}
 
-#define CUDA_CHECK(m, call)                                                    \
-	do {                                                                   \
-		cudaError_t e_ = (call);                                       \
-		if (e_ != cudaSuccess)                                         \
-			return cuda_fail((m)->err, sizeof (m)->err, __FILE__,  \
-					 __LINE__, #call, cudaGetErrorString(e_)); \
-	} while (0)
 
 #define CUBLAS_CHECK(m, call)                                                  \
 	do {                                                                   \
 		cublasStatus_t s_ = (call);                                    \
 		if (s_ != CUBLAS_STATUS_SUCCESS)                               \
-			return cuda_fail((m)->err, sizeof (m)->err, __FILE__,  \
+			return plb__cuda_fail((m)->err, sizeof (m)->err, __FILE__,  \
 					 __LINE__, #call, cublasGetStatusString(s_)); \
 	} while (0)
 
@@ -56,15 +42,15 @@ static int setup(struct plb__mm_cuda *m)
 {
 	size_t nn = (size_t)m->n * (size_t)m->n * m->elem;
 	size_t chunk = (size_t)m->n * (size_t)m->chunk_cols * m->elem;
-	CUDA_CHECK(m, cudaSetDevice(m->dev));
+	PLB__CUDA_CHECK(m, cudaSetDevice(m->dev));
 	CUBLAS_CHECK(m, cublasCreate(&m->blas));
-	CUDA_CHECK(m, cudaMalloc(&m->dA, nn));
+	PLB__CUDA_CHECK(m, cudaMalloc(&m->dA, nn));
 	for (int s = 0; s < NSTREAMS; s++) {
-		CUDA_CHECK(m, cudaStreamCreateWithFlags(&m->stream[s], cudaStreamNonBlocking));
-		CUDA_CHECK(m, cudaMalloc(&m->dB[s], chunk));
-		CUDA_CHECK(m, cudaMalloc(&m->dC[s], chunk));
-		CUDA_CHECK(m, cudaMallocHost(&m->hB[s], chunk));
-		CUDA_CHECK(m, cudaMallocHost(&m->hC[s], chunk));
+		PLB__CUDA_CHECK(m, cudaStreamCreateWithFlags(&m->stream[s], cudaStreamNonBlocking));
+		PLB__CUDA_CHECK(m, cudaMalloc(&m->dB[s], chunk));
+		PLB__CUDA_CHECK(m, cudaMalloc(&m->dC[s], chunk));
+		PLB__CUDA_CHECK(m, cudaMallocHost(&m->hB[s], chunk));
+		PLB__CUDA_CHECK(m, cudaMallocHost(&m->hC[s], chunk));
 	}
 	return 0;
 }
@@ -102,8 +88,8 @@ int plb__mm_cuda_create(int dev, enum plb__mm_prec prec, int n,
 
 int plb__mm_cuda_set_a(struct plb__mm_cuda *m, const void *A)
 {
-	CUDA_CHECK(m, cudaSetDevice(m->dev));
-	CUDA_CHECK(m, cudaMemcpy(m->dA, A, (size_t)m->n * m->n * m->elem,
+	PLB__CUDA_CHECK(m, cudaSetDevice(m->dev));
+	PLB__CUDA_CHECK(m, cudaMemcpy(m->dA, A, (size_t)m->n * m->n * m->elem,
 				 cudaMemcpyHostToDevice));
 	return 0;
 }
@@ -111,7 +97,7 @@ int plb__mm_cuda_set_a(struct plb__mm_cuda *m, const void *A)
 /* Copy the finished chunk of stream s out of its pinned buffer. */
 static int drain(struct plb__mm_cuda *m, int s, void *dst, size_t bytes)
 {
-	CUDA_CHECK(m, cudaStreamSynchronize(m->stream[s]));
+	PLB__CUDA_CHECK(m, cudaStreamSynchronize(m->stream[s]));
 	memcpy(dst, m->hC[s], bytes);
 	return 0;
 }
@@ -121,7 +107,7 @@ int plb__mm_cuda_run(struct plb__mm_cuda *m, int64_t cols,
 {
 	if (cols < 0 || cols > m->max_cols)
 		return PLB_EINVAL;
-	CUDA_CHECK(m, cudaSetDevice(m->dev));
+	PLB__CUDA_CHECK(m, cudaSetDevice(m->dev));
 	size_t colb = (size_t)m->n * m->elem;
 	void *pending_dst[NSTREAMS] = {NULL, NULL};
 	size_t pending_bytes[NSTREAMS] = {0, 0};
@@ -142,7 +128,7 @@ int plb__mm_cuda_run(struct plb__mm_cuda *m, int64_t cols,
 				return rc;
 		}
 		memcpy(m->hB[s], (const char *)B_blk + colb * (size_t)c0, bytes);
-		CUDA_CHECK(m, cudaMemcpyAsync(m->dB[s], m->hB[s], bytes,
+		PLB__CUDA_CHECK(m, cudaMemcpyAsync(m->dB[s], m->hB[s], bytes,
 					      cudaMemcpyHostToDevice, m->stream[s]));
 		CUBLAS_CHECK(m, cublasSetStream(m->blas, m->stream[s]));
 		if (m->prec == PLB__MM_F64) {
@@ -158,7 +144,7 @@ int plb__mm_cuda_run(struct plb__mm_cuda *m, int64_t cols,
 						    (const float *)m->dB[s], m->n, &zero,
 						    (float *)m->dC[s], m->n));
 		}
-		CUDA_CHECK(m, cudaMemcpyAsync(m->hC[s], m->dC[s], bytes,
+		PLB__CUDA_CHECK(m, cudaMemcpyAsync(m->hC[s], m->dC[s], bytes,
 					      cudaMemcpyDeviceToHost, m->stream[s]));
 		pending_dst[s] = (char *)C_blk + colb * (size_t)c0;
 		pending_bytes[s] = bytes;

@@ -40,10 +40,11 @@ json_get() {    # json_get KEY: from the (last) JSON line of $TMP/out
 	grep '^{' "$TMP/out" | tail -1 | python3 -c "import json,sys; print(json.loads(sys.stdin.read())['$1'])"
 }
 json_has() { json_get "$1" >/dev/null 2>&1; }
-app_cluster_ini() {     # app_cluster_ini FILE: the bundled apps' test cluster, two
-	# nodes (one real CPU PU, a fast and a slow emulated one) for a
-	# domain of cheap units (a few us each)
-	cat >"$1" <<'INI'
+app_cluster_ini() {     # app_cluster_ini FILE [FAST_COMPUTE FAST_TRANSFER SLOW_COMPUTE]:
+	# the apps' test cluster, two nodes (one real CPU PU, a fast and a
+	# slow emulated one); the models default to a domain of cheap units
+	# (a few us each)
+	cat >"$1" <<INI
 [run]
 units = 1
 pipeline = 2
@@ -54,11 +55,11 @@ emu = fast
 emu = slow fast
 [model fast]
 class = gpu
-compute = poly 0.001 2e-7
-transfer = poly 1e-4 1e-8
+compute = ${2:-poly 0.001 2e-7}
+transfer = ${3:-poly 1e-4 1e-8}
 [model slow]
 class = cpu
-compute = poly 0.001 1e-6
+compute = ${4:-poly 0.001 1e-6}
 noise = 0.05
 INI
 }

@@ -7,24 +7,8 @@
 need_mpi
 BUILD=${BUILD:-build}
 
-cat >"$TMP/mm.ini" <<'INI'
-[run]
-units = 1
-pipeline = 2
-[node a]
-cpu = 1
-emu = fast
-[node b]
-emu = slow fast
-[model fast]
-class = gpu
-compute = poly 0.002 2e-5
-transfer = poly 1e-4 1e-6
-[model slow]
-class = cpu
-compute = poly 0.001 1e-4
-noise = 0.05
-INI
+# plb-mm's units are columns: costlier than the apps' default
+app_cluster_ini "$TMP/mm.ini" "poly 0.002 2e-5" "poly 1e-4 1e-6" "poly 0.001 1e-4"
 
 for policy in plb-hac plb-hec hdss greedy static; do
 	for prec in double single; do

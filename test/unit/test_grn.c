@@ -60,21 +60,27 @@ static void test_score_by_hand(void **state)
 	plb__grn_tables_free(&t);
 }
 
-/* Levels, shared data and tables for expression expr. */
+/* A synthetic network of d's shape drawn from seed (its true regulators
+ * in truth), with its levels, shared data and tables. */
 struct data {
 	int n, s, c, k;
 	double alpha;
+	int32_t *truth;
 	uint8_t *lev;
 	void *sh;
 	struct plb__grn_tables tab;
 };
 
-static void data_make(struct data *d, const float *expr)
+static void data_make(struct data *d, double noise, uint64_t seed)
 {
+	float *expr = malloc((size_t)d->n * d->s * sizeof *expr);
+	d->truth = malloc((size_t)d->n * d->k * sizeof *d->truth);
 	d->lev = malloc((size_t)d->n * d->s);
 	d->sh = malloc(plb__grn_shared_bytes(d->n, d->s, d->c));
-	assert_true(d->lev && d->sh);
+	assert_true(expr && d->truth && d->lev && d->sh);
+	assert_int_equal(plb__grn_generate(d->n, d->s, d->c, d->k, noise, seed, expr, d->truth), 0);
 	assert_int_equal(plb__grn_discretise(expr, d->n, d->s, d->c, d->lev), 0);
+	free(expr);
 	plb__grn_share(d->sh, d->lev, d->n, d->s, d->c, d->k, d->alpha);
 	assert_int_equal(plb__grn_shared_ok(d->sh, plb__grn_shared_bytes(d->n, d->s, d->c)), 0);
 	assert_int_equal(plb__grn_tables_make(d->s, d->alpha, &d->tab), 0);
@@ -82,6 +88,7 @@ static void data_make(struct data *d, const float *expr)
 
 static void data_free(struct data *d)
 {
+	free(d->truth);
 	free(d->lev);
 	free(d->sh);
 	plb__grn_tables_free(&d->tab);
@@ -104,10 +111,7 @@ static void test_matches_reference(void **state)
 	for (size_t ci = 0; ci < sizeof cases / sizeof *cases; ci++) {
 		struct data d = {.n = cases[ci].n, .s = cases[ci].s, .c = cases[ci].c, .k = cases[ci].k,
 				 .alpha = cases[ci].alpha};
-		float *expr = malloc((size_t)d.n * d.s * sizeof *expr);
-		int32_t *truth = malloc((size_t)d.n * d.k * sizeof *truth);
-		assert_int_equal(plb__grn_generate(d.n, d.s, d.c, d.k, cases[ci].noise, 7 + ci, expr, truth), 0);
-		data_make(&d, expr);
+		data_make(&d, cases[ci].noise, 7 + ci);
 		struct plb__grn_best *got = malloc((size_t)d.n * sizeof *got);
 		for (int t = 0, b = 1; t < d.n; t += b, b = b * 2 + 1) {
 			int m = d.n - t < b ? d.n - t : b;
@@ -132,8 +136,6 @@ static void test_matches_reference(void **state)
 			assert_true(got[t].score >= 0 && got[t].score <= log2(d.c) + 1e-12);
 		}
 		free(got);
-		free(expr);
-		free(truth);
 		data_free(&d);
 	}
 }
@@ -166,32 +168,27 @@ static void test_finds_planted(void **state)
 	(void)state;
 	for (int k = 1; k <= 3; k++) {
 		struct data d = {.n = k == 3 ? 40 : 50, .s = 300, .c = 3, .k = k, .alpha = 1.0};
-		float *expr = malloc((size_t)d.n * d.s * sizeof *expr);
-		int32_t *truth = malloc((size_t)d.n * d.k * sizeof *truth);
-		assert_int_equal(plb__grn_generate(d.n, d.s, d.c, d.k, 0.0, 11, expr, truth), 0);
-		data_make(&d, expr);
+		data_make(&d, 0.0, 11);
 		struct plb__grn_best *got = malloc((size_t)d.n * sizeof *got);
 		assert_int_equal(plb__grn_cpu(d.sh, &d.tab, 0, (size_t)d.n, got), 0);
 		int regulated = 0, exact = 0;
 		for (int t = 0; t < d.n; t++) {
-			if (truth[(size_t)t * k] < 0)
+			if (d.truth[(size_t)t * k] < 0)
 				continue;
 			regulated++;
-			double want = subset_score(&d, t, truth + (size_t)t * k);
+			double want = subset_score(&d, t, d.truth + (size_t)t * k);
 			assert_near(subset_score(&d, t, got[t].reg), got[t].score, 1e-12);
 			assert_true(got[t].score <= want + 1e-12);
 			/* one regulator: it, or a gene it drives too */
 			int r = got[t].reg[0];
-			exact += !memcmp(got[t].reg, truth + (size_t)t * k, (size_t)k * sizeof *truth) ||
-				 (k == 1 && truth[(size_t)r * k] == truth[(size_t)t * k]);
+			exact += !memcmp(got[t].reg, d.truth + (size_t)t * k, (size_t)k * sizeof *d.truth) ||
+				 (k == 1 && d.truth[(size_t)r * k] == d.truth[(size_t)t * k]);
 		}
 		assert_true(regulated >= d.n * 3 / 4);
 		print_message("k %d: the regulators found for %d of %d regulated genes\n", k, exact, regulated);
 		if (exact < regulated * 9 / 10)
 			fail_msg("k %d: found for %d of %d regulated genes", k, exact, regulated);
 		free(got);
-		free(expr);
-		free(truth);
 		data_free(&d);
 	}
 }
@@ -369,10 +366,7 @@ static void test_cuda_matches_cpu(void **state)
 #ifdef PLB_HAVE_CUDA
 	for (int k = 1; k <= 3; k++) {
 		struct data d = {.n = k == 3 ? 40 : 120, .s = 150, .c = 3, .k = k, .alpha = 1.0};
-		float *expr = malloc((size_t)d.n * d.s * sizeof *expr);
-		int32_t *truth = malloc((size_t)d.n * d.k * sizeof *truth);
-		assert_int_equal(plb__grn_generate(d.n, d.s, d.c, d.k, 0.1, 5, expr, truth), 0);
-		data_make(&d, expr);
+		data_make(&d, 0.1, 5);
 		struct plb__grn_best *a = malloc((size_t)d.n * sizeof *a), *b = malloc((size_t)d.n * sizeof *b);
 		struct plb__grn_cuda *g;
 		char err[256];
@@ -390,8 +384,6 @@ static void test_cuda_matches_cpu(void **state)
 		plb__grn_cuda_destroy(g);
 		free(a);
 		free(b);
-		free(expr);
-		free(truth);
 		data_free(&d);
 	}
 #endif

@@ -1,0 +1,17 @@
+# Shared by the apps' bench scripts (bench/bs.sh, bench/grn.sh): strict
+# mode, the build folder, mpirun as root, a scratch folder $T removed on
+# exit with a one-core cluster in it ($T/cpu1.ini: [node a] cpu = 1), and
+# helpers. Source it after setting the script's own defaults.
+set -euo pipefail
+BUILD=${BUILD:-build}
+RUNS=${RUNS:-3}
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+printf '[run]\nunits = 1\n[node a]\ncpu = 1\n' >"$T/cpu1.ini"
+med() {         # med X...: the median
+	python3 -c "import sys; v=sorted(float(x) for x in sys.argv[1:]); print(v[len(v)//2])" "$@"
+}
+makespan() {    # makespan: the makespan_s of the JSON report on stdin
+	grep '^{' | python3 -c "import json,sys; print(json.loads(sys.stdin.read())['makespan_s'])"
+}
