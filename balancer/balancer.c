@@ -230,8 +230,10 @@ double plb__busy_for(const struct plb_balancer *b, int pu, double now)
 		const struct plb__grant_rec *g = &u->out[i];
 		double e = g->pred_end;
 		/* past its predicted end the prediction was wrong: assume it
-		 * ends as late again as it is already late */
-		if (e < now && g->pred_s > 0)
+		 * ends as late again as it is already late; a block nothing
+		 * predicted (a first training block) is as late as it has run:
+		 * a device 100x slower than the rest is not about to be free */
+		if (e < now)
 			e = now + (now - e);
 		if (e > end)
 			end = e;
@@ -258,7 +260,8 @@ int plb__others_busy(const struct plb_balancer *b, int except)
  * run it in under 1/redo_gain of the time it is expected to take still
  * (as late again as it already is: plb__busy_for). The pieces go in
  * order from the block's start, each planned for the time the free PUs
- * need for the whole block together. Whichever ends first
+ * need for the whole block together, or for the time the fastest of them
+ * takes for a piece of min_block if that is longer. Whichever ends first
  * wins, and every unit still counts once: the original, if it ends before
  * any piece (the pieces are then void); else the pieces, from the first
  * to end (the original is void and the rest of its range, not yet in
@@ -318,10 +321,13 @@ static double free_rate(const struct plb_balancer *b)
 
 /* When running grant g again pays: past its predicted end by redo_gain
  * times what the free PUs need for it (then it is expected to end, as
- * late again, later than they would). INFINITY for one that cannot be. */
+ * late again, later than they would). A block without a prediction
+ * counts as predicted to end when it started (plb__busy_for): a first
+ * training block on a PU far slower than the rest is run again like any.
+ * INFINITY for one that cannot be. */
 static double redo_from(const struct plb_balancer *b, const struct plb__grant_rec *g, double rate)
 {
-	if (g->flags || !(g->pred_s > 0) || !(rate > 0) || !(b->p.redo_gain > 0))
+	if (g->flags || !(rate > 0) || !(b->p.redo_gain > 0))
 		return INFINITY;
 	return g->pred_end + b->p.redo_gain * (double)g->units / rate;
 }
@@ -354,10 +360,18 @@ static int redo_start(struct plb_balancer *b, double now)
 		}
 	if (!late)
 		return 0;
+	/* pieces are min_block at least: with many free PUs the block takes
+	 * the fastest of them one such piece, not units / rate */
+	double piece = fmin((double)late->units, b->p.min_block), t_min = INFINITY;
+	for (int i = 0; i < b->n; i++)
+		if (!b->pu[i].lost && b->pu[i].nout == 0 && plb__model_ready(&b->model[i]))
+			t_min = fmin(t_min, plb__model_eval(&b->model[i], piece));
+	double t_piece = (double)late->units / rate;
+	if (isfinite(t_min) && t_min > t_piece)
+		t_piece = t_min;
 	b->rx = (struct plb__redo){.active = 1, .pu = late_pu, .id = late->id,
 				   .off = late->off, .end = late->off + late->units,
-				   .next = late->off, .t_piece = (double)late->units / rate,
-				   .tried = now};
+				   .next = late->off, .t_piece = t_piece, .tried = now};
 	return 1;
 }
 

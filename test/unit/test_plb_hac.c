@@ -445,6 +445,61 @@ static void test_late_block_run_again(void **state)
 			 d.done_at_finish, base.makespan);
 }
 
+/* Four equal PUs, but the first blocks of PUs 2 and 3 (training blocks,
+ * so nothing predicts them) take 1000x longer: devices far slower than
+ * the rest, which nothing can tell before their first block is back.
+ * Such a block is as late again as it has run so far: the PUs free do
+ * not leave units for it (with 2 ms per block they would wait with 221
+ * units in the pool), and once the pool is empty they run it again in
+ * pieces of min_block at least, planned for the time such a piece takes:
+ * with 50 ms per block, a free PU would run the 64 units at its
+ * large-block rate in under half the time its piece takes, and planned
+ * for that it would decline it. All is done about when the two others
+ * would be done alone, not when the slow blocks end. */
+static double equal_fixed;      /* seconds per block */
+
+static double equal(int pu, int k, double units)
+{
+	(void)pu;
+	(void)k;
+	return equal_fixed + 3.3e-4 * units;
+}
+
+static double first_block_stalls(int pu, int k, double units)
+{
+	return equal(pu, k, units) * (pu >= 2 && k == 0 ? 1000 : 1);
+}
+
+static void test_untrained_late_block_run_again(void **state)
+{
+	(void)state;
+	static struct drive d, base;
+	struct plb_params par;
+	plb_params_init(&par);
+	par.initial_block = 64;
+	static const double fixed[] = {0.002, 0.05};
+	for (int c = 0; c < 2; c++) {
+		equal_fixed = fixed[c];
+		memset(&d, 0, sizeof d);
+		memset(&base, 0, sizeof base);
+		d.time = first_block_stalls;
+		d.params = &par;
+		base.time = equal;
+		base.params = &par;
+		drive(&d, 100000);
+		drive(&base, 100000);
+		for (int i = 2; i < NPU; i++)     /* the case */
+			assert_true(d.pu[i].blocks == 1 && d.exec[i][0] > 2 * base.makespan);
+		if (d.stale < 2)
+			fail_msg("%.0f ms a block: %ld re-run blocks, %ld stale reports: the untrained late blocks were not both run again",
+				 1e3 * equal_fixed, d.redo_blocks, d.stale);
+		double two = base.makespan * NPU / (NPU - 2);
+		if (d.done_at_finish > 1.05 * two)
+			fail_msg("%.0f ms a block: all done at %.3f s; two PUs alone take about %.3f s",
+				 1e3 * equal_fixed, d.done_at_finish, two);
+	}
+}
+
 /* d set up to run with `time`, starting from the models a ended with. */
 static void warm_from(struct drive *d, const struct drive *a, double (*time)(int, int, double))
 {
@@ -566,6 +621,7 @@ int main(void)
 		cmocka_unit_test(test_gap_blocks_follow_regular_blocks_only),
 		cmocka_unit_test(test_one_pu_alive_takes_the_rest),
 		cmocka_unit_test(test_late_block_run_again),
+		cmocka_unit_test(test_untrained_late_block_run_again),
 		cmocka_unit_test(test_second_run_starts_from_the_models),
 		cmocka_unit_test(test_cliff_carried_to_the_next_run),
 		cmocka_unit_test(test_stale_model_is_corrected),
