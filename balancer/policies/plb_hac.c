@@ -49,7 +49,10 @@
  *   of all PUs together cost block_overhead of the cluster's throughput,
  *   and a PU's share of that loss is weighed by its share of the work
  *   (fix_times), so a PU with a small share runs short blocks even when
- *   its fixed cost is large.
+ *   its fixed cost is large. Such a longer block takes at most
+ *   block_time_fraction of the time left more than the largest block
+ *   the PU has run: past its samples a fit is a guess, and a cliff there
+ *   would cost the whole stretched block again.
  * - The only PU alive (one PU, or the others lost) takes all that is left
  *   as one block once its training probe is back: the bounds above guard
  *   against surprises that another PU could absorb.
@@ -271,8 +274,9 @@ static double others_end(const struct plb_balancer *b, int pu, double now, doubl
 /* The largest block PU pu should run now (hac_next: a bounded block):
  * within block_time_fraction of the time it has left, or longer where its
  * fixed cost per block needs it (t_fix, within stretch_fraction of that
- * time); never past its model's cap (a cliff) nor max_growth times its
- * largest block. busy: plb__busy_for(pu). */
+ * time), but then by that fraction at most beyond the time of its largest
+ * block so far; never past its model's cap (a cliff) nor max_growth times
+ * its largest block. busy: plb__busy_for(pu). */
 static double block_limit(struct plb_balancer *b, int pu, double now, double busy)
 {
 	struct hac_state *h = b->ps;
@@ -284,8 +288,11 @@ static double block_limit(struct plb_balancer *b, int pu, double now, double bus
 	if (!(left > 0))
 		return fmin(plb__model_cap(m), grow);
 	double t_fix = fmin(h->t_fix[pu], p->stretch_fraction * left);
-	double t = fmax(p->block_time_fraction * left, t_fix);
-	return fmin(plb__model_cap(m), fmin(grow, plb__model_inverse(m, t, pool)));
+	double t = p->block_time_fraction * left;
+	if (t_fix > t)
+		t = fmin(t_fix, plb__model_eval(m, (double)b->pu[pu].max_block) + t);
+	double x = plb__model_inverse(m, t, pool);
+	return fmin(plb__model_cap(m), fmin(grow, x));
 }
 
 static int hac_next(struct plb_balancer *b, int pu, double now, double *units,
