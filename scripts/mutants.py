@@ -160,8 +160,11 @@ def main():
     os.makedirs(work, exist_ok=True)
     src = work + "/src"
     shutil.rmtree(src, ignore_errors=True)
-    shutil.copytree(ROOT, src, symlinks=True, ignore=shutil.ignore_patterns(
-        ".git", "build", "build-*", ".devkit"))
+    # shutil.copy, not copy2: the sources get the time of the copy, so the
+    # build kept from the last run (last touched by its last mutant) is
+    # rebuilt, not taken as newer than sources edited before that
+    shutil.copytree(ROOT, src, symlinks=True, copy_function=shutil.copy,
+                    ignore=shutil.ignore_patterns(".git", "build", "build-*", ".devkit"))
     make = ["make", "-s", "-j2", "BUILD=" + work + "/build-asan", "CUDA=0", "MPI=0", "OPT=-O1",
             "SANITIZE=address"]
     rc, out = run(make, src, 1200)

@@ -57,7 +57,9 @@
  *   as one block once its training probe is back: the bounds above guard
  *   against surprises that another PU could absorb.
  * - A block that would end well after the predicted end of all work and
- *   after every busy PU waits while others work.
+ *   after every busy PU waits while others work; a second training block
+ *   too, for a PU so slow that its first was back after the others had
+ *   planned the rest.
  * - A late block is run again by the free PUs once the pool is empty
  *   (redo_late: the core's mechanism, balancer.c), whichever copy ends
  *   first counting.
@@ -271,6 +273,20 @@ static double others_end(const struct plb_balancer *b, int pu, double now, doubl
 	return *memo;
 }
 
+/* Whether a block of x units on PU pu would end well after all the rest
+ * is predicted done (a slow PU, a large fixed cost) and after the last
+ * busy PU is free: it would only delay the end, so the PU leaves the
+ * units to the others while they work. busy: plb__busy_for(pu); oend:
+ * others_end's memo. */
+static int ends_late(struct plb_balancer *b, int pu, double now, double busy, double x,
+		     double *oend)
+{
+	struct hac_state *h = b->ps;
+	double end = now + busy + plb__model_eval(&b->model[pu], x);
+	return h->T_all > now && end > h->T_all + LATE_END * (h->T_all - now) &&
+	       plb__others_busy(b, pu) && end > now + others_end(b, pu, now, oend);
+}
+
 /* The largest block PU pu should run now (hac_next: a bounded block):
  * within block_time_fraction of the time it has left, or longer where its
  * fixed cost per block needs it (t_fix, within stretch_fraction of that
@@ -324,15 +340,21 @@ static int hac_next(struct plb_balancer *b, int pu, double now, double *units,
 		return PLB_NEXT_GRANT;
 	}
 	if (P->phase == 1) {
-		P->phase = 2;
 		/* a block that took no measurable time counts as the fastest */
 		double t = b->pu[pu].last_exec_s;
 		double rate = t > 0 ? h->x1 / t : INFINITY;
 		if (h->fast_rate == 0)
 			h->fast_rate = rate;    /* the first to finish */
 		double R = rate >= h->fast_rate ? 1.0 : rate / h->fast_rate;
-		double x = 2 * h->x1 * R;
-		*units = x > minb ? x : minb;
+		double x = fmax(2 * h->x1 * R, minb), oend = -1;
+		/* a PU so slow that its first block was back only after the
+		 * others had planned the rest: its second is no exception to
+		 * the rule below (a training block is a block) */
+		if (h->step > 0 && plb__model_ready(m) &&
+		    ends_late(b, pu, now, plb__busy_for(b, pu, now), x, &oend))
+			return PLB_NEXT_WAIT;
+		P->phase = 2;
+		*units = x;
 		*kind = PLB_GRANT_TRAINING;
 		*step = 0;
 		return PLB_NEXT_GRANT;
@@ -422,12 +444,7 @@ static int hac_next(struct plb_balancer *b, int pu, double now, double *units,
 		}
 		x = minb;
 	}
-	/* a block that would end well after all the rest is predicted done
-	 * (a slow PU, a large fixed cost), and after the last busy PU is
-	 * free, only delays the end: leave it to the others while they work */
-	double end = now + busy + plb__model_eval(m, x);
-	if (h->T_all > now && end > h->T_all + LATE_END * (h->T_all - now) &&
-	    plb__others_busy(b, pu) && end > now + others_end(b, pu, now, &oend)) {
+	if (ends_late(b, pu, now, busy, x, &oend)) {
 		P->wait_step = h->step;
 		return PLB_NEXT_WAIT;
 	}

@@ -145,15 +145,24 @@ static void drive(struct drive *d, uint64_t W)
 
 /* The same job driven twice from scratch: with a surprise (d) and without
  * it (base). */
-static void drive_both(struct drive *d, double (*time)(int, int, double),
-		       struct drive *base, double (*base_time)(int, int, double), uint64_t W)
+static void drive_both_with(struct drive *d, double (*time)(int, int, double),
+			    struct drive *base, double (*base_time)(int, int, double),
+			    const struct plb_params *par, uint64_t W)
 {
 	memset(d, 0, sizeof *d);
 	memset(base, 0, sizeof *base);
 	d->time = time;
+	d->params = par;
 	base->time = base_time;
+	base->params = par;
 	drive(d, W);
 	drive(base, W);
+}
+
+static void drive_both(struct drive *d, double (*time)(int, int, double),
+		       struct drive *base, double (*base_time)(int, int, double), uint64_t W)
+{
+	drive_both_with(d, time, base, base_time, NULL, W);
 }
 
 /* PU pu's first block after training (within its first 64). */
@@ -522,14 +531,7 @@ static void test_untrained_late_block_run_again(void **state)
 	static const double fixed[] = {0.002, 0.05};
 	for (int c = 0; c < 2; c++) {
 		equal_fixed = fixed[c];
-		memset(&d, 0, sizeof d);
-		memset(&base, 0, sizeof base);
-		d.time = first_block_stalls;
-		d.params = &par;
-		base.time = equal;
-		base.params = &par;
-		drive(&d, 100000);
-		drive(&base, 100000);
+		drive_both_with(&d, first_block_stalls, &base, equal, &par, 100000);
 		for (int i = 2; i < NPU; i++)     /* the case */
 			assert_true(d.pu[i].blocks == 1 && d.exec[i][0] > 2 * base.makespan);
 		if (d.stale < 2)
@@ -540,6 +542,100 @@ static void test_untrained_late_block_run_again(void **state)
 			fail_msg("%.0f ms a block: all done at %.3f s; two PUs alone take about %.3f s",
 				 1e3 * equal_fixed, d.done_at_finish, two);
 	}
+}
+
+/* Pipelining: each PU holds up to two blocks and asks for the second
+ * while it runs the first. Such a prefetch takes its share of a step it
+ * does not hold yet, but never starts a step itself: steps are solved by
+ * the PUs that are free, so a step's blocks all start from what the PUs
+ * have done. Every unit still counts once. */
+static void test_prefetch_starts_no_step(void **state)
+{
+	(void)state;
+	enum { W = 50000 };
+	static unsigned char count[W];
+	memset(count, 0, sizeof count);
+	plb_balancer_t *b;
+	assert_int_equal(plb_balancer_create(NULL, "plb-hac", NPU, W, &b), 0);
+	struct plb_grant q[NPU][2];
+	int nq[NPU] = {0};
+	double end[NPU] = {0}, now = 0;        /* when q[i][0] ends */
+	int prefetches = 0, steps_seen = 0;
+	for (;;) {
+		for (int i = 0; i < NPU; i++)
+			while (nq[i] < 2) {
+				struct plb_balancer_stats st0, st1;
+				plb_balancer_stats(b, &st0);
+				struct plb_grant g;
+				int rc = plb_balancer_next(b, i, now, &g);
+				assert_true(rc == PLB_NEXT_GRANT || rc == PLB_NEXT_WAIT || rc == PLB_NEXT_DONE);
+				if (rc != PLB_NEXT_GRANT)
+					break;
+				plb_balancer_stats(b, &st1);
+				if (nq[i] == 1) {
+					prefetches++;
+					if (st1.step != st0.step)
+						fail_msg("PU %d started step %d at %.3f s with a block still out",
+							 i, st1.step, now);
+				}
+				steps_seen = st1.step;
+				if (nq[i] == 0)
+					end[i] = now + plain(i, 0, (double)g.units);
+				q[i][nq[i]++] = g;
+			}
+		int next = -1;
+		for (int i = 0; i < NPU; i++)
+			if (nq[i] && (next < 0 || end[i] < end[next]))
+				next = i;
+		if (next < 0)
+			break;
+		now = end[next];
+		struct plb_grant g = q[next][0];
+		q[next][0] = q[next][1];
+		if (--nq[next])
+			end[next] = now + plain(next, 0, (double)q[next][0].units);
+		double t = plain(next, 0, (double)g.units);
+		struct plb_sample smp = {g.id, t, 0, now};
+		int rc = plb_balancer_done(b, next, &smp);
+		if (rc == PLB_ESTALE)
+			continue;
+		assert_int_equal(rc, 0);
+		for (uint64_t k = g.offset; k < g.offset + g.units; k++)
+			count[k]++;
+	}
+	assert_true(plb_balancer_finished(b));
+	for (int k = 0; k < W; k++)
+		if (count[k] != 1)
+			fail_msg("unit %d done %d times", k, count[k]);
+	assert_true(prefetches > 10 && steps_seen > 3);  /* the case */
+	plb_balancer_destroy(b);
+}
+
+/* PU 3 is 60x slower than in plain(): its first block (64 units) is back
+ * at 23 s of a 28 s job, after the others have planned the rest. Its
+ * second training block would end at 46 s: like any block that would end
+ * well after the rest is predicted done and after the last busy PU, it
+ * waits, and the job ends when the three others would end it alone
+ * (without the rule: 46.4 s). */
+static double pu3_crawls(int pu, int k, double units)
+{
+	return plain(pu, k, units) * (pu == 3 ? 60 : 1);
+}
+
+static void test_slow_pu_second_training_block_waits(void **state)
+{
+	(void)state;
+	static struct drive d, base;
+	struct plb_params par;
+	plb_params_init(&par);
+	par.initial_block = 64;
+	drive_both_with(&d, pu3_crawls, &base, plain, &par, 100000);
+	assert_true(d.exec[3][0] > 0.75 * base.makespan);       /* the case */
+	/* plain()'s rates: PU 3 is 167 of 3697 units/s */
+	double three = base.makespan * 3697.0 / (3697.0 - 1.0 / 6e-3);
+	if (d.done_at_finish > 1.03 * three)
+		fail_msg("all done at %.3f s; the three others alone take about %.3f s",
+			 d.done_at_finish, three);
 }
 
 /* d set up to run with `time`, starting from the models a ended with. */
@@ -639,9 +735,19 @@ static void test_model_set_checks(void **state)
 	assert_int_equal(plb_balancer_model_set(b, 0, ok, 2, 0), PLB_EINVAL);
 	assert_int_equal(plb_balancer_model_set(b, 2, ok, 2, INFINITY), PLB_EINVAL);
 	assert_int_equal(plb_balancer_model_set(b, 0, ok, 2, 150), 0);
+	/* model_get fills as many samples as it has, no more */
+	for (int i = 0; i < 4; i++)
+		got[i] = (struct plb_model_sample){-1, -1, -1};
 	assert_int_equal(plb_balancer_model_get(b, 0, got, 4, &cliff), 2);
-	assert_true(got[1].units == 200 && got[1].exec_s == 0.2);
+	assert_true(got[0].units == 100 && got[1].units == 200 && got[1].exec_s == 0.2);
+	assert_true(got[2].units == -1 && got[2].exec_s == -1);
 	assert_true(cliff == 150);
+	assert_int_equal(plb_balancer_model_get(b, 0, got, 1, NULL), 2);  /* all it has */
+	assert_int_equal(plb_balancer_model_get(b, -1, got, 4, NULL), PLB_EINVAL);
+	assert_int_equal(plb_balancer_model_get(b, 2, got, 4, NULL), PLB_EINVAL);
+	assert_int_equal(plb_balancer_model_get(b, 0, got, -1, NULL), PLB_EINVAL);
+	assert_int_equal(plb_balancer_model_get(b, 0, NULL, 4, NULL), PLB_EINVAL);
+	assert_int_equal(plb_balancer_model_get(b, 0, NULL, 0, NULL), 2);
 	struct plb_grant g;
 	assert_int_equal(plb_balancer_next(b, 0, 0, &g), PLB_NEXT_GRANT);
 	assert_int_equal(g.kind, PLB_GRANT_REGULAR);
@@ -665,6 +771,8 @@ int main(void)
 		cmocka_unit_test(test_one_pu_alive_takes_the_rest),
 		cmocka_unit_test(test_late_block_run_again),
 		cmocka_unit_test(test_untrained_late_block_run_again),
+		cmocka_unit_test(test_prefetch_starts_no_step),
+		cmocka_unit_test(test_slow_pu_second_training_block_waits),
 		cmocka_unit_test(test_second_run_starts_from_the_models),
 		cmocka_unit_test(test_cliff_carried_to_the_next_run),
 		cmocka_unit_test(test_stale_model_is_corrected),

@@ -498,27 +498,35 @@ static void test_huge_avail_gets_zero(void **state)
 	assert_true(x[2] == 0);
 }
 
-/* A fixed cost past the others' finish keeps a PU out, in both solvers. */
+/* A fixed cost past the others' finish keeps a PU out, in both solvers,
+ * with exactly 0 units (what SLSQP leaves it is below a fraction of S,
+ * whatever S is: 10 units or 10^7). */
 static void test_fixed_cost_excluded(void **state)
 {
-	struct curve k[3] = {
-		{ .a = 1, .W = 10 }, { .a = 2, .W = 10 },
-		{ .c0 = 50, .a = 0.001, .W = 10 },
-	};
-	struct plb__efun e[3];
-	struct plb__solve_out of, os;
-	double xf[3], xs[3];
-
 	(void)state;
-	bind(e, k, 3, NULL);
-	assert_int_equal(plb__solve_fast(e, 3, 10, xf, &of), 0);
-	assert_int_equal(plb__solve_slsqp(e, 3, 10, xs, &os), 0);
-	check_split(e, 3, 10, xf, &of, 1e-9);
-	check_split(e, 3, 10, xs, &os, 1e-6);
-	assert_true(xf[2] == 0 && xs[2] == 0);
-	/* 1 x0 = 2 x1, x0 + x1 = 10 */
-	assert_true(fabs(of.T - 20.0 / 3) <= 1e-9);
-	assert_true(fabs(os.T - of.T) <= 1e-7 * of.T);
+	static const double Ss[] = { 10, 1e7 };
+	for (int c = 0; c < 2; c++) {
+		double S = Ss[c], u = 10 / S;   /* the same times at any S */
+		struct curve k[3] = {
+			{ .a = u, .W = S }, { .a = 2 * u, .W = S },
+			{ .c0 = 50, .a = 0.001 * u, .W = S },
+		};
+		struct plb__efun e[3];
+		struct plb__solve_out of, os;
+		double xf[3], xs[3];
+
+		bind(e, k, 3, NULL);
+		assert_int_equal(plb__solve_fast(e, 3, S, xf, &of), 0);
+		assert_int_equal(plb__solve_slsqp(e, 3, S, xs, &os), 0);
+		check_split(e, 3, S, xf, &of, 1e-9);
+		check_split(e, 3, S, xs, &os, 1e-6);
+		if (!(xf[2] == 0 && xs[2] == 0))
+			fail_msg("S = %g: the PU with the fixed cost got %g (fast), %g (SLSQP)",
+				 S, xf[2], xs[2]);
+		/* 1 x0 = 2 x1, x0 + x1 = S */
+		assert_true(fabs(of.T - 20.0 / 3) <= 1e-9 * of.T);
+		assert_true(fabs(os.T - of.T) <= 1e-7 * of.T);
+	}
 }
 
 /* Flat curves: a constant-time PU takes what it finishes first; all-flat. */
