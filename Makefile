@@ -4,7 +4,7 @@
 # or grn: that app's demo instead),
 # `make bench` prints the benchmark figures (`make bench-robust` its 200 drawn
 # clusters alone), `make bench-cpu` plb-mm against one BLAS call, `make bench-bs`
-# and `make bench-grn` those apps' figures, `make bench-gpu` the GPU ones. Missing Debian packages are
+# `make bench-grn` and `make bench-kmeans` those apps' figures, `make bench-gpu` the GPU ones. Missing Debian packages are
 # installed first (scripts/install-deps.sh). Options:
 #   V=1                  show commands
 #   SANITIZE=address,undefined | SANITIZE=thread
@@ -119,7 +119,7 @@ ALL_OBJ   := $(call obj,$(foreach l,$(LAYERS),$(call layer_src,$l)) \
              $(foreach k,$(KERNELS),$(call kern_src,$k)) $(wildcard apps/*/*.c) \
              $(TEST_SRC) $(BENCH_SRC))
 
-.PHONY: all test demo bench bench-robust bench-iterations bench-cpu bench-bs bench-grn bench-gpu clean deps app-flags layers coverage mutants
+.PHONY: all test demo bench bench-robust bench-iterations bench-cpu bench-bs bench-grn bench-kmeans bench-gpu clean deps app-flags layers coverage mutants
 all: $(PLBSIM) $(APP_BINS) $(TESTS) $(BENCHES)
 
 # Installs what is missing; re-checked when the script changes.
@@ -192,6 +192,11 @@ $(BUILD)/bench/bs_ref.o: CFLAGS += -O3 -ffast-math -fopenmp-simd -march=native
 $(BUILD)/bench/bs_ref: $(call kern_lib,bs)
 $(BUILD)/bench/bs_ref: BENCH_KERN = $(call kern_lib,bs)
 $(BUILD)/bench/bs_ref: BENCH_LIBS = $(MVEC) -lm
+# plb-kmeans's BLAS program and plain loop, the loop built for this machine
+$(BUILD)/bench/kmeans_ref.o: CFLAGS += -O3 -march=native
+$(BUILD)/bench/kmeans_ref: $(call kern_lib,kmeans)
+$(BUILD)/bench/kmeans_ref: BENCH_KERN = $(call kern_lib,kmeans)
+$(BUILD)/bench/kmeans_ref: BENCH_LIBS = -lblas -lm
 # plb-grn's straightforward pair search, built for this machine
 $(BUILD)/bench/grn_ref.o: CFLAGS += -O3 -march=native
 $(BUILD)/bench/grn_ref: $(call kern_lib,grn)
@@ -240,6 +245,11 @@ bench-bs: all
 # against a direct call, the demo cluster.
 bench-grn: all
 	$(Q)BUILD=$(BUILD) MPI=$(MPI) bash bench/grn.sh
+
+# plb-kmeans: its kernel against a BLAS program and a plain loop, one
+# process against a direct call, the demo cluster's iterations.
+bench-kmeans: all
+	$(Q)BUILD=$(BUILD) MPI=$(MPI) bash bench/kmeans.sh
 
 # plb-mm on a GPU against cuBLAS called directly (needs a CUDA GPU).
 bench-gpu: all

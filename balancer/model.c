@@ -27,6 +27,13 @@
  * neighbour or a device warming up seldom costs half, a cliff of 2.5x per
  * unit seen at twice its size does. */
 #define CLIFF_DROP_ONE 0.5
+/* A block shorter than this sets no best rate for a fall to be measured
+ * against: its time is as much the timer, the dispatch and a cache that
+ * holds the whole block as the device's rate at that size (on a real CPU
+ * a 64-point k-means block ran 2 us, 3x the rate of large blocks that
+ * stream from memory, and capped every block of that PU at 120 points,
+ * each paying a millisecond of round trip that no sample shows). */
+#define CLIFF_MIN_S 1e-3
 
 /* Relative-error weights 1/t^2: block times span orders of magnitude and
  * the noise is multiplicative, so every block should count alike rather
@@ -263,7 +270,8 @@ static void find_cliff(struct plb__model *m)
 
 	for (int i = 0; i < m->n; i++) {
 		double r = sample_rate(m, i);
-		if (isfinite(r) && r > best) {
+		const struct plb__sample *s = sample_at(m, i);
+		if (isfinite(r) && r > best && s->exec_s + s->xfer_s >= CLIFF_MIN_S) {
 			best = r;
 			ubest = sample_at(m, i)->units;
 		}

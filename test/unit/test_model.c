@@ -672,6 +672,33 @@ static void test_cliff_cap(void **state)
 	plb__model_fini(&m);
 }
 
+/* Blocks of microseconds set no best rate: a real CPU ran 64-point
+ * k-means blocks in 2 us (the block in cache, 3x the rate of blocks of
+ * 10^5 points streaming from memory), and the model capped that PU at
+ * 120 points where each block paid a millisecond of round trip. The same
+ * fall between blocks of milliseconds is a cliff. */
+static void test_no_cliff_from_microsecond_blocks(void **state)
+{
+	static const double u[] = {64, 128, 16384, 65536, 150000};
+	struct plb__model m;
+
+	(void)state;
+	for (int scale = 0; scale < 2; scale++) {
+		double k = scale ? 1000 : 1;    /* the second time: 1000x slower */
+		model_new(&m, 2e6, 32, 0.3);
+		for (int i = 0; i < 5; i++) {
+			double per = u[i] < 1000 ? 30e-9 : 90e-9;
+			assert_int_equal(plb__model_add(&m, u[i], k * per * u[i], 0), 0);
+		}
+		if (scale == 0 && !isinf(plb__model_cap(&m)))
+			fail_msg("blocks of 2-4 us capped the PU at %g units", plb__model_cap(&m));
+		if (scale == 1 && !(plb__model_cap(&m) == 128))
+			fail_msg("blocks of 2-4 ms 3x faster than large ones: cap %g, not 128",
+				 plb__model_cap(&m));
+		plb__model_fini(&m);
+	}
+}
+
 /* Beyond W (never asked by the solver, but E must stay non-decreasing
  * everywhere) E goes on along its tangent at W: E(W + d) = E(W) + d E'(W),
  * for a step of a fraction of a unit as for one of W. */
@@ -914,6 +941,7 @@ int main(void)
 		cmocka_unit_test(test_no_false_change),
 		cmocka_unit_test(test_window),
 		cmocka_unit_test(test_cliff_cap),
+		cmocka_unit_test(test_no_cliff_from_microsecond_blocks),
 		cmocka_unit_test(test_beyond_w),
 		cmocka_unit_test(test_inverse_held),
 		cmocka_unit_test(test_inverse_concave),
