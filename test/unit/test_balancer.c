@@ -672,6 +672,32 @@ static void test_pool_merges_at_capacity(void **state)
 	plb_balancer_destroy(b);
 }
 
+/* A grant that takes a whole free range out of a full free list (as many
+ * ranges as it has room for): the ranges after it move down, and nothing
+ * is read past the list (AddressSanitizer builds check that). */
+static void test_pool_take_whole_range_at_capacity(void **state)
+{
+	(void)state;
+	plb_balancer_t *b = greedy100(16, 1600);
+	struct plb_grant g;
+	for (int i = 0; i < 16; i++)
+		assert_int_equal(plb_balancer_next(b, i, 0, &g), PLB_NEXT_GRANT);
+	int cap = b->capfree, k = 0;
+	/* every other PU lost: ranges that do not touch, until the list is full */
+	for (int pu = 0; pu < 16 && b->nfree < cap; pu += 2, k++)
+		assert_int_equal(plb_balancer_lost(b, pu, 1), 0);
+	assert_int_equal(b->nfree, cap);        /* the case */
+	check_free_list(b, 100 * (uint64_t)k, "full");
+	assert_int_equal(plb_balancer_next(b, 1, 0, &g), PLB_NEXT_GRANT);
+	assert_int_equal(g.offset, 0);
+	assert_int_equal(g.units, 100);
+	assert_int_equal(b->nfree, cap - 1);
+	check_free_list(b, 100 * (uint64_t)(k - 1), "a whole range taken");
+	for (int r = 0; r < b->nfree; r++)
+		assert_int_equal(b->free[r].off, 200 * (uint64_t)(r + 1));
+	plb_balancer_destroy(b);
+}
+
 /* When a PU is free (plb__busy_for) and whether others are busy
  * (plb__others_busy), which the model policies plan with. A block without
  * a prediction (greedy has no model; a first training block) counts as
@@ -920,6 +946,7 @@ int main(void)
 		cmocka_unit_test(test_hec_training_without_samples),
 		cmocka_unit_test(test_pool_merges),
 		cmocka_unit_test(test_pool_merges_at_capacity),
+		cmocka_unit_test(test_pool_take_whole_range_at_capacity),
 		cmocka_unit_test(test_busy_for_and_others_busy),
 		cmocka_unit_test(test_hdss_small_domain),
 		cmocka_unit_test(test_done_out_of_order),

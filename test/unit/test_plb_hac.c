@@ -638,6 +638,25 @@ static void test_slow_pu_second_training_block_waits(void **state)
 			 d.done_at_finish, three);
 }
 
+/* The first step is solved when the fastest PU ends its training; the
+ * others, whose models were not ready then, join it when their training
+ * ends, each with what fits before the step's planned end (PUs 1-3 here:
+ * 2379, 374 and 571 units), not with min_block (64) as a PU with no share
+ * left would. */
+static void test_late_trainers_join_the_step(void **state)
+{
+	(void)state;
+	static struct drive d;
+	memset(&d, 0, sizeof d);
+	d.time = plain;
+	drive(&d, 100000);
+	for (int i = 1; i < NPU; i++) {
+		int k = first_regular(&d, i);
+		if (d.units[i][k] <= 2 * 64)
+			fail_msg("PU %d's first regular block: %.0f units", i, d.units[i][k]);
+	}
+}
+
 /* d set up to run with `time`, starting from the models a ended with. */
 static void warm_from(struct drive *d, const struct drive *a, double (*time)(int, int, double))
 {
@@ -777,6 +796,7 @@ int main(void)
 		cmocka_unit_test(test_cliff_carried_to_the_next_run),
 		cmocka_unit_test(test_stale_model_is_corrected),
 		cmocka_unit_test(test_model_set_checks),
+		cmocka_unit_test(test_late_trainers_join_the_step),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
