@@ -30,8 +30,14 @@ need_mpi() {    # skip the script in a build without MPI
 # The runtime's scripts: output of the last run in $TMP/out.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 mpi_run() {     # mpi_run NP PROGRAM ARGS...: under mpirun and a timeout
-	local np=$1; shift
-	timeout 120 mpirun --oversubscribe --bind-to none -np "$np" "$@" >"$TMP/out" 2>&1
+	# stdout, then stderr, in $TMP/out: mpirun forwards the two streams
+	# in chunks of 1 KiB, so merged as they come a stderr line can land
+	# inside a long JSON line of stdout
+	local np=$1 rc; shift
+	timeout 120 mpirun --oversubscribe --bind-to none -np "$np" "$@" >"$TMP/out" 2>"$TMP/out.err"
+	rc=$?
+	cat "$TMP/out.err" >>"$TMP/out"
+	return $rc
 }
 one_run() {     # one_run PROGRAM ARGS...: in one process, under a timeout
 	timeout 120 "$@" >"$TMP/out" 2>&1
