@@ -273,7 +273,7 @@ static void find_cliff(struct plb__model *m)
 		const struct plb__sample *s = sample_at(m, i);
 		if (isfinite(r) && r > best && s->exec_s + s->xfer_s >= CLIFF_MIN_S) {
 			best = r;
-			ubest = sample_at(m, i)->units;
+			ubest = s->units;
 		}
 	}
 	if (!(best > 0))

@@ -32,7 +32,7 @@
 #include "runtime/core/rt.h"
 
 #define BATCH 512               /* messages handled between two polls */
-#define RATE_MIN_S 1e-3        /* blocks shorter than this set no rate for the bound (see done) */
+#define RATE_MIN_S 1e-3        /* blocks shorter than this set no rate for the bound (on_done) */
 
 struct slot {
 	uint64_t id, offset, units;
