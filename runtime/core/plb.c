@@ -339,8 +339,10 @@ static int open_transport(struct plb *p, int *argc, char ***argv)
 	if (plb__launcher_rank()) {
 		if ((rc = plb__transport_mpi_create(argc, argv, &p->tp, err, sizeof err)))
 			return plb__fail(p, rc, "%s", err);
-		if (p->tp->size > 1)
+		if (p->tp->size > 1) {
+			plb__log_init(p->tp->rank, p->tp->host);
 			return 0;
+		}
 		/* mpirun -np 1: one process, as without mpirun */
 		p->tp->ops->destroy(p->tp);
 		p->tp = NULL;
@@ -359,6 +361,8 @@ static int open_transport(struct plb *p, int *argc, char ***argv)
 	w->config = p->config;
 	w->single = p->single = 1;
 	p->local = w;
+	/* before the worker thread, which reads what this writes */
+	plb__log_init(p->tp->rank, p->tp->host);
 	if (pthread_create(&p->local_th, NULL, local_worker_main, w))
 		return plb__fail(p, PLB_ENOMEM, "cannot start the worker thread");
 	p->local_started = 1;
@@ -395,7 +399,6 @@ int plb_init(int *argc, char ***argv, const struct plb_options *o, plb_t **out)
 		return rc;
 	}
 	p->master = p->tp->rank == 0;
-	plb__log_init(p->tp->rank, p->tp->host);
 	if (p->master && p->tp->ops->wakes)
 		p->tp->ops->set_waker(p->tp, plb__waiter_poke, &p->wt);
 	rc = p->master ? master_init(p, o) : worker_init(p);

@@ -1,0 +1,24 @@
+# ThreadSanitizer on one process: the master and the in-process worker are
+# threads of the app, and a CPU PU's team more. plb-null and plb-mm (a
+# team of two cores, pipelining, emulated PUs, two runs) built with
+# SANITIZE=thread in their own build directory ($BUILD/tsan, without MPI
+# or CUDA) run clean: exit 0 and no report. The log's host name was
+# written by the main thread while the worker thread, started before,
+# read it (every one-process run exited 66).
+. test/cli/lib.bash
+B=${BUILD:-build}/tsan
+check "TSan build" make -s --no-print-directory BUILD="$B" SANITIZE=thread CUDA=0 MPI=0 \
+	"$B/plb-null" "$B/plb-mm" >"$TMP/build" 2>&1 || { cat "$TMP/build"; finish; }
+printf '[run]\nunits = 1\npipeline = 2\n[node a]\ncpu = 2\nemu = e f\n[model e]\nclass = gpu\ncompute = poly 0.001 1e-8\n[model f]\nclass = cpu\ncompute = poly 0.001 1e-7\n' >"$TMP/team.ini"
+no_report() { ! grep -q "ThreadSanitizer" "$TMP/out"; }
+clean() {       # clean WHAT PROGRAM ARGS...: exit 0 and no ThreadSanitizer report
+	local what=$1; shift
+	timeout 300 "$@" >"$TMP/out" 2>&1
+	local rc=$?
+	check "$what: exit 0 (got $rc)" [ "$rc" -eq 0 ]
+	check "$what: no ThreadSanitizer report" no_report
+	grep -m1 -A12 "WARNING: ThreadSanitizer" "$TMP/out"
+}
+clean "plb-null" "$B/plb-null" --config test/data/small.ini
+clean "plb-mm, a team of two" "$B/plb-mm" --config "$TMP/team.ini" --n 384 --verify --runs 2
+finish
