@@ -31,6 +31,8 @@ void plb__sleep_until(double t)
 	struct timespec ts;
 	if (plb__now() >= t)
 		return;
+	if (t > 1e12)           /* 30,000 years: no cast past time_t */
+		t = 1e12;
 	ts.tv_sec = (time_t)t;
 	ts.tv_nsec = (long)((t - (double)ts.tv_sec) * 1e9);
 	if (ts.tv_nsec >= 1000000000L)

@@ -55,7 +55,7 @@ struct key {
 
 static const struct key keys[] = {
 	{S_RUN, "units", K_NUM, F_INTEGER, 1, W_MAX, 0, NULL, CFG(units),
-	 "an integer >= 1, W, the size of the domain (plbsim needs it; an app's job may set it instead)"},
+	 "a decimal integer in [1, 2^53], W, the size of the domain (plbsim needs it; an app's job may set it instead)"},
 	{S_RUN, "policy", K_POLICY, 0, 0, 0, 0, "plb-hac", CFG(policy),
 	 "a policy name (see plbsim --help)"},
 	{S_RUN, "seed", K_U64, 0, 0, 0, 1, NULL, CFG(seed),
@@ -143,7 +143,8 @@ int plb__cfg_number(const char *s, size_t len, double *v)
 {
 	char *end;
 
-	if (len == 0 || isspace((unsigned char)*s))
+	/* decimal only: strtod would take hexadecimal ("0x10" as 16) */
+	if (len == 0 || isspace((unsigned char)*s) || memchr(s, 'x', len) || memchr(s, 'X', len))
 		return -1;
 	*v = strtod(s, &end);
 	return end == s + len && isfinite(*v) ? 0 : -1;
@@ -152,6 +153,19 @@ int plb__cfg_number(const char *s, size_t len, double *v)
 int plb__cfg_parse_num(const char *s, double *v)
 {
 	return plb__cfg_number(s, strlen(s), v);
+}
+
+/* Whether integer text s, read as d, is d exactly: digits past 2^53 are
+ * rounded away by strtod (9007199254740993 reads as ...992). Text that is
+ * not plain digits (1e6) is what strtod says. */
+static int exact_integer(const char *s, double d)
+{
+	const char *q = s + (*s == '+' || *s == '-');
+	if (!*q || strspn(q, "0123456789") != strlen(q))
+		return 1;
+	errno = 0;
+	unsigned long long u = strtoull(q, NULL, 10);
+	return !errno && fabs(d) <= 18446744073709549568.0 && (unsigned long long)fabs(d) == u;
 }
 
 static void key_list(enum sect s, char *buf, size_t n)
@@ -268,6 +282,9 @@ static int set_key(struct ctx *c, const struct key *k, const char *v)
 		if (((k->flags & F_INTEGER) || k->type == K_INT) && d != floor(d))
 			return fail(c, c->lineno, "%s %s = %.*s is not an integer; accepted: %s",
 				    c->label, k->name, SHOW, v, k->accepts);
+		if (((k->flags & F_INTEGER) || k->type == K_INT) && !exact_integer(v, d))
+			return fail(c, c->lineno, "%s %s = %.*s is not held exactly (read as %.17g); accepted: %s",
+				    c->label, k->name, SHOW, v, d, k->accepts);
 		if (k->type == K_INT)
 			*(int *)p = (int)d;
 		else
@@ -571,6 +588,52 @@ static int new_line(struct ctx *c)
 	return open_section(c, s + 1, (size_t)(e - s - 1));
 }
 
+/* The longest line a config file may have (a scenario of 1024 PUs has
+ * lines of some KiB); a longer one, or a NUL byte, is not a config file
+ * (plbsim /dev/zero grew by 140 MB/s and never ended). */
+#define LINE_MAX_BYTES (1 << 20)
+
+/* The next line of c->f into c->buf, newline included: its length, 0 at
+ * the end of the file, or -1 with the reason reported. */
+static ssize_t next_line(struct ctx *c)
+{
+	size_t n = 0;
+	int ch;
+	while ((ch = getc(c->f)) != EOF) {
+		if (ch == '\0') {
+			plb__cfg_report(c, PLB_EINVAL, c->lineno + 1,
+					"a NUL byte: not a text file; accepted: an INI file (see README.md)");
+			return -1;
+		}
+		if (n + 2 > c->cap) {
+			if (n + 2 > LINE_MAX_BYTES) {
+				plb__cfg_report(c, PLB_EINVAL, c->lineno + 1,
+						"a line longer than %d bytes; accepted: an INI file, lines up to that",
+						LINE_MAX_BYTES);
+				return -1;
+			}
+			size_t cap = c->cap ? 2 * c->cap : 256;
+			char *b = realloc(c->buf, cap);
+			if (!b) {
+				oom(c);
+				return -1;
+			}
+			c->buf = b;
+			c->cap = cap;
+		}
+		c->buf[n++] = (char)ch;
+		if (ch == '\n')
+			break;
+	}
+	if (ferror(c->f)) {
+		plb__cfg_report(c, PLB_EIO, c->lineno + 1, "cannot read: %s", strerror(errno));
+		return -1;
+	}
+	if (n)
+		c->buf[n] = '\0';
+	return (ssize_t)n;
+}
+
 /* inih's line source: hands out our current line in pieces of up to num - 1
  * bytes (inih grows its buffer and asks again), and reads the next line only
  * when the current one is used up, so c->lineno is the line being handled. */
@@ -581,15 +644,9 @@ static char *reader(char *str, int num, void *stream)
 	if (c->rc || num < 2)
 		return NULL;
 	if (c->pos == c->len) {
-		errno = 0;
-		ssize_t n = getline(&c->buf, &c->cap, c->f);
-		if (n < 0) {
-			if (errno == ENOMEM)
-				oom(c);
-			else if (ferror(c->f))
-				plb__cfg_report(c, PLB_EIO, c->lineno + 1, "cannot read: %s", strerror(errno));
+		ssize_t n = next_line(c);
+		if (n <= 0)
 			return NULL;
-		}
 		c->len = (size_t)n;
 		c->pos = 0;
 		c->lineno++;

@@ -11,11 +11,15 @@
 #include "runtime/config/devmodel.h"
 #include "runtime/config/parse.h"
 
+/* The longest a block may be given to take, and the largest coefficient:
+ * beyond them a model is a typo (1e19 s overflowed the runtime's sleep
+ * and read as no time at all), not a device. */
+#define SECONDS_MAX 1e9
 #define TABLE_ACCEPTS "'table U:S U:S ...' (units:seconds for one block, " \
-	"units >= 0 strictly increasing, seconds >= 0 and non-decreasing, " \
+	"units >= 0 strictly increasing, seconds in [0, 1e9] and non-decreasing, " \
 	"no spaces around ':')"
 #define POLY_ACCEPTS "'poly C0 C1 C2 ...' (seconds = C0 + C1 x + C2 x^2 ..., " \
-	"at least one coefficient)"
+	"at least one coefficient, each in [0, 1e9])"
 
 /* Index i of the segment [x[i], x[i+1]] that serves u: the one holding u,
  * or the first / last one when u lies outside the table. Needs n >= 2. */
@@ -150,6 +154,11 @@ static int parse_table(struct plb__curve_spec *c, const char *s,
 				 TABLE_ACCEPTS, i + 1, TOK(s, len));
 			return PLB_EINVAL;
 		}
+		if (c->y[i] > SECONDS_MAX) {
+			snprintf(err, errlen, "point %d '%.*s': %g s for one block is out of range; "
+				 "accepted: " TABLE_ACCEPTS, i + 1, TOK(s, len), c->y[i]);
+			return PLB_EINVAL;
+		}
 		if (i > 0 && c->x[i] <= c->x[i - 1]) {
 			snprintf(err, errlen, "point %d '%.*s' is unsorted: units %g do not "
 				 "exceed the previous point's %g; accepted: " TABLE_ACCEPTS,
@@ -176,6 +185,13 @@ static int parse_poly(struct plb__curve_spec *c, const char *s,
 		if (plb__cfg_number(s, len, &c->c[i])) {
 			snprintf(err, errlen, "coefficient %d '%.*s' is not a number; accepted: "
 				 POLY_ACCEPTS, i + 1, TOK(s, len));
+			return PLB_EINVAL;
+		}
+		/* a negative one makes time fall below 0 somewhere, which the
+		 * evaluation would hide by clamping */
+		if (c->c[i] < 0 || c->c[i] > SECONDS_MAX) {
+			snprintf(err, errlen, "coefficient %d '%.*s' is %s; accepted: " POLY_ACCEPTS,
+				 i + 1, TOK(s, len), c->c[i] < 0 ? "negative" : "out of range");
 			return PLB_EINVAL;
 		}
 	}

@@ -110,4 +110,39 @@ check "no units: names the file and key (got: $out)" grep -q "no_units.ini: \[ru
 out=$("$PLBSIM" "$TMP/absent.ini" 2>&1); rc=$?
 check "missing file: exit 1" [ "$rc" -eq 1 ]
 check "missing file: names it (got: $out)" grep -q "absent.ini" <<<"$out"
+
+# not a text file, or a line past 1 MiB: refused at once, not read forever
+out=$(timeout 20 "$PLBSIM" /dev/zero 2>&1); rc=$?
+check "/dev/zero: exit 1 (got $rc)" [ "$rc" -eq 1 ]
+check "/dev/zero: a NUL byte at line 1 (got: $out)" grep -q "/dev/zero:1: a NUL byte" <<<"$out"
+{ printf '[run]\nunits = 100\n; '; head -c 1100000 /dev/zero | tr '\0' a; printf '\n'; } >"$TMP/long.ini"
+out=$(timeout 20 "$PLBSIM" "$TMP/long.ini" 2>&1); rc=$?
+check "a 1.1 MB line: exit 1 (got $rc)" [ "$rc" -eq 1 ]
+check "a 1.1 MB line: named (got: $out)" grep -q "long.ini:3: a line longer than" <<<"$out"
+
+# numbers: decimal, exact, times that a device could take
+expect hex_units 2 "not a number" "[run]
+units = 0x10
+[node a]
+emu = g
+$good_model"
+expect inexact_units 2 "not held exactly" "[run]
+units = 9007199254740993
+[node a]
+emu = g
+$good_model"
+expect negative_poly 7 "negative" "[run]
+units = 100
+[node a]
+emu = g
+[model g]
+class = gpu
+compute = poly -0.001 1e-6"
+expect huge_poly 7 "out of range" "[run]
+units = 100
+[node a]
+emu = g
+[model g]
+class = gpu
+compute = poly 1e19"
 finish

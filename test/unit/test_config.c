@@ -316,6 +316,7 @@ static void test_error_bad_values(void **state)
 		{"seed = 1x", "seed"}, {"seed = 99999999999999999999", "seed"},
 		{"pipeline = 3", "pipeline"}, {"pipeline = 1.5", "pipeline"},
 		{"policy = fastest", "policy"}, {"units = 100;x", "units"},
+		{"units = 0x10", "units"}, {"units = 9007199254740993", "units"},
 	};
 	char text[512];
 
