@@ -223,6 +223,12 @@ int plb__cfg_finish_nodes(struct ctx *c)
 	for (int i = 0; i < cfg->nnodes; i++) {
 		nreal += plb__node_npu(&cfg->nodes[i], 1);
 		npu += plb__node_npu(&cfg->nodes[i], 0);
+		/* in one process, under mpirun and in plbsim alike */
+		if (!plb__node_npu(&cfg->nodes[i], 0)) {
+			char keys[128];
+			return fail(c, cfg->nodes[i].line, "[node %s] has no PU; accepted: %s in it",
+				    cfg->nodes[i].name, plb__pu_keys(keys, sizeof keys, 0));
+		}
 	}
 	npu -= nreal;
 	if (!npu && !nreal) {

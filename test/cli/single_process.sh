@@ -68,7 +68,7 @@ check "no section for this host: says so" grep -q "host.ini: no \[node\] section
 printf '[run]\nunits = 10\n[node a]\nhost = *\n[node b]\ncpu = 1\n' >"$TMP/nopu.ini"
 one "$BUILD/plb-mm" --config "$TMP/nopu.ini" --n 16; rc=$?
 check "section without PU: fails" test $rc -ne 0 -a $rc -ne 124
-check "section without PU: names it" grep -q "nopu.ini:3: \[node a\], the section this process takes, has no PU" "$TMP/out"
+check "section without PU: names it" grep -q "nopu.ini:3: \[node a\] has no PU" "$TMP/out"
 printf '[run]\nunits = 10\n[node a]\ncpu = 1\nspeed = 3\n' >"$TMP/bad.ini"
 one "$BUILD/plb-null" --config "$TMP/bad.ini"; rc=$?
 check "bad key: fails" test $rc -ne 0 -a $rc -ne 124

@@ -247,7 +247,7 @@ static void test_any_order(void **state)
 	struct plb__config c;
 
 	load_ok("[model m]\r\ncompute = table 1:1 2:2\r\nclass = mic\r\n"
-		"[node X]\r\nhost = *\r\n"
+		"[node X]\r\nhost = *\r\ncpu = 1\r\n"
 		"[node Y]\r\nemu = m m\r\n"
 		"[network]\r\nsolve_us = 0\r\n"
 		"[run]\r\npolicy = static\r\nunits = 7\r\n", &c);
@@ -404,12 +404,15 @@ static void test_error_missing_required(void **state)
 	expect_error("[run]\nunits = 100\n[node A]\nemu = m\n[model m]\n", 5, "class");
 }
 
-/* A file that defines no PU at all. */
+/* A file that defines no PU at all, or a node section without one (an
+ * error in plbsim, in one process and under mpirun alike). */
 static void test_error_no_pu(void **state)
 {
 	(void)state;
 	expect_error("[run]\nunits = 100\n", 0, "no PU");
-	expect_error("[run]\nunits = 100\n[node A]\nhost = x\n", 0, "no PU");
+	expect_error("[run]\nunits = 100\n[node A]\nhost = x\n", 3, "[node A] has no PU");
+	expect_error("[run]\nunits = 100\n[node A]\ncpu = 1\n[node B]\nhost = *\n", 5,
+		     "[node B] has no PU");
 }
 
 /* Real devices alone make a valid runtime config (no emulated PU list);
