@@ -43,6 +43,9 @@ static void list_params(void)
 	}
 }
 
+/* Exit statuses: as the apps, 2 for a bad command line. */
+enum { EXIT_BAD_INPUT = 1, EXIT_USAGE = 2, EXIT_STALLED = 3 };
+
 static int valid_policy(const char *name)
 {
 	for (int i = 0; plb_policy_name(i); i++)
@@ -82,7 +85,7 @@ int main(int argc, char **argv)
 			seed = strtoull(optarg, &end, 10);
 			if (errno || *end || end == optarg || optarg[0] == '-') {
 				fprintf(stderr, "plbsim: --seed: '%s' is not a non-negative integer\n", optarg);
-				return 1;
+				return EXIT_USAGE;
 			}
 			have_seed = 1;
 			break;
@@ -96,13 +99,13 @@ int main(int argc, char **argv)
 			solve_us = strtod(optarg, &end);
 			if (*end || end == optarg || !(solve_us >= 0) || !isfinite(solve_us)) {
 				fprintf(stderr, "plbsim: --solve-us: '%s' is not a number >= 0\n", optarg);
-				return 1;
+				return EXIT_USAGE;
 			}
 			break;
 		case 'S':
 			if (nsets == 64) {
 				fprintf(stderr, "plbsim: --set: at most 64 of them\n");
-				return 1;
+				return EXIT_USAGE;
 			}
 			sets[nsets++] = optarg;
 			break;
@@ -115,22 +118,22 @@ int main(int argc, char **argv)
 		default:
 			fprintf(stderr, "plbsim: unknown or incomplete option '%s'\n", argv[optind - 1]);
 			usage(stderr);
-			return 1;
+			return EXIT_USAGE;
 		}
 	}
 	if (optind != argc - 1) {
 		fprintf(stderr, "plbsim: expected exactly one scenario file\n");
 		usage(stderr);
-		return 1;
+		return EXIT_USAGE;
 	}
 
 	struct plb__config cfg;
 	char err[1024];
 	if (plb__config_load(argv[optind], &cfg, err, sizeof err) != 0) {
 		fprintf(stderr, "plbsim: %s\n", err);
-		return 1;
+		return EXIT_BAD_INPUT;
 	}
-	int rc = 1;
+	int rc = EXIT_USAGE;
 	for (int i = 0; i < nsets; i++) {
 		if (plb_params_assign(&cfg.params, sets[i], err, sizeof err) != 0) {
 			fprintf(stderr, "plbsim: --set %s\n", err);
@@ -164,6 +167,7 @@ int main(int argc, char **argv)
 	};
 	if (trace_path && !(o.trace = fopen(trace_path, "w"))) {
 		fprintf(stderr, "plbsim: --trace: cannot write %s: %s\n", trace_path, strerror(errno));
+		rc = EXIT_BAD_INPUT;
 		goto out;
 	}
 	cJSON *arr = json && all ? cJSON_CreateArray() : NULL;
@@ -177,7 +181,7 @@ int main(int argc, char **argv)
 		struct plb__sim_result res;
 		if (plb__sim_run(&cfg, &o, &res, err, sizeof err) != 0) {
 			fprintf(stderr, "plbsim: %s: %s\n", o.policy, err);
-			rc = 1;
+			rc = EXIT_BAD_INPUT;
 			break;
 		}
 		const struct plb__report *r = &res.rep;
@@ -185,7 +189,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "plbsim: %s: run %s (%llu of %llu units done)\n", o.policy,
 				res.stalled ? "stalled: no PU left to finish it" : "lost or repeated units",
 				(unsigned long long)r->units_done, (unsigned long long)r->units);
-			rc = 2;
+			rc = EXIT_STALLED;
 		}
 		if (json) {
 			cJSON *obj = plb__report_json(r);

@@ -1,8 +1,9 @@
-# plbsim's command line: bad options are refused with a message saying what
-# is accepted; --json has every key of the contract; --trace writes one
-# line per event; --params lists the balancer parameters; a valid --set
-# changes the run; a run that loses PUs says so and covers the domain,
-# and one that cannot finish exits 2.
+# plbsim's command line: bad options are refused with exit 2 (as the
+# apps) and a message saying what is accepted; a bad scenario exits 1;
+# --json has every key of the contract; --trace writes one line per event;
+# --params lists the balancer parameters; a valid --set changes the run; a
+# run that loses PUs says so and covers the domain, and one that cannot
+# finish exits 3.
 . test/cli/lib.bash
 S=test/data/small.ini
 
@@ -10,7 +11,7 @@ refused() {     # refused DESCRIPTION PATTERN ARGS...
 	local what=$1 pat=$2; shift 2
 	local out rc
 	out=$("$PLBSIM" "$@" 2>&1); rc=$?
-	check "$what: exit 1 (got $rc)" [ "$rc" -eq 1 ]
+	check "$what: exit 2 (got $rc)" [ "$rc" -eq 2 ]
 	check "$what: says '$pat' (got: $out)" grep -q -- "$pat" <<<"$out"
 }
 refused "unknown option" "unknown or incomplete option" $S --bogus
@@ -86,7 +87,7 @@ for r in json.loads(sys.argv[1]):
 # every PU dead: no run can finish
 sed 's/^\[model .*\]/&\nfail = 0.05/' $S >"$TMP/alldie.ini"
 out=$("$PLBSIM" "$TMP/alldie.ini" --policy greedy --solve-us 100 2>&1); rc=$?
-check "every PU dead: exit 2 (got $rc)" [ "$rc" -eq 2 ]
+check "every PU dead: exit 3 (got $rc)" [ "$rc" -eq 3 ]
 check "every PU dead: says so ($out)" grep -q "greedy: run stalled: no PU left to finish it" <<<"$out"
 
 params=$("$PLBSIM" --params)
