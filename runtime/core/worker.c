@@ -244,17 +244,18 @@ static void do_block(struct wpu *u, struct item *j)
 	if (t.died) {
 		/* The model says this PU died: say so after the detection delay,
 		 * as the simulator does; its blocks never come back. */
-		plb__msg_free(out);
 		u->dead = 1;
 		plb__sleep_until(t.dead_at + w->p->cfg.fail_detect_ms * 1e-3);
 		void *lost = plb__msg_alloc(PLB__MSG_LOST, 0);
 		if (!lost)
 			abort();
-		/* which block it was: a borrowed one no longer touches the job */
+		/* which block it was (h is out's header: freed only now): a
+		 * borrowed one no longer touches the job */
 		plb__msg_hdr(lost)->pu = u->idx;
 		plb__msg_hdr(lost)->id = h->id;
 		plb__msg_hdr(lost)->arg = h->arg;
 		plb__msg_hdr(lost)->flags = h->flags;
+		plb__msg_free(out);
 		post(w, OUT_LOST, lost);
 		return;
 	}
