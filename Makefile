@@ -214,7 +214,7 @@ mutants:
 	$(Q)python3 scripts/mutants.py --seed $(SEED) --count $(COUNT)
 
 test: all
-	$(Q)PLBSIM=$(PLBSIM) BUILD=$(BUILD) MPI=$(MPI) HAVE_CUDA=$(HAVE_CUDA) \
+	$(Q)PLBSIM=$(PLBSIM) BUILD=$(BUILD) MPI=$(MPI) HAVE_CUDA=$(HAVE_CUDA) SANITIZE=$(SANITIZE) \
 	  TEST_PROGRAMS="$(notdir $(TESTS))" TEST_STRICT_SKIPS=$(TEST_STRICT_SKIPS) bash test/run.sh
 
 demo: $(PLBSIM) $(APP_BINS)
