@@ -1,4 +1,4 @@
-# Shared by the apps' bench scripts (bench/bs.sh, bench/grn.sh): strict
+# Shared by the bench scripts (bench/bs.sh, grn.sh, kmeans.sh, runtime.sh): strict
 # mode, the build folder, mpirun as root, a scratch folder $T removed on
 # exit with a one-core cluster in it ($T/cpu1.ini: [node a] cpu = 1), and
 # helpers. Source it after setting the script's own defaults.

@@ -10,12 +10,8 @@
 #     takes seconds);
 #  3. an idle worker's CPU use (the master holds 3 s before its run).
 # Figures are printed, not asserted: this machine is shared and noisy.
-set -euo pipefail
-BUILD=${BUILD:-build}
 SEEDS=${SEEDS:-3}
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+. "$(dirname "$0")/lib.bash"
 mpi() { timeout 600 mpirun --oversubscribe --bind-to none "$@"; }
 jget() { python3 -c "import json,sys; d=json.loads(sys.stdin.read()); print(d['$1'])"; }
 
