@@ -21,7 +21,7 @@ BUILD   ?= build
 CC      ?= cc
 OPT     ?= -O2
 CFLAGS  := -std=c11 $(OPT) -g -Wall -Wextra -Wshadow -Wstrict-prototypes \
-           -Wno-unused-parameter -fvisibility=hidden -D_POSIX_C_SOURCE=200809L \
+           -Wno-unused-parameter -fvisibility=hidden -fPIC -D_POSIX_C_SOURCE=200809L \
            -Iinclude -I. -MMD -MP $(EXTRA_CFLAGS)
 LDFLAGS := $(EXTRA_LDFLAGS)
 ifeq ($(WERROR),1)
@@ -112,6 +112,11 @@ BENCH_CU  := $(if $(NVCC),$(wildcard bench/*.cu))
 TESTS     := $(TEST_SRC:test/unit/%.c=$(BUILD)/test/%)
 BENCHES   := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%) $(BENCH_CU:bench/%.cu=$(BUILD)/bench/%)
 PLBSIM    := $(BUILD)/plbsim
+# libplb (see its rules below)
+PLB_VERSION   := 0.1.0
+PLB_SOVERSION := 0
+LIBPLB_A  := $(BUILD)/lib/libplb.a
+LIBPLB_SO := $(BUILD)/lib/libplb.so.$(PLB_SOVERSION)
 DEPS_OK   := $(BUILD)/.deps-ok-mpi$(MPI)
 ALL_TOP   := $(call layer_libs,runtime/sim $(RUN_LAYERS))
 ALL_KERN  := $(foreach k,$(KERNELS),$(call kern_lib,$k))
@@ -119,8 +124,8 @@ ALL_OBJ   := $(call obj,$(foreach l,$(LAYERS),$(call layer_src,$l)) \
              $(foreach k,$(KERNELS),$(call kern_src,$k)) $(wildcard apps/*/*.c) \
              $(TEST_SRC) $(BENCH_SRC))
 
-.PHONY: all test demo bench bench-robust bench-iterations bench-cpu bench-bs bench-grn bench-kmeans bench-gpu clean deps app-flags layers coverage mutants
-all: $(PLBSIM) $(APP_BINS) $(TESTS) $(BENCHES)
+.PHONY: all install uninstall test demo bench bench-robust bench-iterations bench-cpu bench-bs bench-grn bench-kmeans bench-gpu clean deps layers coverage mutants
+all: $(PLBSIM) $(APP_BINS) $(TESTS) $(BENCHES) $(LIBPLB_A) $(LIBPLB_SO)
 
 # Installs what is missing; re-checked when the script changes.
 $(DEPS_OK): scripts/install-deps.sh
@@ -140,8 +145,12 @@ $(BUILD)/%.cu.o: %.cu | $(DEPS_OK)
 
 # The one file with mpi.h, and the one runtime file with CUDA headers.
 $(BUILD)/runtime/transport/mpi.o: CFLAGS += $(MPI_CFLAGS)
+# It loads the CUDA runtime when a config asks for a GPU (never linked):
+# by the soname of the toolkit's libcudart, else from the toolkit's folder.
 ifeq ($(HAVE_CUDA),1)
-$(BUILD)/runtime/device/cuda.o: CFLAGS += -I$(CUDA_INCDIR)
+CUDART_SONAME := $(shell objdump -p $(CUDA_LIBDIR)/libcudart.so 2>/dev/null | sed -n 's/^ *SONAME *//p')
+$(BUILD)/runtime/device/cuda.o: CFLAGS += -I$(CUDA_INCDIR) \
+  -DPLB_CUDART='"$(or $(CUDART_SONAME),libcudart.so)"' -DPLB_CUDART_DIR='"$(CUDA_LIBDIR)"'
 endif
 # Black-Scholes' loops: vectorised with glibc's vector exp and log (see
 # kernels/bs/bs_simd.c); only that file, never the checks.
@@ -159,6 +168,18 @@ $1: $(call obj,$2)
 endef
 $(foreach l,$(LAYERS),$(eval $(call archive_rule,$(call layer_lib,$l),$(call layer_src,$l))))
 $(foreach k,$(KERNELS),$(if $(call kern_lib,$k),$(eval $(call archive_rule,$(call kern_lib,$k),$(call kern_src,$k)))))
+
+# libplb, what an app built outside the tree links (make install): the
+# runtime's layers in one archive and one shared library that exports the
+# task API only (plb.h; everything else is hidden). Neither holds a kernel
+# or needs the CUDA runtime.
+$(eval $(call archive_rule,$(LIBPLB_A),$(foreach l,$(RUN_LAYERS),$(call layer_src,$l))))
+$(LIBPLB_SO): $(call obj,$(foreach l,$(RUN_LAYERS),$(call layer_src,$l)))
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) -shared -Wl,-soname,$(@F) $(if $(SANITIZE),,-Wl,--no-undefined) $(LDFLAGS) \
+	  -o $@ $^ $(RUN_LIBS) $(RT_LIBS) $(BAL_LIBS)
+# What pkg-config --libs --static adds to -lplb: the libraries libplb uses.
+LIBPLB_PRIVATE = $(RUN_LIBS) $(RT_LIBS) $(BAL_LIBS)
 
 define app_rule
 $(BUILD)/plb-$1: $(call obj,$(wildcard apps/$1/*.c)) $(call kern_lib,$1) $(call layer_libs,$(RUN_LAYERS))
@@ -255,10 +276,36 @@ bench-kmeans: all
 bench-gpu: all
 	$(Q)BUILD=$(BUILD) bash bench/gpu.sh
 
-# How to build an app against plb (test/cli/readme_example.sh uses it).
-app-flags:
-	@echo $(filter-out -MMD -MP,$(CFLAGS)) $(abspath $(call layer_libs,$(RUN_LAYERS))) \
-	      $(RUN_LIBS) $(RT_LIBS) $(KERN_LIBS) $(BAL_LIBS)
+# make install PREFIX=/opt/plb (default /usr/local; DESTDIR for packaging):
+# libplb (shared and static), plb.h and plb_errors.h, plb.pc for pkg-config,
+# the apps and plbsim, the example configs and the docs. An app then builds
+# with `cc app.c $$(pkg-config --cflags --libs plb)`.
+PREFIX     ?= /usr/local
+BINDIR     ?= $(PREFIX)/bin
+LIBDIR     ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+DATADIR    ?= $(PREFIX)/share
+INSTALL_FILES = $(BINDIR)/plbsim $(APPS:%=$(BINDIR)/plb-%) $(LIBDIR)/libplb.a \
+                $(LIBDIR)/libplb.so $(LIBDIR)/libplb.so.$(PLB_SOVERSION) \
+                $(INCLUDEDIR)/plb.h $(INCLUDEDIR)/plb_errors.h $(LIBDIR)/pkgconfig/plb.pc
+install: $(PLBSIM) $(APP_BINS) $(LIBPLB_A) $(LIBPLB_SO)
+	$(Q)install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR) \
+	  $(DESTDIR)$(DATADIR)/plb/config $(DESTDIR)$(DATADIR)/doc/plb
+	$(Q)install -m 755 $(PLBSIM) $(APP_BINS) $(DESTDIR)$(BINDIR)/
+	$(Q)install -m 644 $(LIBPLB_A) $(DESTDIR)$(LIBDIR)/
+	$(Q)install -m 755 $(LIBPLB_SO) $(DESTDIR)$(LIBDIR)/
+	$(Q)ln -sf $(notdir $(LIBPLB_SO)) $(DESTDIR)$(LIBDIR)/libplb.so
+	$(Q)install -m 644 include/plb.h include/plb_errors.h $(DESTDIR)$(INCLUDEDIR)/
+	$(Q)install -m 644 config/*.ini $(DESTDIR)$(DATADIR)/plb/config/
+	$(Q)install -m 644 README.md docs/*.md $(DESTDIR)$(DATADIR)/doc/plb/
+	$(Q)printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(LIBDIR)' 'includedir=$(INCLUDEDIR)' '' \
+	  'Name: plb' 'Description: runs one data-parallel job over every CPU and GPU of a cluster' \
+	  'Version: $(PLB_VERSION)' 'Cflags: -I$${includedir}' 'Libs: -L$${libdir} -lplb' \
+	  'Libs.private: $(strip $(LIBPLB_PRIVATE))' >$(DESTDIR)$(LIBDIR)/pkgconfig/plb.pc
+	@echo "plb: installed in $(DESTDIR)$(PREFIX); build an app with: cc app.c \$$(pkg-config --cflags --libs plb)"
+uninstall:
+	rm -f $(addprefix $(DESTDIR),$(INSTALL_FILES))
+	rm -rf $(DESTDIR)$(DATADIR)/plb $(DESTDIR)$(DATADIR)/doc/plb
 
 # The layer folders, lowest first (test/cli/layers.sh reads them).
 layers:

@@ -21,6 +21,7 @@ pkgs=(
   "libcjson-dev    hdr:cjson/cJSON.h"           # --json output
   "libcmocka-dev   hdr:cmocka.h"                # unit tests
   "libhwloc-dev    hdr:hwloc.h"                 # topology (runtime)
+  "pkgconf         cmd:pkg-config"              # building apps against an installed plb
 )
 if [ "${MPI:-1}" != 0 ]; then
   pkgs+=("libopenmpi-dev cmd:mpicc" "openmpi-bin cmd:mpirun")   # MPI transport (runtime)

@@ -1,0 +1,61 @@
+# make install into a scratch prefix, then the task API example in README.md
+# built from outside the tree as the README says (pkg-config, warnings as
+# errors), against the shared library and the static one, and run over
+# every unit: under mpirun, or in one process in a build without MPI.
+. "$(dirname "$0")/lib.bash"
+BUILD=${BUILD:-build}
+P=$TMP/prefix
+# the build's own settings, so that make finds everything up to date
+check "make install PREFIX=$P" make -s --no-print-directory BUILD="$BUILD" MPI="${MPI:-1}" \
+	CUDA="${HAVE_CUDA:-0}" SANITIZE="${SANITIZE:-}" PREFIX="$P" install >"$TMP/install.out"
+for f in lib/libplb.so lib/libplb.so.0 lib/libplb.a include/plb.h include/plb_errors.h \
+	lib/pkgconfig/plb.pc bin/plbsim bin/plb-mm bin/plb-null bin/plb-bs bin/plb-kmeans \
+	bin/plb-grn share/plb/config/demo.ini share/doc/plb/README.md; do
+	check "installed: $f" test -e "$P/$f"
+done
+check "installed plbsim runs" "$P/bin/plbsim" --help >/dev/null
+check "installed plb-null runs" "$P/bin/plb-null" --help >/dev/null
+
+# What an app sees: the task API and nothing else.
+exported=$(nm -D --defined-only "$P/lib/libplb.so" | awk '{print $3}')
+check "libplb.so exports plb_ functions (got: $(wc -w <<<"$exported"))" grep -q '^plb_run$' <<<"$exported"
+other=$(grep -v '^plb_[a-z]' <<<"$exported" | tr '\n' ' ')
+check "libplb.so exports nothing else (got: $other)" [ -z "$other" ]
+check "libplb.so needs no CUDA runtime" eval '! readelf -d "$P/lib/libplb.so" | grep NEEDED | grep -q cudart'
+
+export PKG_CONFIG_PATH=$P/lib/pkgconfig
+cflags=$(pkg-config --cflags plb | xargs)
+check "pkg-config: public compile flags only (got '$cflags')" [ "$cflags" = "-I$P/include" ]
+
+python3 - "$TMP/square.c" <<'PY'
+import sys
+s = open("README.md").read()
+a = s.index("```c\n") + 5
+open(sys.argv[1], "w").write(s[a:s.index("```", a)])
+PY
+cd "$TMP" || exit 1     # from outside the tree
+san=${SANITIZE:+-fsanitize=$SANITIZE}
+# shellcheck disable=SC2046,SC2086
+check "README example builds with pkg-config" cc -Werror $san -o square square.c $(pkg-config --cflags --libs plb)
+check "README example needs no CUDA runtime" eval '! ldd square | grep -q cudart'
+static_libs=$(pkg-config --static --libs plb | sed "s| -lplb | $P/lib/libplb.a |; s|^-lplb |$P/lib/libplb.a |")
+# shellcheck disable=SC2086
+check "README example builds against libplb.a" cc -Werror $san -o square-static square.c -I"$P/include" $static_libs
+check "libplb.a linked in: no libplb.so needed" eval '! ldd square-static | grep -q libplb'
+
+printf '[run]\nunits = 1\n[node a]\ncpu = 1\nemu = e\n[model e]\nclass = gpu\ncompute = poly 0.001 1e-8\n' >sq.ini
+export LD_LIBRARY_PATH=$P/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+launch=()
+if have_mpirun; then
+	launch=(mpirun --oversubscribe --bind-to none -x LD_LIBRARY_PATH -np 2)
+elif [ "${MPI:-1}" != 0 ]; then
+	finish
+fi
+for prog in square square-static; do
+	# stdout and stderr apart (mpirun forwards them in 1 KiB chunks:
+	# merged, a line of one can be cut by the other), then together
+	check "$prog runs" timeout 120 "${launch[@]}" "./$prog" --config sq.ini >out 2>err
+	cat err >>out
+	check "$prog: every unit done" grep -q "1048576 of 1048576 done, coverage ok" out
+done
+finish
