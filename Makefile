@@ -278,20 +278,20 @@ bench-gpu: all
 
 # make install PREFIX=/opt/plb (default /usr/local; DESTDIR for packaging):
 # libplb (shared and static), plb.h and plb_errors.h, plb.pc for pkg-config,
-# the apps and plbsim, the example configs and the docs. An app then builds
+# the apps, plbsim and plb-plot, the example configs and the docs. An app then builds
 # with `cc app.c $$(pkg-config --cflags --libs plb)`.
 PREFIX     ?= /usr/local
 BINDIR     ?= $(PREFIX)/bin
 LIBDIR     ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 DATADIR    ?= $(PREFIX)/share
-INSTALL_FILES = $(BINDIR)/plbsim $(APPS:%=$(BINDIR)/plb-%) $(LIBDIR)/libplb.a \
+INSTALL_FILES = $(BINDIR)/plbsim $(BINDIR)/plb-plot $(APPS:%=$(BINDIR)/plb-%) $(LIBDIR)/libplb.a \
                 $(LIBDIR)/libplb.so $(LIBDIR)/libplb.so.$(PLB_SOVERSION) \
                 $(INCLUDEDIR)/plb.h $(INCLUDEDIR)/plb_errors.h $(LIBDIR)/pkgconfig/plb.pc
 install: $(PLBSIM) $(APP_BINS) $(LIBPLB_A) $(LIBPLB_SO)
 	$(Q)install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR) \
 	  $(DESTDIR)$(DATADIR)/plb/config $(DESTDIR)$(DATADIR)/doc/plb
-	$(Q)install -m 755 $(PLBSIM) $(APP_BINS) $(DESTDIR)$(BINDIR)/
+	$(Q)install -m 755 $(PLBSIM) $(APP_BINS) scripts/plb-plot $(DESTDIR)$(BINDIR)/
 	$(Q)install -m 644 $(LIBPLB_A) $(DESTDIR)$(LIBDIR)/
 	$(Q)install -m 755 $(LIBPLB_SO) $(DESTDIR)$(LIBDIR)/
 	$(Q)ln -sf $(notdir $(LIBPLB_SO)) $(DESTDIR)$(LIBDIR)/libplb.so

@@ -589,6 +589,14 @@ int plb_balancer_model_get(const plb_balancer_t *b, int pu, struct plb_model_sam
 	return m->n;
 }
 
+double plb_balancer_predict(const plb_balancer_t *b, int pu, double units)
+{
+	if (!b || pu < 0 || pu >= b->n || !b->model || !(units >= 0) || !isfinite(units) ||
+	    !plb__model_ready(&b->model[pu]))
+		return NAN;
+	return plb__model_eval(&b->model[pu], units);
+}
+
 int plb_balancer_model_set(plb_balancer_t *b, int pu, const struct plb_model_sample *s,
 			   int n, double cliff)
 {

@@ -123,6 +123,12 @@ struct plb_model_sample {
 int plb_balancer_model_get(const plb_balancer_t *b, int pu, struct plb_model_sample *s,
 			   int max, double *cliff);
 
+/* What PU pu's model predicts for a block of `units` units (seconds:
+ * compute and transfer, as the policy plans with it); NAN when the PU has
+ * no model yet (or the policy keeps none) or for a bad argument. For
+ * traces and plots. */
+double plb_balancer_predict(const plb_balancer_t *b, int pu, double units);
+
 /* Before the first grant: starts PU pu's model from n samples of an
  * earlier run of the same kernel on the same PU (and a cliff, INFINITY if
  * none). A policy that trains (plb-hac) does not train a PU so warmed; a

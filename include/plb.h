@@ -194,11 +194,14 @@ struct plb_options {
 	int nkernels;
 	int quiet;              /* errors only on stderr (no warnings) */
 	const char *models;     /* NULL: the file's [run] models (if any) */
+	const char *trace;      /* NULL: none; else the master writes every run's
+				 * blocks to this file as trace events (JSON that
+				 * Perfetto, chrome://tracing and plb-plot open) */
 };
 
 /* Takes plb's own options out of argv into o, leaving the app's in place:
  *   --config FILE  --policy NAME  --set KEY=VALUE (repeatable)  --quiet
- *   --models FILE
+ *   --models FILE  --trace FILE
  * (also as --opt=value). Returns 0, or PLB_EINVAL after printing what is
  * wrong and what is accepted (from the first rank only). */
 PLB_API PLB_WUR int plb_options_parse(int *argc, char **argv, struct plb_options *o);

@@ -22,6 +22,7 @@ pkgs=(
   "libcmocka-dev   hdr:cmocka.h"                # unit tests
   "libhwloc-dev    hdr:hwloc.h"                 # topology (runtime)
   "pkgconf         cmd:pkg-config"              # building apps against an installed plb
+  "python3-matplotlib py:matplotlib"            # plb-plot: traces to PNG
 )
 if [ "${MPI:-1}" != 0 ]; then
   pkgs+=("libopenmpi-dev cmd:mpicc" "openmpi-bin cmd:mpirun")   # MPI transport (runtime)
@@ -32,9 +33,10 @@ if [ "${COVERAGE:-0}" = 1 ]; then
 fi
 
 cc=${CC:-cc}
-found() {   # found hdr:H | cmd:C
+found() {   # found hdr:H | cmd:C | py:MODULE
   case $1 in
   cmd:*) command -v "${1#cmd:}" >/dev/null 2>&1 ;;
+  py:*) /usr/bin/python3 -c "import ${1#py:}" >/dev/null 2>&1 ;;   # Debian's python (plb-plot's)
   hdr:cmocka.h)   # cmocka.h needs these before it
     printf '#include <stdarg.h>\n#include <stddef.h>\n#include <stdint.h>\n#include <setjmp.h>\n#include <cmocka.h>\n' |
       "$cc" -E -x c - >/dev/null 2>&1 ;;

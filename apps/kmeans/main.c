@@ -99,6 +99,8 @@ static void usage(FILE *f)
 		"  --policy NAME      balancing policy (default: the file's [run] policy)\n"
 		"  --set KEY=VALUE    override a [balancer] parameter (repeatable)\n"
 		"  --models FILE      read fitted models from FILE at start, write them at the end\n"
+		"  --trace FILE       write every run's blocks to FILE as trace events (JSON for\n"
+		"                     Perfetto, chrome://tracing and plb-plot)\n"
 		"  --quiet            errors only on stderr, no warnings\n");
 }
 

@@ -119,6 +119,8 @@ static void usage(FILE *f)
 		"                     runs after the first start from its models, and the\n"
 		"                     nodes keep the A and B they were sent\n"
 		"  --models FILE      read fitted models from FILE at start, write them at the end\n"
+		"  --trace FILE       write every run's blocks to FILE as trace events (JSON for\n"
+		"                     Perfetto, chrome://tracing and plb-plot)\n"
 		"  --quiet            errors only on stderr, no warnings\n");
 }
 

@@ -4,7 +4,7 @@
  * figures) and for measuring the master's throughput.
  *
  *   mpirun -np K plb-null --config FILE [--policy P] [--set KEY=VALUE]
- *          [--models FILE] [--units W] [--hold S] [--runs K] [--json]
+ *          [--models FILE] [--trace FILE] [--units W] [--hold S] [--runs K] [--json]
  *
  * --runs K: K runs one after the other (phases, as an iterative app has);
  * the report is the last one's.
@@ -68,6 +68,8 @@ static void usage(FILE *f)
 		"  --policy NAME      balancing policy (default: the file's [run] policy)\n"
 		"  --set KEY=VALUE    override a [balancer] parameter (repeatable)\n"
 		"  --models FILE      read fitted models from FILE at start, write them at the end\n"
+		"  --trace FILE       write every run's blocks to FILE as trace events (JSON for\n"
+		"                     Perfetto, chrome://tracing and plb-plot)\n"
 		"  --quiet            errors only on stderr, no warnings\n");
 }
 

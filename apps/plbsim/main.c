@@ -20,7 +20,9 @@ static void usage(FILE *f)
 		"  --policy NAME   a policy below, or all (default: the scenario's [run] policy)\n"
 		"  --seed N        random seed for the devices' noise (default: [run] seed)\n"
 		"  --json          print the report as JSON (an array with --policy all)\n"
-		"  --trace FILE    write every grant/done/fail/lost event as CSV (one policy)\n"
+		"  --trace FILE    write the run as trace events (JSON: Perfetto, chrome://tracing,\n"
+		"                  plb-plot; one policy)\n"
+		"  --csv FILE      write every grant/done/fail/lost event as CSV (one policy)\n"
 		"  --solve-us US   charge US microseconds per solve instead of the measured\n"
 		"                  CPU time: runs become repeatable to the bit\n"
 		"  --set KEY=VAL   override a [balancer] parameter (repeatable)\n"
@@ -61,13 +63,14 @@ int main(int argc, char **argv)
 		{"seed", required_argument, 0, 's'},
 		{"json", no_argument, 0, 'j'},
 		{"trace", required_argument, 0, 't'},
+		{"csv", required_argument, 0, 'c'},
 		{"solve-us", required_argument, 0, 'u'},
 		{"set", required_argument, 0, 'S'},
 		{"params", no_argument, 0, 'P'},
 		{"help", no_argument, 0, 'h'},
 		{0, 0, 0, 0},
 	};
-	const char *policy = NULL, *trace_path = NULL;
+	const char *policy = NULL, *trace_path = NULL, *csv_path = NULL;
 	const char *sets[64];
 	int nsets = 0, json = 0, have_seed = 0;
 	unsigned long long seed = 0;
@@ -94,6 +97,9 @@ int main(int argc, char **argv)
 			break;
 		case 't':
 			trace_path = optarg;
+			break;
+		case 'c':
+			csv_path = optarg;
 			break;
 		case 'u':
 			solve_us = strtod(optarg, &end);
@@ -149,8 +155,8 @@ int main(int argc, char **argv)
 			policy, plb_policy_names(names, sizeof names, " "));
 		goto out;
 	}
-	if (all && trace_path) {
-		fprintf(stderr, "plbsim: --trace needs a single --policy\n");
+	if (all && (trace_path || csv_path)) {
+		fprintf(stderr, "plbsim: --%s needs a single --policy\n", trace_path ? "trace" : "csv");
 		goto out;
 	}
 	for (int i = 0; i < cfg.nnodes; i++) {
@@ -165,8 +171,13 @@ int main(int argc, char **argv)
 		.seed = have_seed ? seed : cfg.seed,
 		.solve_us = isnan(solve_us) ? cfg.solve_us : solve_us,
 	};
-	if (trace_path && !(o.trace = fopen(trace_path, "w"))) {
-		fprintf(stderr, "plbsim: --trace: cannot write %s: %s\n", trace_path, strerror(errno));
+	if (csv_path && !(o.csv = fopen(csv_path, "w"))) {
+		fprintf(stderr, "plbsim: --csv: cannot write %s: %s\n", csv_path, strerror(errno));
+		rc = EXIT_BAD_INPUT;
+		goto out;
+	}
+	if (trace_path && plb__trace_open(&o.trace, trace_path, 0, err, sizeof err)) {
+		fprintf(stderr, "plbsim: %s\n", err);
 		rc = EXIT_BAD_INPUT;
 		goto out;
 	}
@@ -217,8 +228,14 @@ int main(int argc, char **argv)
 		free(txt);
 		cJSON_Delete(arr);
 	}
-	if (o.trace)
-		fclose(o.trace);
+	if (o.csv && fclose(o.csv)) {
+		fprintf(stderr, "plbsim: --csv %s: writing it failed: %s\n", csv_path, strerror(errno));
+		rc = rc ? rc : EXIT_BAD_INPUT;
+	}
+	if (plb__trace_close(o.trace, err, sizeof err)) {
+		fprintf(stderr, "plbsim: %s\n", err);
+		rc = rc ? rc : EXIT_BAD_INPUT;
+	}
 out:
 	plb__config_fini(&cfg);
 	return rc;

@@ -37,6 +37,8 @@
 struct slot {
 	uint64_t id, offset, units;
 	int used, borrowed;
+	enum plb_grant_kind kind;
+	double predicted_s;
 };
 
 struct mpu {
@@ -57,6 +59,7 @@ struct run {
 	int npu, pipeline;
 	uint64_t W;
 	double t0, now, end;
+	double sent;            /* just before START went: a worker's run clock starts after it */
 	double cpu0, cpu;       /* the master thread's CPU seconds at t0; in the run */
 	struct plb__coverage cov;
 	int *touched;
@@ -245,7 +248,7 @@ static int dispatch(struct run *r, int i, const struct plb_grant *g)
 		 (unsigned long long)g->units, (unsigned long long)g->offset,
 		 plb_grant_kind_name(g->kind),
 		 g->predicted_s);
-	u->s[k] = (struct slot){g->id, g->offset, g->units, 1, borrow};
+	u->s[k] = (struct slot){g->id, g->offset, g->units, 1, borrow, g->kind, g->predicted_s};
 	u->nout++;
 	r->bytes_out += (double)(PLB__HDR_SIZE + len);
 	int rc = p->tp->ops->send(p->tp, p->peer[u->peer].rank, msg);
@@ -305,9 +308,29 @@ static int lose(struct run *r, int i)
 	int rc = plb_balancer_lost(r->b, i, r->now - r->t0);
 	if (rc)
 		return plb__fail(r->p, rc, "balancer: %s", plb_strerror(rc));
+	plb__trace_instant(r->p->trace, i, r->now, "lost", "the PU is out of the run; its blocks went back to the pool");
 	plb__log(PLB__LOG_WARN, "master", "PU %s is out of the run; its blocks go to the others",
 		 r->p->pu[i].name);
 	return 0;
+}
+
+/* --trace: a block that came back, placed by the worker's clock (from the
+ * run's START, which left at r->sent: the block can only look early, by
+ * START's way to the worker, and never past its arrival here). */
+static void trace_done(struct run *r, int i, const struct plb__hdr *h, const struct slot *sl,
+		       int dropped)
+{
+	if (!r->p->trace)
+		return;
+	double end = fmin(r->sent + h->t_end, r->now), start = end - h->exec_s;
+	double xs = isfinite(h->t_xfer) ? r->sent + h->t_xfer : start - h->xfer_s;
+	struct plb__trace_block tb = {
+		.pu = i, .id = sl->id, .offset = sl->offset, .units = sl->units,
+		.kind = plb_grant_kind_name(sl->kind), .predicted_s = sl->predicted_s,
+		.xfer_start = xs, .xfer_end = xs + h->xfer_s, .start = start, .end = end,
+		.dropped = dropped};
+	plb__trace_block(r->p->trace, &tb);
+	plb__trace_after(r->p->trace, r->b, i, r->now);
 }
 
 static void touch(struct run *r, int i)
@@ -347,6 +370,7 @@ static int on_done(struct run *r, int peer, void *msg)
 	if (h->status) {
 		plb__log(PLB__LOG_ERROR, "master", "PU %s failed block %llu: %s", p->pu[i].name,
 			 (unsigned long long)sl.id, plb_strerror(h->status));
+		plb__trace_instant(p->trace, i, r->now, "kernel failed", plb_strerror(h->status));
 		return lose(r, i);
 	}
 	size_t want = sl.borrowed ? 0 : (size_t)sl.units * r->job->out_unit;
@@ -360,10 +384,13 @@ static int on_done(struct run *r, int peer, void *msg)
 	plb__log(PLB__LOG_DEBUG, "master", "t=%.4f done %llu on %s: exec %.4f s, xfer %.4f s",
 		 smp.finish, (unsigned long long)sl.id, p->pu[i].name, h->exec_s, h->xfer_s);
 	rc = plb_balancer_done(r->b, i, &smp);
-	if (rc == PLB_ESTALE)
+	if (rc == PLB_ESTALE) {
+		trace_done(r, i, h, &sl, 1);
 		return 0;
+	}
 	if (rc)
 		return plb__fail(p, rc, "balancer: %s", plb_strerror(rc));
+	trace_done(r, i, h, &sl, 0);
 	struct merge m = {msg, sl.offset * r->job->out_unit, want, sl.offset};
 	if (r->borrow && !sl.borrowed) {
 		/* a borrowed copy of these units may still be writing them */
@@ -702,7 +729,8 @@ int plb_run(plb_t *p, const struct plb_job *job)
 		rc = r.res;
 		goto out;
 	}
-	double wall0 = plb__now();
+	double wall0 = r.sent = plb__now();
+	plb__trace_begin(p->trace);
 	if ((rc = start_workers(&r, job->kernel))) {
 		/* a START may have gone: its run must still end */
 		if (r.borrow)
@@ -713,6 +741,7 @@ int plb_run(plb_t *p, const struct plb_job *job)
 	r.cpu0 = plb__cpu_now();
 	for (int i = 0; i < r.npu && !rc; i++)
 		rc = poll_pu(&r, i);
+	plb__trace_after(p->trace, r.b, -1, plb__now());
 	/* when the PUs told to wait should be asked again with no message in
 	 * between (a late block worth running again): it moves only with the
 	 * balancer's state, so it is asked after each batch, not each spin */
@@ -762,12 +791,14 @@ int plb_run(plb_t *p, const struct plb_job *job)
 			}
 			int mrc = merge_outputs(&r);
 			rc = rc ? rc : mrc;
+			plb__trace_after(p->trace, r.b, -1, plb__now());
 			wake = plb_balancer_wake(r.b);
 			plb__backoff_reset(&bo);
 			continue;
 		}
 		if (r.now - r.t0 >= wake) {
 			rc = poll_parked(&r, NULL);
+			plb__trace_after(p->trace, r.b, -1, plb__now());
 			wake = plb_balancer_wake(r.b);
 		}
 		long us = plb__backoff_next(&bo, p->tp->ops->pending(p->tp));
@@ -782,6 +813,13 @@ int plb_run(plb_t *p, const struct plb_job *job)
 		}
 	}
 	r.cpu = plb__cpu_now() - r.cpu0;
+	if (p->trace) {
+		char name[PLB__KERNEL_NAME_MAX + 32];
+		snprintf(name, sizeof name, "run %d: %s", r.gen, job->kernel);
+		double end = r.finished ? r.end : plb__now();
+		plb__trace_run(p->trace, r.sent, end, name, p->policy, r.W);
+		plb__trace_models(p->trace, r.b, r.npu, end);
+	}
 	if (r.borrow) {
 		int erc = end_borrowed(&r);
 		rc = rc ? rc : erc;

@@ -32,7 +32,8 @@ static int bad(const char *fmt, const char *arg)
 
 int plb_options_parse(int *argc, char **argv, struct plb_options *o)
 {
-	static const char *const names[] = {"--config", "--policy", "--set", "--models"};
+	static const char *const names[] = {"--config", "--policy", "--set", "--models", "--trace"};
+	const int nnames = (int)(sizeof names / sizeof *names);
 	int nset = 0, out = 1;
 
 	while (o->set[nset])
@@ -44,20 +45,20 @@ int plb_options_parse(int *argc, char **argv, struct plb_options *o)
 			o->quiet = 1;
 			continue;
 		}
-		for (k = 0; k < 4; k++) {
+		for (k = 0; k < nnames; k++) {
 			size_t n = strlen(names[k]);
 			if (!strncmp(a, names[k], n) && (a[n] == '\0' || a[n] == '=')) {
 				val = a[n] == '=' ? a + n + 1 : NULL;
 				break;
 			}
 		}
-		if (k == 4) {
+		if (k == nnames) {
 			argv[out++] = argv[i];  /* the app's */
 			continue;
 		}
 		if (!val) {
 			if (i + 1 >= *argc)
-				return bad("%s needs a value; accepted: --config FILE, --policy NAME, --set KEY=VALUE, --models FILE", a);
+				return bad("%s needs a value; accepted: --config FILE, --policy NAME, --set KEY=VALUE, --models FILE, --trace FILE", a);
 			val = argv[++i];
 		}
 		if (!*val)
@@ -68,6 +69,8 @@ int plb_options_parse(int *argc, char **argv, struct plb_options *o)
 			o->policy = val;
 		else if (k == 3)
 			o->models = val;
+		else if (k == 4)
+			o->trace = val;
 		else if (nset == PLB_MAX_SET)
 			return bad("--set %s: too many; accepted: at most 32 --set options", val);
 		else

@@ -117,6 +117,27 @@ static void announce(struct plb *p, int rc)
 }
 
 /* The master's side of the handshake. */
+/* --trace FILE: a process per worker rank (its node section, rank and
+ * host), a thread per PU. */
+static int trace_open(struct plb *p, const char *path)
+{
+	int rc = plb__trace_open(&p->trace, path, p->t_init, p->err, sizeof p->err);
+	if (rc)
+		return plb__fail(p, rc, "%s", p->err);
+	for (int k = 0; k < p->npeer; k++) {
+		char name[400];
+		snprintf(name, sizeof name, "node %s (rank %d, %s)", p->cfg.nodes[p->peer[k].node].name,
+			 p->peer[k].rank, p->peer[k].host);
+		plb__trace_node(p->trace, k, name);
+		for (int i = 0; i < p->peer[k].npu; i++) {
+			int pu = p->peer[k].pu0 + i;
+			if (plb__trace_pu(p->trace, pu, k, p->pu[pu].name))
+				return plb__fail(p, PLB_ENOMEM, "out of memory");
+		}
+	}
+	return 0;
+}
+
 static int master_init(struct plb *p, const struct plb_options *o)
 {
 	char *text = NULL;
@@ -178,6 +199,8 @@ static int master_init(struct plb *p, const struct plb_options *o)
 	if (!rc)
 		rc = plb__nodes_assign(&p->cfg, (const char *const *)hosts, nw, p->single, assign, p->err,
 				       sizeof p->err);
+	for (int k = 0; k < nw && !rc; k++)
+		p->peer[k].node = assign[k];
 	if (!rc && p->single)
 		plb__log(PLB__LOG_INFO, "plb", "one process: node section [%s] of %s",
 			 p->cfg.nodes[assign[0]].name, p->cfg.path);
@@ -250,6 +273,8 @@ static int master_init(struct plb *p, const struct plb_options *o)
 		first_err = plb__fail(p, PLB_ENOMEM, "out of memory");
 	if (!first_err && p->models_path)
 		first_err = plb__kept_load(p, p->models_path);
+	if (!first_err && o->trace)
+		first_err = trace_open(p, o->trace);
 	rc = first_err;
 	announce(p, rc);
 	for (int k = 0; k < nw; k++) {
@@ -378,6 +403,7 @@ int plb_init(int *argc, char ***argv, const struct plb_options *o, plb_t **out)
 	*out = p;
 	if (!p)
 		return PLB_ENOMEM;
+	p->t_init = plb__now();
 	plb__waiter_init(&p->wt);
 	gethostname(host, sizeof host);
 	host[sizeof host - 1] = '\0';
@@ -472,6 +498,15 @@ int plb_finalize(plb_t *p)
 	if (cs.hits + cs.misses)
 		plb__log(PLB__LOG_DEBUG, "plb", "%lu of %lu large message buffers were kept ones",
 			 cs.hits, cs.hits + cs.misses);
+	if (p->trace) {
+		char err[600];
+		int r = plb__trace_close(p->trace, err, sizeof err);
+		p->trace = NULL;
+		if (r) {
+			plb__log(PLB__LOG_ERROR, "plb", "%s", err);
+			rc = rc ? rc : r;
+		}
+	}
 	plb__run_result_free(p->last, p->npu);
 	if (p->master && p->models_path && !p->failed && p->nkept) {
 		int r = plb__kept_save(p, p->models_path);

@@ -13,6 +13,7 @@
 #include "balancer/base/clock.h"
 #include "runtime/config/config.h"
 #include "runtime/config/report.h"
+#include "runtime/config/trace.h"
 #include "runtime/device/device.h"
 #include "runtime/transport/transport.h"
 
@@ -35,6 +36,7 @@ struct plb__kept {
 /* A worker rank as the master sees it. */
 struct plb__peer {
 	int rank, npu, pu0;             /* pu0: its first PU's global index */
+	int node;                       /* its [node] section in the config */
 	char host[256];
 	double idle_wall_s, idle_cpu_s; /* from BYE */
 	struct plb__ranges held;        /* the input it keeps (resident.c) */
@@ -83,6 +85,8 @@ struct plb {
 	size_t nforeign;
 	struct plb__res_domain res;
 	struct plb__waiter wt;  /* the run loop's sleep, which a waking transport cuts short */
+	struct plb__trace *trace;       /* --trace FILE, NULL: none */
+	double t_init;          /* plb_init's start (plb__now): the trace's time 0 */
 	/* worker */
 	struct plb__worker *wk;
 };

@@ -217,7 +217,7 @@ static void do_block(struct wpu *u, struct item *j)
 			abort();
 		outlen = 0;
 	}
-	struct plb__dev_times t = {0};
+	struct plb__dev_times t = {.xfer_at = NAN};
 	if (!rc) {
 		char *data = plb__msg_data(out);
 		if (w->acc_bytes)
@@ -263,6 +263,8 @@ static void do_block(struct wpu *u, struct item *j)
 	h->exec_s = t.exec_s;
 	h->xfer_s = t.xfer_s;
 	h->busy_s = t.busy_s;
+	h->t_xfer = t.xfer_at - w->t0;
+	h->t_end = plb__now() - w->t0;
 	if (rc) {
 		h->len = 0;
 		plb__log(PLB__LOG_ERROR, "worker", "%s: %s", u->dev.desc.name, u->err);

@@ -47,6 +47,8 @@ struct plb__dev_run {
 struct plb__dev_times {
 	double exec_s, xfer_s;  /* compute stage, transfer stage */
 	double busy_s;          /* time the PU was busy for it, not counting overlap */
+	double xfer_at;         /* when its transfer stage began (plb__now); NAN:
+				 * not known (a device's copies are part of exec) */
 	int died;               /* the PU failed during the block (emu) ... */
 	double dead_at;         /* ... at this time (plb__now) */
 };

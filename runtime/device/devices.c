@@ -1,6 +1,7 @@
 /* The device classes behind the PU kinds (PLB__PU_KINDS), and what every
  * class shares: the description a PU starts with, and timing a block for
  * the classes that do not model their own times. */
+#include <math.h>
 #include <string.h>
 
 #include "balancer/base/clock.h"
@@ -43,6 +44,7 @@ void plb__dev_begin(struct plb__dev *d, const struct plb__dev_run *run)
 int plb__dev_run(struct plb__dev *d, const struct plb_kernel_class *kc, void *kstate,
 		 const struct plb_block *b, double arrive, struct plb__dev_times *t)
 {
+	t->xfer_at = NAN;
 	if (d->cls->own_times)
 		return d->cls->run(d, kc, kstate, b, arrive, t);
 	double t0 = plb__now();

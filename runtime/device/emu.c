@@ -97,6 +97,7 @@ static int emu_run(struct plb__dev *d, const struct plb_kernel_class *kc, void *
 			 d->desc.name, late);
 	plb__sleep_until(t0 + ce);
 	t->xfer_s = xe - xs;
+	t->xfer_at = t0 + xs;
 	t->exec_s = ce - cs;
 	t->busy_s = ce - fmax(xs, e->busy_until);
 	e->busy_until = ce;

@@ -115,9 +115,9 @@ static struct ev pop(struct sim *s)
 static void trace(struct sim *s, double t, int pu, const char *what,
 		  const struct plb_grant *g, double exec_s, double xfer_s)
 {
-	if (!s->o->trace)
+	if (!s->o->csv)
 		return;
-	fprintf(s->o->trace, "%.9f,%d,%s,%llu,%llu,%llu,%s,%.9f,%.9f\n", t, pu, what,
+	fprintf(s->o->csv, "%.9f,%d,%s,%llu,%llu,%llu,%s,%.9f,%.9f\n", t, pu, what,
 		g ? (unsigned long long)g->id : 0ULL, g ? (unsigned long long)g->offset : 0ULL,
 		g ? (unsigned long long)g->units : 0ULL, g ? plb_grant_kind_name(g->kind) : "",
 		exec_s, xfer_s);
@@ -166,6 +166,7 @@ static void master_end(struct sim *s)
 		cost = plb__cpu_now() - s->c0;
 	}
 	s->m_free = s->now + cost;
+	plb__trace_after(s->o->trace, s->b, -1, s->now);
 	for (int i = 0; i < s->noutq; i++) {
 		int rc = push(s, s->m_free + s->lat, EV_GRANT_ARRIVE, s->outq[i].pu, s->outq[i].slot);
 		if (rc)
@@ -260,6 +261,15 @@ static void on_done_arrive(struct sim *s, const struct ev *e)
 	int rc = plb_balancer_done(s->b, e->pu, &smp);
 	p->used[e->slot] = 0;
 	p->nout--;
+	if (rc == 0 || rc == PLB_ESTALE) {
+		struct plb__trace_block tb = {
+			.pu = e->pu, .id = j->g.id, .offset = j->g.offset, .units = j->g.units,
+			.kind = plb_grant_kind_name(j->g.kind), .predicted_s = j->g.predicted_s,
+			.xfer_start = j->xs, .xfer_end = j->xe, .start = j->cs, .end = j->ce,
+			.dropped = rc == PLB_ESTALE};
+		plb__trace_block(s->o->trace, &tb);
+		plb__trace_after(s->o->trace, s->b, e->pu, s->now);
+	}
 	if (rc == 0) {
 		if (plb__coverage_add(&s->done, j->g.offset, j->g.units)) {
 			fail(s, PLB_ENOMEM, "coverage record");
@@ -292,6 +302,7 @@ static void on_lost_noticed(struct sim *s, const struct ev *e)
 	s->pu[e->pu].noticed = 1;
 	s->pu[e->pu].parked = 0;
 	trace(s, s->now, e->pu, "lost", NULL, 0, 0);
+	plb__trace_instant(s->o->trace, e->pu, s->now, "lost", "the master took the PU out; its blocks went back to the pool");
 	poll_parked(s);
 	master_end(s);
 }
@@ -379,8 +390,16 @@ int plb__sim_run(const struct plb__config *cfg, const struct plb__sim_opts *o,
 			goto out;
 		}
 	}
-	if (o->trace)
-		fprintf(o->trace, "t,pu,event,grant,offset,units,kind,exec_s,xfer_s\n");
+	if (o->csv)
+		fprintf(o->csv, "t,pu,event,grant,offset,units,kind,exec_s,xfer_s\n");
+	for (int k = 0; k < cfg->nnodes; k++)
+		plb__trace_node(o->trace, k, cfg->nodes[k].name);
+	for (int i = 0; i < s.n; i++)
+		if (plb__trace_pu(o->trace, i, cfg->pus[i].node, cfg->pus[i].name)) {
+			rc = PLB_ENOMEM;
+			goto out;
+		}
+	plb__trace_begin(o->trace);
 	master_begin(&s, 0);
 	for (int i = 0; i < s.n; i++)
 		poll(&s, i);
@@ -397,6 +416,7 @@ int plb__sim_run(const struct plb__config *cfg, const struct plb__sim_opts *o,
 		case EV_FAIL:
 			s.pu[e.pu].dead = 1;
 			trace(&s, e.t, e.pu, "fail", NULL, 0, 0);
+			plb__trace_instant(o->trace, e.pu, e.t, "failed", "the PU died (its model's fail time)");
 			if (push(&s, e.t + cfg->fail_detect_ms * 1e-3, EV_LOST_NOTICED, e.pu, 0))
 				fail(&s, PLB_ENOMEM, "event queue");
 			break;
@@ -423,6 +443,8 @@ int plb__sim_run(const struct plb__config *cfg, const struct plb__sim_opts *o,
 		goto out;
 	}
 	fill_report(&s, res);
+	plb__trace_run(o->trace, 0, s.makespan, "run", o->policy, cfg->units);
+	plb__trace_models(o->trace, s.b, s.n, s.makespan);
 	res->rep.lower_bound_s = plb__bound_lower(models, s.n, cfg->units, cfg->pipeline > 1);
 	res->rep.eq_optimum_s = plb__bound_eq(models, s.n, cfg->units);
 	res->rep.bound_note = cfg->pipeline > 1

@@ -13,12 +13,14 @@
 
 #include "runtime/config/config.h"
 #include "runtime/config/report.h"
+#include "runtime/config/trace.h"
 
 struct plb__sim_opts {
 	const char *policy;
 	uint64_t seed;
 	double solve_us;        /* < 0: measured */
-	FILE *trace;            /* CSV of every event, or NULL */
+	FILE *csv;              /* CSV of every event, or NULL */
+	struct plb__trace *trace;       /* the run's trace events (trace.h), or NULL */
 	/* called after every grant (units, kind, policy step), for studies */
 	void (*on_grant)(void *ctx, int pu, double now, double units, int kind, int step);
 	void *ctx;

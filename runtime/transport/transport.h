@@ -30,7 +30,7 @@ enum plb__msg_type {
 				 * with arg 1 asks for it) */
 };
 
-/* 96 bytes; the payload follows at PLB__HDR_SIZE (16-byte aligned). */
+/* 112 bytes; the payload follows at PLB__HDR_SIZE (16-byte aligned). */
 struct plb__hdr {
 	uint32_t type;
 	int32_t pu;             /* the worker's local PU index */
@@ -43,9 +43,12 @@ struct plb__hdr {
 	double exec_s, xfer_s;  /* DONE: measured on the PU */
 	double busy_s;          /* DONE: PU busy time for this block */
 	double d0, d1;          /* START: in_unit, out_unit; BYE: idle wall s, idle CPU s */
+	double t_xfer, t_end;   /* DONE: when the block's transfer stage began (NAN:
+				 * not known) and when it ended, on the worker's
+				 * clock from its run's START (for traces) */
 	uint64_t len;           /* payload bytes */
 };
-#define PLB__HDR_SIZE 96
+#define PLB__HDR_SIZE 112
 _Static_assert(sizeof(struct plb__hdr) == PLB__HDR_SIZE, "header size");
 
 /* START's payload: the kernel name in a field of this size (NUL-padded, so

@@ -9,7 +9,7 @@ P=$TMP/prefix
 check "make install PREFIX=$P" make -s --no-print-directory BUILD="$BUILD" MPI="${MPI:-1}" \
 	CUDA="${HAVE_CUDA:-0}" SANITIZE="${SANITIZE:-}" PREFIX="$P" install >"$TMP/install.out"
 for f in lib/libplb.so lib/libplb.so.0 lib/libplb.a include/plb.h include/plb_errors.h \
-	lib/pkgconfig/plb.pc bin/plbsim bin/plb-mm bin/plb-null bin/plb-bs bin/plb-kmeans \
+	lib/pkgconfig/plb.pc bin/plbsim bin/plb-plot bin/plb-mm bin/plb-null bin/plb-bs bin/plb-kmeans \
 	bin/plb-grn share/plb/config/demo.ini share/doc/plb/README.md; do
 	check "installed: $f" test -e "$P/$f"
 done

@@ -1,6 +1,6 @@
 # plbsim's command line: bad options are refused with exit 2 (as the
 # apps) and a message saying what is accepted; a bad scenario exits 1;
-# --json has every key of the contract; --trace writes one line per event;
+# --json has every key of the contract; --csv writes one line per event;
 # --params lists the balancer parameters; a valid --set changes the run; a
 # run that loses PUs says so and covers the domain, and one that cannot
 # finish exits 3.
@@ -21,7 +21,8 @@ refused "bad solve-us" "--solve-us" $S --solve-us fast
 refused "bad --set" "unknown balancer parameter" $S --set nope=1
 refused "out of range --set" "out of range" $S --set end_fraction=2
 refused "no scenario" "exactly one scenario" --policy greedy
-refused "trace with all" "single --policy" $S --policy all --trace "$TMP/t.csv"
+refused "trace with all" "--trace needs a single --policy" $S --policy all --trace "$TMP/t.json"
+refused "csv with all" "--csv needs a single --policy" $S --policy all --csv "$TMP/t.csv"
 
 json=$("$PLBSIM" $S --policy greedy --solve-us 100 --json); rc=$?
 check "json run exits 0" [ "$rc" -eq 0 ]
@@ -39,7 +40,7 @@ all=$("$PLBSIM" $S --policy all --solve-us 100 --json)
 check "--policy all --json is an array of 5" [ "$(grep -c '"policy":' <<<"$all")" -eq 5 ]
 check "--policy all --json starts with [" grep -q '^\[' <<<"$all"
 
-"$PLBSIM" $S --policy plb-hac --solve-us 100 --trace "$TMP/t.csv" > "$TMP/out.txt"
+"$PLBSIM" $S --policy plb-hac --solve-us 100 --csv "$TMP/t.csv" > "$TMP/out.txt"
 check "trace header" grep -q '^t,pu,event,grant,offset,units,kind,exec_s,xfer_s$' "$TMP/t.csv"
 blocks=$(sed -n 's/^  blocks *\([0-9]*\).*/\1/p' "$TMP/out.txt")
 grants=$(grep -c '^[0-9].*,grant,' "$TMP/t.csv")
