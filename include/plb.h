@@ -192,16 +192,20 @@ struct plb_options {
 	const char *set[PLB_MAX_SET + 1];       /* "key=value" balancer overrides, NULL-ended */
 	const struct plb_kernel *const *kernels;
 	int nkernels;
-	int quiet;              /* errors only on stderr (no warnings) */
+	int quiet;              /* errors only on stderr (no warnings, no progress line) */
 	const char *models;     /* NULL: the file's [run] models (if any) */
 	const char *trace;      /* NULL: none; else the master writes every run's
 				 * blocks to this file as trace events (JSON that
 				 * Perfetto, chrome://tracing and plb-plot open) */
+	int progress;           /* 1: the master shows a progress line on stderr for
+				 * runs past a second even when stderr is not a
+				 * terminal (under mpirun it never is); 0: only
+				 * on a terminal */
 };
 
 /* Takes plb's own options out of argv into o, leaving the app's in place:
  *   --config FILE  --policy NAME  --set KEY=VALUE (repeatable)  --quiet
- *   --models FILE  --trace FILE
+ *   --models FILE  --trace FILE  --progress
  * (also as --opt=value). Returns 0, or PLB_EINVAL after printing what is
  * wrong and what is accepted (from the first rank only). */
 PLB_API PLB_WUR int plb_options_parse(int *argc, char **argv, struct plb_options *o);

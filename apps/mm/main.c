@@ -121,7 +121,9 @@ static void usage(FILE *f)
 		"  --models FILE      read fitted models from FILE at start, write them at the end\n"
 		"  --trace FILE       write every run's blocks to FILE as trace events (JSON for\n"
 		"                     Perfetto, chrome://tracing and plb-plot)\n"
-		"  --quiet            errors only on stderr, no warnings\n");
+		"  --quiet            errors only on stderr, no warnings, no progress line\n"
+		"  --progress         a progress line on stderr for runs past a second, also\n"
+		"                     off a terminal (under mpirun; default: on a terminal)\n");
 }
 
 /* Uniform in [-1, 1), from a 64-bit LCG: the same on every machine. */

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
@@ -33,6 +34,8 @@
 
 #define BATCH 512               /* messages handled between two polls */
 #define RATE_MIN_S 1e-3        /* blocks shorter than this set no rate for the bound (on_done) */
+#define PROGRESS_AFTER_S 1.0    /* a run this long shows a progress line ... */
+#define PROGRESS_EVERY_S 0.25   /* ... updated this often */
 
 struct slot {
 	uint64_t id, offset, units;
@@ -81,6 +84,8 @@ struct run {
 		size_t n, cap;
 	} acc;
 	double bytes_out, bytes_in;
+	int tty;                /* stderr is a terminal: a progress line */
+	double shown;           /* when it was last drawn (0: never) */
 	int warm;               /* PUs started from kept models */
 	int res, reuse;         /* input kept on the nodes; their stores kept (resident.c) */
 	double unkept, resident;        /* bytes over the nodes' budgets; held at the end */
@@ -423,6 +428,43 @@ static int on_done(struct run *r, int peer, void *msg)
 	return 0;
 }
 
+/* The progress line, on a terminal (stderr; or --progress), for runs past
+ * PROGRESS_AFTER_S:
+ * units done, elapsed, what the models say is left, blocks. The time left
+ * is the units left over the PUs' rates at their mean block so far (each
+ * PU's model's prediction); before every live PU has a model, the rate so
+ * far. end: the run is over: the line is cleared. */
+static void progress(struct run *r, int end)
+{
+	double el = r->now - r->t0;
+	if (!r->tty || (!end && (el < PROGRESS_AFTER_S || r->now - r->shown < PROGRESS_EVERY_S)))
+		return;
+	if (end) {
+		if (r->shown > 0)
+			fputs("\r\033[K", stderr);
+		return;
+	}
+	r->shown = r->now;
+	struct plb_balancer_stats st;
+	plb_balancer_stats(r->b, &st);
+	double rate = 0, left = (double)(r->W - st.units_done);
+	for (int i = 0; i < r->npu && rate >= 0; i++) {
+		const struct mpu *u = &r->pu[i];
+		if (u->lost)
+			continue;
+		double b = u->blocks ? u->units / (double)u->blocks : 0, t = plb_balancer_predict(r->b, i, b);
+		rate = b > 0 && t > 0 ? rate + b / t : -1;
+	}
+	if (!(rate > 0))
+		rate = st.units_done ? (double)st.units_done / el : 0;
+	char eta[48] = "";
+	if (rate > 0)
+		snprintf(eta, sizeof eta, ", about %.1f s left", left / rate);
+	fprintf(stderr, "\rplb: run %d: %5.1f%% of %llu units, %.1f s%s, %ld blocks\033[K", r->gen,
+		100.0 * (double)st.units_done / (double)r->W, (unsigned long long)r->W, el, eta, st.blocks);
+	fflush(stderr);
+}
+
 static int on_message(struct run *r, void *msg, int src)
 {
 	struct plb *p = r->p;
@@ -739,6 +781,7 @@ int plb_run(plb_t *p, const struct plb_job *job)
 	}
 	r.t0 = r.now = plb__now();
 	r.cpu0 = plb__cpu_now();
+	r.tty = !p->quiet && (p->progress || isatty(STDERR_FILENO));
 	for (int i = 0; i < r.npu && !rc; i++)
 		rc = poll_pu(&r, i);
 	plb__trace_after(p->trace, r.b, -1, plb__now());
@@ -792,6 +835,7 @@ int plb_run(plb_t *p, const struct plb_job *job)
 			int mrc = merge_outputs(&r);
 			rc = rc ? rc : mrc;
 			plb__trace_after(p->trace, r.b, -1, plb__now());
+			progress(&r, 0);
 			wake = plb_balancer_wake(r.b);
 			plb__backoff_reset(&bo);
 			continue;
@@ -801,6 +845,7 @@ int plb_run(plb_t *p, const struct plb_job *job)
 			plb__trace_after(p->trace, r.b, -1, plb__now());
 			wake = plb_balancer_wake(r.b);
 		}
+		progress(&r, 0);
 		long us = plb__backoff_next(&bo, p->tp->ops->pending(p->tp));
 		if (us >= PLB__BACKOFF_POLL_US && wakes) {
 			/* until a message, or the balancer's wake time */
@@ -813,6 +858,7 @@ int plb_run(plb_t *p, const struct plb_job *job)
 		}
 	}
 	r.cpu = plb__cpu_now() - r.cpu0;
+	progress(&r, 1);
 	if (p->trace) {
 		char name[PLB__KERNEL_NAME_MAX + 32];
 		snprintf(name, sizeof name, "run %d: %s", r.gen, job->kernel);

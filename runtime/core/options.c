@@ -45,6 +45,10 @@ int plb_options_parse(int *argc, char **argv, struct plb_options *o)
 			o->quiet = 1;
 			continue;
 		}
+		if (!strcmp(a, "--progress")) {
+			o->progress = 1;
+			continue;
+		}
 		for (k = 0; k < nnames; k++) {
 			size_t n = strlen(names[k]);
 			if (!strncmp(a, names[k], n) && (a[n] == '\0' || a[n] == '=')) {

@@ -416,6 +416,8 @@ int plb_init(int *argc, char ***argv, const struct plb_options *o, plb_t **out)
 	}
 	p->kernels = o->kernels;
 	p->nkernels = o->nkernels;
+	p->quiet = o->quiet;
+	p->progress = o->progress;
 	if (o->quiet)
 		plb__log_level = PLB__LOG_ERROR;        /* errors only */
 	p->config = o->config;

@@ -86,6 +86,8 @@ struct plb {
 	struct plb__res_domain res;
 	struct plb__waiter wt;  /* the run loop's sleep, which a waking transport cuts short */
 	struct plb__trace *trace;       /* --trace FILE, NULL: none */
+	int quiet;              /* --quiet: no warnings, no progress line */
+	int progress;           /* --progress: the line even off a terminal */
 	double t_init;          /* plb_init's start (plb__now): the trace's time 0 */
 	/* worker */
 	struct plb__worker *wk;
