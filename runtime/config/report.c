@@ -47,10 +47,12 @@ struct cJSON *plb__report_json(const struct plb__report *r)
 	cJSON *idle = cJSON_AddArrayToObject(o, "idle_frac");
 	cJSON *names = cJSON_AddArrayToObject(o, "pus");
 	cJSON *units = cJSON_AddArrayToObject(o, "pu_units");
+	cJSON *over = cJSON_AddArrayToObject(o, "overran");
 	for (int i = 0; i < r->npu; i++) {
 		cJSON_AddItemToArray(idle, cJSON_CreateNumber(r->idle_frac[i]));
 		cJSON_AddItemToArray(names, cJSON_CreateString(r->pu_names[i]));
 		cJSON_AddItemToArray(units, cJSON_CreateNumber(r->pu_units[i]));
+		cJSON_AddItemToArray(over, cJSON_CreateNumber(r->overran ? (double)r->overran[i] : 0));
 	}
 	cJSON_AddNumberToObject(o, "blocks", (double)r->blocks);
 	cJSON_AddNumberToObject(o, "training_blocks", (double)r->training_blocks);
@@ -113,4 +115,8 @@ void plb__report_text(const struct plb__report *r, FILE *f)
 	for (int i = 0; i < r->npu; i++)
 		fprintf(f, "  %-28s %9.1f%% %12.0f\n", r->pu_names[i],
 			100 * r->idle_frac[i], r->pu_units[i]);
+	for (int i = 0; r->overran && i < r->npu; i++)
+		if (r->overran[i])
+			fprintf(f, "  overran        %s: %ld block%s took longer than its model (this machine ran its real kernel slower): its times, and the ratio, are not the model's\n",
+				r->pu_names[i], r->overran[i], r->overran[i] == 1 ? "" : "s");
 }

@@ -24,6 +24,8 @@ struct plb__report {
 	const char *const *pu_names;
 	const double *idle_frac;        /* npu */
 	const double *pu_units;         /* npu: units each PU completed */
+	const long *overran;    /* npu: blocks an emulated PU ran past its model
+				 * (the host was slower than the model); NULL: none */
 	long blocks, training_blocks, gap_blocks, returned_blocks;
 	long redo_blocks, redo_won;     /* late blocks run again, and won by the re-run */
 	long solves;

@@ -52,6 +52,7 @@ struct mpu {
 	double busy, units, best_rate, last_finish;
 	int long_block;         /* best_rate is from blocks of RATE_MIN_S or more */
 	long blocks;
+	long overran;           /* blocks it ran past its model (emulated) */
 };
 
 struct run {
@@ -409,6 +410,7 @@ static int on_done(struct run *r, int peer, void *msg)
 	u->busy += h->busy_s;
 	u->units += (double)sl.units;
 	u->blocks++;
+	u->overran += (h->flags & PLB__F_OVERRAN) != 0;
 	u->last_finish = r->now - r->t0;
 	/* the bound's rate: blocks of a millisecond or more (a shorter one
 	 * is the timer, the dispatch and a cache holding the whole block: a
@@ -618,6 +620,7 @@ void plb__run_result_free(struct plb__run_result *res, int npu)
 	free(res->names);
 	free(res->idle);
 	free(res->units);
+	free(res->overran);
 	free(res);
 }
 
@@ -635,7 +638,8 @@ static int report(struct run *r, double wall)
 
 	if (!res || !m || !real || !coef || !(res->names = calloc((size_t)r->npu, sizeof *res->names)) ||
 	    !(res->idle = calloc((size_t)r->npu, sizeof *res->idle)) ||
-	    !(res->units = calloc((size_t)r->npu, sizeof *res->units))) {
+	    !(res->units = calloc((size_t)r->npu, sizeof *res->units)) ||
+	    !(res->overran = calloc((size_t)r->npu, sizeof *res->overran))) {
 		rc = plb__fail(p, PLB_ENOMEM, "out of memory");
 		goto out;
 	}
@@ -651,6 +655,7 @@ static int report(struct run *r, double wall)
 		}
 		res->idle[i] = makespan > 0 ? fmax(0, 1 - u->busy / makespan) : 0;
 		res->units[i] = u->units;
+		res->overran[i] = u->overran;
 		if (d->model >= 0) {             /* emulated: its true curve */
 			m[nm++] = &p->cfg.models[d->model];
 		} else if (u->best_rate > 0) {
@@ -688,6 +693,7 @@ static int report(struct run *r, double wall)
 	rep->pu_names = (const char *const *)res->names;
 	rep->idle_frac = res->idle;
 	rep->pu_units = res->units;
+	rep->overran = res->overran;
 	plb__report_set_stats(rep, &st);
 	rep->wall_s = wall;
 	rep->bytes_sent = r->bytes_out;

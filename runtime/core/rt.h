@@ -98,6 +98,7 @@ struct plb__run_result {
 	struct plb__report rep;
 	char **names;
 	double *idle, *units;
+	long *overran;          /* npu: blocks an emulated PU ran past its model */
 	char note[256];
 	double worker_idle_cpu; /* CPU share of a core used by an idle worker, NAN if unknown */
 	int warm_pus;           /* PUs started from kept models */

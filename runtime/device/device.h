@@ -47,6 +47,9 @@ struct plb__dev_run {
 struct plb__dev_times {
 	double exec_s, xfer_s;  /* compute stage, transfer stage */
 	double busy_s;          /* time the PU was busy for it, not counting overlap */
+	double overran;         /* emu: its real kernel ran this long past the
+				 * model's finish, so its times are the host's
+				 * (0: it did not, or not by enough to matter) */
 	double xfer_at;         /* when its transfer stage began (plb__now); NAN:
 				 * not known (a device's copies are part of exec) */
 	int died;               /* the PU failed during the block (emu) ... */

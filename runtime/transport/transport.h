@@ -66,6 +66,9 @@ _Static_assert(sizeof(struct plb__hdr) == PLB__HDR_SIZE, "header size");
  * transport whose ends share memory (ops.same_memory); a worker refuses
  * it otherwise. */
 #define PLB__F_BORROWED 1u
+/* hdr.flags of a DONE: the emulated PU's real kernel ran past its model's
+ * finish (its block took the host's time, not the model's). */
+#define PLB__F_OVERRAN 32u     /* (resident.h has 2 to 16) */
 struct plb__borrow {
 	uint64_t in, out;       /* addresses (uintptr_t); out 0 for START */
 };
