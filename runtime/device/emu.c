@@ -3,10 +3,13 @@
  * (transfer stage, then compute stage; a block's transfer starts when its
  * message arrives, so with two grants held the next transfer overlaps the
  * current compute; speed changes and noise; a failure ends the PU). It
- * runs the real CPU kernel on its own thread first (at low priority), so
- * results stay correct, then sleeps until the model's finish time. */
+ * runs the real CPU kernel on its own thread first (at low priority, and
+ * off the cores CPU PUs take), so results stay correct, then sleeps until
+ * the model's finish time. */
 #define _GNU_SOURCE
 #include <math.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/resource.h>
@@ -22,6 +25,7 @@ struct emu {
 	struct plb__rng rng;
 	double xfer_free, comp_free;    /* the stages are free from (run time) */
 	double busy_until;              /* the PU is busy until (run time) */
+	int skip;                       /* the first CPUs it keeps off (emu_thread_start) */
 };
 
 static int emu_open(struct plb__dev *d, const struct plb__dev_spec *s, char *err, size_t errlen)
@@ -34,6 +38,12 @@ static int emu_open(struct plb__dev *d, const struct plb__dev_spec *s, char *err
 	}
 	d->state = e;
 	e->m = &cfg->models[s->value];
+	/* CPU PUs bind their teams from the first core up: this node's
+	 * team's cores, and the first core (another node's team on this
+	 * host starts there), are left to them */
+	const struct plb__node_pus *cpu = &cfg->nodes[s->node].pus[PLB__PU_CPU];
+	int team = cpu->n ? cpu->v[0] : 0;      /* -1: all */
+	e->skip = team < 0 ? 0 : team > 1 ? team : 1;
 	d->desc.model = s->value;
 	/* Its name is the config's: the emulated PUs of a node are listed
 	 * kind by kind, so it is the node's (PUs of earlier MODELS kinds +
@@ -49,14 +59,27 @@ static int emu_open(struct plb__dev *d, const struct plb__dev_spec *s, char *err
 }
 
 /* Emulated PUs run their real kernels at low priority (nice 10, this
- * thread only), so that on a machine that also has real PUs the emulation's
- * own work does not slow the real PUs or skew their models. */
+ * thread only) and off the cores CPU PUs are bound to (those of this
+ * node's team, and the first core, where any team on this host starts;
+ * none skipped when the team takes every core, or the process has one
+ * CPU), so that on a machine that also has real PUs the emulation's own
+ * work does not slow the real PUs or skew their models. */
 static int emu_thread_start(struct plb__dev *d, char *err, size_t errlen)
 {
+	struct emu *e = d->state;
 	(void)err;
 	(void)errlen;
 	if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10))
 		plb__log(PLB__LOG_INFO, "emu", "%s: cannot lower this thread's priority", d->desc.name);
+	cpu_set_t all, mine;
+	if (sched_getaffinity(0, sizeof all, &all))
+		return 0;
+	CPU_ZERO(&mine);
+	for (int c = 0, k = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &all) && k++ >= e->skip)
+			CPU_SET(c, &mine);
+	if (CPU_COUNT(&mine) && pthread_setaffinity_np(pthread_self(), sizeof mine, &mine))
+		plb__log(PLB__LOG_INFO, "emu", "%s: cannot keep its thread off the CPU PUs' cores", d->desc.name);
 	return 0;
 }
 
