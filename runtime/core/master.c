@@ -328,7 +328,7 @@ static void trace_done(struct run *r, int i, const struct plb__hdr *h, const str
 {
 	if (!r->p->trace)
 		return;
-	double end = fmin(r->sent + h->t_end, r->now), start = end - h->exec_s;
+	double end = fmin(r->sent + h->t_end, plb__now()), start = end - h->exec_s;
 	double xs = isfinite(h->t_xfer) ? r->sent + h->t_xfer : start - h->xfer_s;
 	struct plb__trace_block tb = {
 		.pu = i, .id = sl->id, .offset = sl->offset, .units = sl->units,

@@ -116,7 +116,6 @@ static void announce(struct plb *p, int rc)
 	}
 }
 
-/* The master's side of the handshake. */
 /* --trace FILE: a process per worker rank (its node section, rank and
  * host), a thread per PU. */
 static int trace_open(struct plb *p, const char *path)
@@ -138,6 +137,7 @@ static int trace_open(struct plb *p, const char *path)
 	return 0;
 }
 
+/* The master's side of the handshake. */
 static int master_init(struct plb *p, const struct plb_options *o)
 {
 	char *text = NULL;
