@@ -64,6 +64,7 @@ struct cJSON *plb__report_json(const struct plb__report *r)
 	cJSON_AddNumberToObject(o, "solver_ms_mean", r->solver_ms_mean);
 	cJSON_AddNumberToObject(o, "solver_ms_max", r->solver_ms_max);
 	cJSON_AddNumberToObject(o, "pus_lost", r->pus_lost);
+	cJSON_AddNumberToObject(o, "ranks_lost", r->ranks_lost);
 	cJSON_AddNumberToObject(o, "speed_changes", r->speed_changes);
 	cJSON_AddNumberToObject(o, "wall_s", r->wall_s);
 	cJSON_AddNumberToObject(o, "bytes_sent", r->bytes_sent);
@@ -109,6 +110,9 @@ void plb__report_text(const struct plb__report *r, FILE *f)
 			100 * r->master_cpu_s / r->makespan_s);
 	if (r->pus_lost)
 		fprintf(f, "  PUs lost       %d\n", r->pus_lost);
+	if (r->ranks_lost)
+		fprintf(f, "  ranks lost     %d: %s; their blocks went to the others\n", r->ranks_lost,
+			r->ranks_note ? r->ranks_note : "");
 	if (r->speed_changes)
 		fprintf(f, "  speed changes  %d detected by the models\n", r->speed_changes);
 	fprintf(f, "  %-28s %10s %12s\n", "PU", "idle", "units");

@@ -31,6 +31,8 @@ struct plb__report {
 	long solves;
 	double solver_ms_mean, solver_ms_max;
 	int pus_lost;
+	int ranks_lost;         /* runtime: worker ranks taken out for silence */
+	const char *ranks_note; /* ... which, where and when (NULL: none) */
 	int speed_changes;      /* detected by the balancer's models */
 	double wall_s;          /* wall time of the run itself (simulator or runtime) */
 	double bytes_sent;      /* runtime: messages to the workers (headers,

@@ -85,6 +85,10 @@ struct run {
 		size_t n, cap;
 	} acc;
 	double bytes_out, bytes_in;
+	double said;            /* the last ALIVE round to the workers */
+	double watched;         /* the last look at the workers' silence */
+	int ranks_lost;         /* worker ranks taken out for silence */
+	char lost_note[256];
 	int tty;                /* stderr is a terminal: a progress line */
 	double shown;           /* when it was last drawn (0: never) */
 	int warm;               /* PUs started from kept models */
@@ -339,6 +343,81 @@ static void trace_done(struct run *r, int i, const struct plb__hdr *h, const str
 	plb__trace_after(r->p->trace, r->b, i, r->now);
 }
 
+/* Worker rank k has said nothing for `silent` seconds: it is gone (dead,
+ * frozen, cut off). Its PUs are taken out and their blocks go back to the
+ * pool; nothing more is sent to it and what is queued for it is dropped;
+ * should it come back, it is told to stop and whatever it sends is
+ * ignored. MPI_Finalize would wait for it: the job ends without it. */
+static int rank_lost(struct run *r, int k, double silent)
+{
+	struct plb *p = r->p;
+	struct plb__peer *pe = &p->peer[k];
+	int rank = pe->rank;
+	plb__log(PLB__LOG_ERROR, "master", "rank %d (%s) has said nothing for %.1f s, longer than [network] peer_timeout_s = %g s: taken out of the run at %.2f s; the blocks of its %d PUs go to the others",
+		 rank, pe->host, silent, p->cfg.peer_timeout_s, r->now - r->t0, pe->npu);
+	size_t n = strlen(r->lost_note);
+	snprintf(r->lost_note + n, sizeof r->lost_note - n, "%srank %d on %s at %.2f s", n ? ", " : "",
+		 rank, pe->host, r->now - r->t0);
+	r->ranks_lost++;
+	p->tp->no_finalize = 1;
+	if (p->tp->ops->forget)
+		p->tp->ops->forget(p->tp, rank);
+	void *msg = plb__msg_alloc(PLB__MSG_SHUTDOWN, 0);
+	if (msg) {
+		plb__msg_hdr(msg)->status = PLB_EIO;
+		if (p->tp->ops->send(p->tp, rank, msg))
+			plb__log(PLB__LOG_INFO, "master", "rank %d cannot be told to stop: %s", rank,
+				 p->tp->err);
+	}
+	pe->gone_rank = rank;
+	pe->rank = -1;
+	plb__res_forget(p, k);
+	for (int i = 0; i < pe->npu; i++) {
+		int rc = lose(r, pe->pu0 + i);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* Between ranks: each live worker said something within [network]
+ * peer_timeout_s (it sends ALIVE when it has nothing else to say, as the
+ * master does here every fifth of it), or it is taken out. Not between the
+ * ends of one process. */
+static int watch_peers(struct run *r)
+{
+	struct plb *p = r->p;
+	double limit = p->cfg.peer_timeout_s, now = plb__now();
+	int rc = 0;
+	if (p->tp->ops->same_memory)
+		return 0;
+	/* a master that did not look for a while (its own work, a machine
+	 * that stalled) cannot tell who was silent: everyone starts afresh */
+	if (now - r->watched > limit / 2)
+		for (int k = 0; k < p->npeer; k++)
+			p->peer[k].heard = fmax(p->peer[k].heard, now);
+	r->watched = now;
+	if (now - r->said >= limit / 5) {
+		r->said = now;
+		for (int k = 0; k < p->npeer && !rc; k++) {
+			if (p->peer[k].rank < 0)
+				continue;
+			void *msg = plb__msg_alloc(PLB__MSG_ALIVE, 0);
+			rc = msg ? p->tp->ops->send(p->tp, p->peer[k].rank, msg) : PLB_ENOMEM;
+			if (rc)
+				return plb__fail(p, rc, "sending to rank %d: %s", p->peer[k].rank, p->tp->err);
+		}
+	}
+	int lost = 0;
+	for (int k = 0; k < p->npeer && !rc; k++)
+		if (p->peer[k].rank >= 0 && now - p->peer[k].heard > limit) {
+			rc = rank_lost(r, k, now - p->peer[k].heard);
+			lost = 1;
+		}
+	/* its blocks are back in the pool: the PUs told to wait take them */
+	return rc || !lost ? rc : poll_parked(r, NULL);
+}
+
 static void touch(struct run *r, int i)
 {
 	if (!r->pu[i].touched) {
@@ -475,8 +554,13 @@ static int on_message(struct run *r, void *msg, int src)
 
 	if (peer < 0 || peer >= p->npeer)
 		return plb__fail(p, PLB_EIO, "message from unknown rank %d", src);
+	if (p->peer[peer].rank < 0)
+		return 0;       /* a rank taken out (it came back late): ignored */
+	p->peer[peer].heard = r->now;
 	r->bytes_in += (double)(PLB__HDR_SIZE + h->len);
 	switch (h->type) {
+	case PLB__MSG_ALIVE:
+		return 0;
 	case PLB__MSG_DONE:
 		return on_done(r, peer, msg);
 	case PLB__MSG_LOST:
@@ -694,6 +778,9 @@ static int report(struct run *r, double wall)
 	rep->idle_frac = res->idle;
 	rep->pu_units = res->units;
 	rep->overran = res->overran;
+	rep->ranks_lost = r->ranks_lost;
+	snprintf(res->lost_note, sizeof res->lost_note, "%s", r->lost_note);
+	rep->ranks_note = res->lost_note;
 	plb__report_set_stats(rep, &st);
 	rep->wall_s = wall;
 	rep->bytes_sent = r->bytes_out;
@@ -785,8 +872,10 @@ int plb_run(plb_t *p, const struct plb_job *job)
 			(void)end_borrowed(&r);
 		goto out;
 	}
-	r.t0 = r.now = plb__now();
+	r.t0 = r.now = r.said = r.watched = plb__now();
 	r.cpu0 = plb__cpu_now();
+	for (int w = 0; w < p->npeer; w++)
+		p->peer[w].heard = r.t0;
 	r.tty = !p->quiet && (p->progress || isatty(STDERR_FILENO));
 	for (int i = 0; i < r.npu && !rc; i++)
 		rc = poll_pu(&r, i);
@@ -842,6 +931,8 @@ int plb_run(plb_t *p, const struct plb_job *job)
 			rc = rc ? rc : mrc;
 			plb__trace_after(p->trace, r.b, -1, plb__now());
 			progress(&r, 0);
+			if (!rc)
+				rc = watch_peers(&r);
 			wake = plb_balancer_wake(r.b);
 			plb__backoff_reset(&bo);
 			continue;
@@ -852,6 +943,8 @@ int plb_run(plb_t *p, const struct plb_job *job)
 			wake = plb_balancer_wake(r.b);
 		}
 		progress(&r, 0);
+		if (!rc)
+			rc = watch_peers(&r);
 		long us = plb__backoff_next(&bo, p->tp->ops->pending(p->tp));
 		if (us >= PLB__BACKOFF_POLL_US && wakes) {
 			/* until a message, or the balancer's wake time */

@@ -277,8 +277,11 @@ static int master_init(struct plb *p, const struct plb_options *o)
 		first_err = trace_open(p, o->trace);
 	rc = first_err;
 	announce(p, rc);
+	/* the go, with the master's host and process id: a worker on the same
+	 * host can tell that the master is gone between runs */
 	for (int k = 0; k < nw; k++) {
-		int r = send_simple(p, k + 1, PLB__MSG_CONFIG, rc, 0, 0, NULL, 0);
+		int r = send_simple(p, k + 1, PLB__MSG_CONFIG, rc, 0, (double)getpid(), p->tp->host,
+				    strlen(p->tp->host));
 		if (r && !rc)
 			rc = r;
 	}
@@ -333,6 +336,9 @@ static int worker_init(struct plb *p)
 		return rc;
 	h = plb__msg_hdr(msg);
 	rc = h->type == PLB__MSG_CONFIG ? h->status : PLB_EIO;
+	if (!rc && !p->tp->ops->same_memory && h->len == strlen(p->tp->host) &&
+	    !memcmp(plb__msg_data(msg), p->tp->host, h->len))
+		p->master_pid = (int)h->d0;
 	plb__msg_free(msg);
 	if (rc && !mine)
 		plb__fail(p, rc, "stopped by the master");
@@ -460,7 +466,9 @@ int plb_finalize(plb_t *p)
 			if (p->peer[k].rank < 0)
 				continue;
 			live++;
-			int r = send_simple(p, p->peer[k].rank, PLB__MSG_SHUTDOWN, 0, 0, 0, NULL, 0);
+			/* arg 1: a rank was lost, whom MPI_Finalize would wait for */
+			int r = send_simple(p, p->peer[k].rank, PLB__MSG_SHUTDOWN, 0, p->tp->no_finalize, 0,
+					    NULL, 0);
 			rc = rc ? rc : r;
 		}
 		while (live > 0 && !rc) {
@@ -469,7 +477,9 @@ int plb_finalize(plb_t *p)
 			if ((rc = wait_msg(p, &msg, &src, "the workers' goodbye")))
 				break;
 			struct plb__hdr *h = plb__msg_hdr(msg);
-			if (h->type == PLB__MSG_BYE) {
+			/* (a rank taken out in a run that came back says goodbye too) */
+			if (h->type == PLB__MSG_BYE && src >= 1 && src <= p->npeer &&
+			    p->peer[src - 1].rank >= 0) {
 				live--;
 				if (h->status && !rc)
 					rc = plb__fail(p, h->status, "rank %d stopped with an error (see its log)", src);
@@ -486,6 +496,10 @@ int plb_finalize(plb_t *p)
 		p->local = NULL;
 		plb_finalize(w);
 	}
+	/* what is still queued for ranks taken out never leaves */
+	for (int k = 0; p->tp && p->tp->ops->forget && k < p->npeer; k++)
+		if (p->peer[k].gone_rank > 0)
+			p->tp->ops->forget(p->tp, p->peer[k].gone_rank);
 	if (p->tp) {
 		int r = p->tp->ops->flush(p->tp, 30);
 		if (r && !rc)

@@ -37,6 +37,8 @@ struct plb__kept {
 struct plb__peer {
 	int rank, npu, pu0;             /* pu0: its first PU's global index */
 	int node;                       /* its [node] section in the config */
+	double heard;                   /* its last message (plb__now), in a run */
+	int gone_rank;                  /* rank taken out for silence (rank is -1 then); 0: none */
 	char host[256];
 	double idle_wall_s, idle_cpu_s; /* from BYE */
 	struct plb__ranges held;        /* the input it keeps (resident.c) */
@@ -68,6 +70,8 @@ struct plb {
 	struct plb__config cfg;
 	int have_cfg;
 	int node;               /* worker: its config node index */
+	int master_pid;         /* worker: the master's process id when it runs on
+				 * this host (0: elsewhere, or in this process) */
 	char err[1024];
 	int failed;             /* an error every rank knows of */
 	int announced;          /* the master has printed it */
@@ -100,6 +104,7 @@ struct plb__run_result {
 	double *idle, *units;
 	long *overran;          /* npu: blocks an emulated PU ran past its model */
 	char note[256];
+	char lost_note[256];    /* the worker ranks taken out in the run */
 	double worker_idle_cpu; /* CPU share of a core used by an idle worker, NAN if unknown */
 	int warm_pus;           /* PUs started from kept models */
 };

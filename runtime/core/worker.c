@@ -10,9 +10,11 @@
  * almost no CPU but still answers a PU at once. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -84,6 +86,9 @@ struct plb__worker {
 	double last_wall, last_cpu;     /* the stretch's last sleep so far */
 	struct plb__store store;        /* input kept between runs (resident.c) */
 	int store_ok;
+	int in_run;             /* between a START and its END */
+	double heard, said;     /* the last message from, and to, the master */
+	double checked;         /* the last look at its silence */
 	unsigned long pokes;    /* messages the transport said came (under mu) */
 	int waiting_long;       /* the communication thread sleeps past PLB__BACKOFF_POLL_US:
 				 * a message wakes it (under mu) */
@@ -579,6 +584,7 @@ static int handle(struct plb *p, void *msg)
 
 	switch (h->type) {
 	case PLB__MSG_START:
+		w->in_run = 1;
 		return on_start(p, msg);
 	case PLB__MSG_DISPATCH:
 		if (h->pu < 0 || h->pu >= w->npu || !w->k) {
@@ -609,6 +615,7 @@ static int handle(struct plb *p, void *msg)
 		u->wake = 1;
 		return 0;
 	case PLB__MSG_END:
+		w->in_run = 0;
 		w->ended_ack = h->arg == 1;
 		plb__msg_free(msg);
 		if (!w->npu && w->ended_ack && (rc = send_ended(p)))
@@ -621,8 +628,20 @@ static int handle(struct plb *p, void *msg)
 		}
 		return 0;
 	case PLB__MSG_SHUTDOWN:
+		rc = h->status;
+		if (h->arg)
+			p->tp->no_finalize = 1;         /* a rank is gone: MPI_Finalize would wait */
 		plb__msg_free(msg);
+		if (rc) {
+			/* the master took this rank out (it was silent too long) */
+			p->tp->no_finalize = 1;
+			return plb__fail(p, rc, "the master took this rank out of the job: it had said nothing for longer than [network] peer_timeout_s = %g s (a frozen or swapping process?); this worker stops",
+					 p->cfg.peer_timeout_s);
+		}
 		return 1;
+	case PLB__MSG_ALIVE:
+		plb__msg_free(msg);
+		return 0;
 	default: {
 		unsigned type = h->type;
 		plb__msg_free(msg);
@@ -669,6 +688,7 @@ static int drain(struct plb *p)
 			rc = p->tp->ops->send(p->tp, 0, o->msg);
 			if (rc)
 				plb__fail(p, rc, "sending to the master: %s", p->tp->err);
+			w->said = plb__now();
 		} else {
 			plb__msg_free(o->msg);
 		}
@@ -677,6 +697,44 @@ static int drain(struct plb *p)
 		n++;
 	}
 	return rc ? rc : n;
+}
+
+/* Is the master still there? In a run it says something at least every
+ * fifth of [network] peer_timeout_s (so does this worker, ALIVE when it has
+ * nothing else to say); between runs the master may be silent for as long
+ * as the app computes, and only a master on this host can be checked (its
+ * process). Between ranks of one process nothing is checked. Returns 0,
+ * or PLB_EIO: the master is gone. */
+static int master_alive(struct plb *p, double now)
+{
+	struct plb__worker *w = p->wk;
+	double limit = p->cfg.peer_timeout_s;
+	if (p->tp->ops->same_memory)
+		return 0;
+	/* a loop held up (this process stalled) cannot tell: afresh */
+	if (now - w->checked > limit / 2)
+		w->heard = fmax(w->heard, now);
+	w->checked = now;
+	if (w->in_run && now - w->said >= limit / 5) {
+		void *msg = plb__msg_alloc(PLB__MSG_ALIVE, 0);
+		int rc = msg ? p->tp->ops->send(p->tp, 0, msg) : PLB_ENOMEM;
+		if (rc)
+			return plb__fail(p, rc, "sending to the master: %s", p->tp->err);
+		w->said = now;
+	}
+	int gone = w->in_run && now - w->heard > limit;
+	if (!gone && !w->in_run && p->master_pid > 0 && now - w->heard > 1) {
+		w->heard = now;         /* checked once a second */
+		gone = kill(p->master_pid, 0) && errno == ESRCH;
+	}
+	if (!gone)
+		return 0;
+	p->tp->no_finalize = 1;         /* MPI_Finalize would wait for it */
+	if (w->in_run)
+		return plb__fail(p, PLB_EIO, "the master (rank 0) has said nothing for %.1f s in a run, longer than [network] peer_timeout_s = %g s: it is gone; this worker stops",
+				 now - w->heard, limit);
+	return plb__fail(p, PLB_EIO, "the master (rank 0, process %d on this host) is gone; this worker stops",
+			 p->master_pid);
 }
 
 int plb__worker_serve(struct plb *p)
@@ -709,6 +767,7 @@ int plb__worker_serve(struct plb *p)
 			if (r == 0)
 				break;
 			moved++;
+			w->heard = plb__now();
 			r = handle(p, msg);
 			if (r < 0)
 				rc = r;
@@ -722,6 +781,8 @@ int plb__worker_serve(struct plb *p)
 		int d = rc ? 0 : drain(p);
 		if (d < 0)
 			rc = d;
+		if (!rc && !stop)
+			rc = master_alive(p, plb__now());
 		moved += d > 0 ? d : 0;
 		int sending = p->tp->ops->pending(p->tp);
 		if (moved || sending || w->outstanding)

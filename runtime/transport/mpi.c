@@ -40,6 +40,10 @@ struct mpi_transport {
 	MPI_Comm comm;
 	MPI_Request *req;
 	void **buf;
+	int *dst;               /* each pending send's rank */
+	void **gone;            /* buffers of sends to a forgotten rank: MPI may
+				 * still read them, so they are freed at the end */
+	int ngone;
 	int npend, cap;
 	int *idx;
 	MPI_Status *st;
@@ -82,6 +86,7 @@ static int progress(struct mpi_transport *m)
 	for (int i = 0; i < m->npend; i++) {
 		if (m->buf[i]) {
 			m->req[k] = m->req[i];
+			m->dst[k] = m->dst[i];
 			m->buf[k++] = m->buf[i];
 		}
 	}
@@ -104,7 +109,10 @@ static int grow(struct mpi_transport *m)
 	MPI_Status *s = realloc(m->st, (size_t)cap * sizeof *s);
 	if (s)
 		m->st = s;
-	if (!r || !b || !x || !s)
+	int *d = realloc(m->dst, (size_t)cap * sizeof *d);
+	if (d)
+		m->dst = d;
+	if (!r || !b || !x || !s || !d)
 		return PLB_ENOMEM;
 	m->cap = cap;
 	return 0;
@@ -130,6 +138,7 @@ static int mpi_send(struct plb__transport *t, int dst, void *buf)
 		plb__msg_free(buf);
 		return mpi_fail(t, __FILE__, __LINE__, "MPI_Isend", rc);
 	}
+	m->dst[m->npend] = dst;
 	m->buf[m->npend++] = buf;
 	return 0;
 }
@@ -200,13 +209,44 @@ static void mpi_destroy(struct plb__transport *t)
 		MPI_Request_free(&m->req[i]);
 		plb__msg_free(m->buf[i]);
 	}
-	MPI_Comm_free(&m->comm);
-	MPI_Finalize();
+	if (!t->no_finalize) {
+		MPI_Comm_free(&m->comm);
+		MPI_Finalize();
+	}
+	for (int i = 0; i < m->ngone; i++)
+		plb__msg_free(m->gone[i]);
+	free(m->gone);
+	free(m->dst);
 	free(m->req);
 	free(m->buf);
 	free(m->idx);
 	free(m->st);
 	free(m);
+}
+
+/* A send to a dead rank never completes: cancel what is queued for it and
+ * stop waiting for it; its buffers are kept to the end (MPI may still read
+ * them), or leaked if there is no room to keep them. */
+static void mpi_forget(struct plb__transport *t, int dst)
+{
+	struct mpi_transport *m = (struct mpi_transport *)t;
+	int k = 0;
+	for (int i = 0; i < m->npend; i++) {
+		if (m->dst[i] == dst) {
+			MPI_Cancel(&m->req[i]);
+			MPI_Request_free(&m->req[i]);
+			void **g = realloc(m->gone, (size_t)(m->ngone + 1) * sizeof *g);
+			if (g) {
+				m->gone = g;
+				m->gone[m->ngone++] = m->buf[i];
+			}
+			continue;
+		}
+		m->req[k] = m->req[i];
+		m->dst[k] = m->dst[i];
+		m->buf[k++] = m->buf[i];
+	}
+	m->npend = k;
 }
 
 static int mpi_pending(const struct plb__transport *t)
@@ -221,6 +261,7 @@ static const struct plb__transport_ops mpi_ops = {
 	.pending = mpi_pending,
 	.flush = mpi_flush,
 	.destroy = mpi_destroy,
+	.forget = mpi_forget,
 };
 
 int plb__transport_mpi_create(int *argc, char ***argv, struct plb__transport **out,

@@ -24,10 +24,13 @@ enum plb__msg_type {
 	PLB__MSG_DONE,          /* worker -> master: a finished block and its output */
 	PLB__MSG_LOST,          /* worker -> master: a PU died */
 	PLB__MSG_END,           /* master -> worker: the run is over */
-	PLB__MSG_SHUTDOWN,      /* master -> worker: stop */
+	PLB__MSG_SHUTDOWN,      /* master -> worker: stop (status: it was taken out;
+				 * arg 1: a rank is gone, end without MPI_Finalize) */
 	PLB__MSG_BYE,           /* worker -> master: its idle CPU figures, stopping */
 	PLB__MSG_ENDED,         /* worker -> master: every PU has left the run (an END
 				 * with arg 1 asks for it) */
+	PLB__MSG_ALIVE,         /* either way, in a run: the sender is alive (sent
+				 * when it has said nothing else for a while) */
 };
 
 /* 112 bytes; the payload follows at PLB__HDR_SIZE (16-byte aligned). */
@@ -109,8 +112,11 @@ struct plb__transport_ops {
 	int (*pending)(const struct plb__transport *t);
 	/* Waits until every queued send has left (at most timeout_s). */
 	PLB_WUR int (*flush)(struct plb__transport *t, double timeout_s);
-	/* Ends the transport (MPI_Finalize) and frees t. */
+	/* Ends the transport (MPI_Finalize, unless t->no_finalize) and frees t. */
 	void (*destroy)(struct plb__transport *t);
+	/* Rank dst is gone: drop what is still queued for it (a send to a dead
+	 * process never completes). NULL: nothing to do (one process). */
+	void (*forget)(struct plb__transport *t, int dst);
 	/* Sends wake the receiving end (the in-process pair): once fn is set
 	 * with set_waker, each message queued for this end calls fn(ctx), so
 	 * its idle loop may sleep long and still answer at once. Transports
@@ -124,6 +130,8 @@ struct plb__transport_ops {
 struct plb__transport {
 	const struct plb__transport_ops *ops;
 	int rank, size;
+	int no_finalize;        /* a peer is gone: end without MPI_Finalize, which
+				 * would wait for it (docs/MPI.md) */
 	char host[256];
 	char err[256];          /* the last error, with file:line and the library's text */
 };

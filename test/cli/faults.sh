@@ -1,0 +1,84 @@
+# Dead and frozen ranks under `mpirun --enable-recovery` (without it, mpirun
+# ends the whole job when a rank dies): a worker killed (kill -9) or
+# frozen (kill -STOP) in a run is taken out after [network] peer_timeout_s
+# of silence and the run ends with every unit done exactly once, the report
+# naming the rank; a frozen one that comes back stops by itself; a killed
+# master is noticed by its workers, in a run and between runs, and they
+# stop with a message. Nothing is left running.
+. "$(dirname "$0")/lib.bash"
+BUILD=${BUILD:-build}
+need_mpi
+cat >"$TMP/f.ini" <<'INI'
+[run]
+units = 1600000
+pipeline = 2
+[network]
+peer_timeout_s = 2
+[node a]
+emu = e e
+[node b]
+emu = e e
+[model e]
+class = gpu
+compute = poly 0.002 1e-5
+INI
+# rank_pid PID RANK: that MPI rank among PID's descendants
+rank_pid() {
+	local c
+	for c in $(pgrep -P "$1"); do
+		tr '\0' '\n' <"/proc/$c/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$2" && echo "$c"
+		rank_pid "$c" "$2"
+	done
+}
+# start [ARGS]: the job in the background (a 4 s run), $job its pid, and
+# the pids of ranks 0 and 2 once they are there
+start() {
+	timeout 90 mpirun --oversubscribe --bind-to none --enable-recovery -np 3 \
+		"$BUILD/plb-null" --config "$TMP/f.ini" "$@" >"$TMP/out" 2>"$TMP/err" &
+	job=$!
+	for _ in $(seq 50); do
+		r0=$(rank_pid $job 0) r2=$(rank_pid $job 2)
+		[ -n "$r0" ] && [ -n "$r2" ] && break
+		sleep 0.1
+	done
+	sleep 1.5       # into the run
+}
+# ends WHAT S: the job ends within S seconds, with no rank left
+ends() {
+	local t=0
+	while kill -0 $job 2>/dev/null && [ $t -lt $(($2 * 10)) ]; do sleep 0.1; t=$((t + 1)); done
+	check "$1: the job ends within $2 s (waited $((t / 10)) s)" eval '! kill -0 $job 2>/dev/null'
+	kill -9 $job 2>/dev/null
+	wait $job 2>/dev/null
+	check "$1: no rank left running" eval '! kill -0 $r0 2>/dev/null && ! kill -0 $r2 2>/dev/null'
+}
+run_ok() {      # run_ok WHAT: the master's report: every unit once, rank 2 lost
+	check "$1: every unit done once" grep -q "1600000 of 1600000 done, coverage ok" "$TMP/out"
+	check "$1: the report names the rank" grep -q "ranks lost     1: rank 2 on .* at [0-9.]* s" "$TMP/out"
+	check "$1: the log says why" grep -q "rank 2 (.*) has said nothing for [0-9.]* s, longer than \[network\] peer_timeout_s = 2 s: taken out of the run" "$TMP/err"
+}
+
+start
+kill -9 "$r2"
+ends "a worker killed" 30
+run_ok "a worker killed"
+
+start
+kill -STOP "$r2"
+for _ in $(seq 300); do kill -0 "$r0" 2>/dev/null || break; sleep 0.1; done
+check "a worker frozen: the master ends without it" eval '! kill -0 $r0 2>/dev/null'
+kill -CONT "$r2"
+ends "a worker frozen, then back" 15
+run_ok "a worker frozen"
+check "a worker frozen: back, it stops with a message" grep -q "\[2@.*worker: error: .*this worker stops" "$TMP/err"
+
+start
+kill -9 "$r0"
+ends "the master killed in a run" 15
+check "the master killed in a run: the workers say so" grep -q "the master (rank 0) has said nothing for [0-9.]* s in a run.*this worker stops" "$TMP/err"
+
+start --hold 10
+kill -9 "$r0"
+ends "the master killed between runs" 15
+check "the master killed between runs: the workers say so" grep -q "the master (rank 0, process $r0 on this host) is gone; this worker stops" "$TMP/err"
+finish
