@@ -133,12 +133,18 @@ $(DEPS_OK): scripts/install-deps.sh
 	$(Q)mkdir -p $(@D) && touch $@
 deps: $(DEPS_OK)
 
-$(BUILD)/%.o: %.c | $(DEPS_OK)
+# Objects built before this stamp (an older build directory, without
+# -fPIC, which libplb.so needs) are rebuilt once.
+PIC_STAMP := $(BUILD)/.objects-pic
+$(PIC_STAMP):
+	@mkdir -p $(@D) && touch $@
+
+$(BUILD)/%.o: %.c $(PIC_STAMP) | $(DEPS_OK)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
-$(BUILD)/%.cu.o: %.cu | $(DEPS_OK)
+$(BUILD)/%.cu.o: %.cu $(PIC_STAMP) | $(DEPS_OK)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  NVCC    $<")
 	$(Q)$(NVCC) $(NVCCFLAGS) -MMD -MF $(@:.o=.d) -c $< -o $@
