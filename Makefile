@@ -124,7 +124,7 @@ ALL_OBJ   := $(call obj,$(foreach l,$(LAYERS),$(call layer_src,$l)) \
              $(foreach k,$(KERNELS),$(call kern_src,$k)) $(wildcard apps/*/*.c) \
              $(TEST_SRC) $(BENCH_SRC))
 
-.PHONY: all install uninstall test demo bench bench-robust bench-iterations bench-cpu bench-bs bench-grn bench-kmeans bench-gpu clean deps layers coverage mutants
+.PHONY: all install uninstall test demo bench bench-robust bench-iterations bench-cpu bench-bs bench-grn bench-kmeans bench-gpu clean deps layers coverage mutants faults
 all: $(PLBSIM) $(APP_BINS) $(TESTS) $(BENCHES) $(LIBPLB_A) $(LIBPLB_SO)
 
 # Installs what is missing; re-checked when the script changes.
@@ -237,6 +237,11 @@ coverage:
 	$(Q)bash scripts/coverage.sh
 SEED  ?= 1
 COUNT ?= 60
+RUNS  ?= 100
+# Fault injection: plb-mm --verify under mpirun --enable-recovery, RUNS runs
+# each with a drawn fault (scripts/fault-runs.py; make test runs ten).
+faults: all
+	$(Q)python3 scripts/fault-runs.py --runs $(RUNS) --seed $(SEED) --build $(BUILD)
 mutants:
 	$(Q)python3 scripts/mutants.py --seed $(SEED) --count $(COUNT)
 

@@ -599,6 +599,8 @@ static int start_workers(struct run *r, const char *kernel)
 	size_t at = nlen + plb__pad16(spart);
 	size_t len = job->acc_bytes ? at + job->acc_bytes : nlen + spart;
 	for (int w = 0; w < p->npeer; w++) {
+		if (p->peer[w].rank < 0)
+			continue;       /* gone in an earlier run */
 		void *msg = plb__msg_alloc(PLB__MSG_START, len);
 		if (!msg)
 			return plb__fail(p, PLB_ENOMEM, "out of memory");
@@ -874,8 +876,12 @@ int plb_run(plb_t *p, const struct plb_job *job)
 	}
 	r.t0 = r.now = r.said = r.watched = plb__now();
 	r.cpu0 = plb__cpu_now();
-	for (int w = 0; w < p->npeer; w++)
+	for (int w = 0; w < p->npeer; w++) {
 		p->peer[w].heard = r.t0;
+		/* a rank gone in an earlier run has no PU in this one */
+		for (int k = 0; p->peer[w].rank < 0 && k < p->peer[w].npu && !rc; k++)
+			rc = lose(&r, p->peer[w].pu0 + k);
+	}
 	r.tty = !p->quiet && (p->progress || isatty(STDERR_FILENO));
 	for (int i = 0; i < r.npu && !rc; i++)
 		rc = poll_pu(&r, i);

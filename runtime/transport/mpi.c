@@ -1,7 +1,9 @@
 /* The MPI transport, and the only file that includes mpi.h. One message is
  * one MPI message of bytes (header and payload together) on a duplicate of
- * MPI_COMM_WORLD; receives use MPI_Improbe + MPI_Mrecv so a message of any
- * size is taken whole, and sends are MPI_Isend whose buffers are freed as
+ * MPI_COMM_WORLD; receives use MPI_Improbe + MPI_Imrecv so a message of any
+ * size is taken whole (never a blocking receive: one whose sender dies
+ * halfway must not hold the loop), and sends are MPI_Isend whose buffers
+ * are freed as
  * MPI_Testsome reports them done. Errors are returned (MPI_ERRORS_RETURN),
  * never fatal, and name file:line and MPI's own text. MPI_THREAD_FUNNELED:
  * only the thread that called MPI_Init makes MPI calls (the runtime's
@@ -41,9 +43,17 @@ struct mpi_transport {
 	MPI_Request *req;
 	void **buf;
 	int *dst;               /* each pending send's rank */
-	void **gone;            /* buffers of sends to a forgotten rank: MPI may
-				 * still read them, so they are freed at the end */
+	void **gone;            /* buffers of sends to, and receives from, a
+				 * forgotten rank: MPI may still use them, so
+				 * they are freed at the end */
 	int ngone;
+	/* Receives under way, in the order their messages were matched. A
+	 * message is taken with MPI_Imrecv, never a blocking receive: one
+	 * whose sender dies halfway never completes, and the loop must go on
+	 * (and notice the sender is gone). A source's messages are delivered
+	 * in order: only its oldest receive may be. */
+	struct incoming { MPI_Request req; void *buf; int src, count; } *in;
+	int nin, capin;
 	int npend, cap;
 	int *idx;
 	MPI_Status *st;
@@ -143,6 +153,37 @@ static int mpi_send(struct plb__transport *t, int dst, void *buf)
 	return 0;
 }
 
+/* The oldest finished receive whose source has none older under way:
+ * 1 with it taken out of m->in, 0 if none. */
+static int take_incoming(struct mpi_transport *m, void **out, int *src)
+{
+	for (int i = 0; i < m->nin; i++) {
+		struct incoming *x = &m->in[i];
+		int older = 0, done = 0;
+		for (int j = 0; j < i && !older; j++)
+			older = m->in[j].src == x->src;
+		if (older)
+			continue;
+		MPI_CHECK(&m->t, MPI_Test(&x->req, &done, MPI_STATUS_IGNORE));
+		if (!done)
+			continue;
+		void *buf = x->buf;
+		int from = x->src, count = x->count;
+		memmove(x, x + 1, (size_t)(m->nin - i - 1) * sizeof *x);
+		m->nin--;
+		if (count < PLB__HDR_SIZE || plb__msg_hdr(buf)->len != (uint64_t)count - PLB__HDR_SIZE) {
+			plb__msg_free(buf);
+			snprintf(m->t.err, sizeof m->t.err, "malformed message of %d bytes from rank %d",
+				 count, from);
+			return PLB_EIO;
+		}
+		*out = buf;
+		*src = from;
+		return 1;
+	}
+	return 0;
+}
+
 static int mpi_recv(struct plb__transport *t, void **out, int *src)
 {
 	struct mpi_transport *m = (struct mpi_transport *)t;
@@ -152,30 +193,39 @@ static int mpi_recv(struct plb__transport *t, void **out, int *src)
 
 	if ((rc = progress(m)))
 		return rc;
+	if ((rc = take_incoming(m, out, src)))
+		return rc;
 	MPI_CHECK(t, MPI_Improbe(MPI_ANY_SOURCE, TAG, m->comm, &flag, &msg, &st));
 	if (!flag)
 		return 0;
 	MPI_CHECK(t, MPI_Get_count(&st, MPI_BYTE, &count));
+	if (m->nin == m->capin) {
+		int cap = m->capin ? 2 * m->capin : 16;
+		struct incoming *n = realloc(m->in, (size_t)cap * sizeof *n);
+		if (!n) {
+			snprintf(t->err, sizeof t->err, "out of memory");
+			return PLB_ENOMEM;
+		}
+		m->in = n;
+		m->capin = cap;
+	}
 	/* the header is received over the one plb__msg_alloc wrote */
 	void *buf = plb__msg_alloc(0, count > PLB__HDR_SIZE ? (size_t)count - PLB__HDR_SIZE : 0);
 	if (!buf) {
 		snprintf(t->err, sizeof t->err, "out of memory for a message of %d bytes", count);
 		return PLB_ENOMEM;
 	}
-	rc = MPI_Mrecv(buf, count, MPI_BYTE, &msg, &st);
+	struct incoming *x = &m->in[m->nin];
+	rc = MPI_Imrecv(buf, count, MPI_BYTE, &msg, &x->req);
 	if (rc != MPI_SUCCESS) {
 		plb__msg_free(buf);
-		return mpi_fail(t, __FILE__, __LINE__, "MPI_Mrecv", rc);
+		return mpi_fail(t, __FILE__, __LINE__, "MPI_Imrecv", rc);
 	}
-	if (count < PLB__HDR_SIZE || plb__msg_hdr(buf)->len != (uint64_t)count - PLB__HDR_SIZE) {
-		plb__msg_free(buf);
-		snprintf(t->err, sizeof t->err, "malformed message of %d bytes from rank %d",
-			 count, st.MPI_SOURCE);
-		return PLB_EIO;
-	}
-	*out = buf;
-	*src = st.MPI_SOURCE;
-	return 1;
+	x->buf = buf;
+	x->src = st.MPI_SOURCE;
+	x->count = count;
+	m->nin++;
+	return take_incoming(m, out, src);
 }
 
 static int mpi_flush(struct plb__transport *t, double timeout_s)
@@ -216,6 +266,9 @@ static void mpi_destroy(struct plb__transport *t)
 	for (int i = 0; i < m->ngone; i++)
 		plb__msg_free(m->gone[i]);
 	free(m->gone);
+	for (int i = 0; i < m->nin; i++)
+		plb__msg_free(m->in[i].buf);    /* (complete or from a rank gone) */
+	free(m->in);
 	free(m->dst);
 	free(m->req);
 	free(m->buf);
@@ -247,6 +300,20 @@ static void mpi_forget(struct plb__transport *t, int dst)
 		m->buf[k++] = m->buf[i];
 	}
 	m->npend = k;
+	/* and what it was sending: it may never come whole */
+	k = 0;
+	for (int i = 0; i < m->nin; i++) {
+		if (m->in[i].src == dst) {
+			void **g = realloc(m->gone, (size_t)(m->ngone + 1) * sizeof *g);
+			if (g) {
+				m->gone = g;
+				m->gone[m->ngone++] = m->in[i].buf;
+			}
+			continue;
+		}
+		m->in[k++] = m->in[i];
+	}
+	m->nin = k;
 }
 
 static int mpi_pending(const struct plb__transport *t)

@@ -2,7 +2,7 @@
 # ends the whole job when a rank dies): a worker killed (kill -9) or
 # frozen (kill -STOP) in a run is taken out after [network] peer_timeout_s
 # of silence and the run ends with every unit done exactly once, the report
-# naming the rank; a frozen one that comes back stops by itself; a killed
+# naming the rank, and a later run goes on without it; a frozen one that comes back stops by itself; a killed
 # master is noticed by its workers, in a run and between runs, and they
 # stop with a message. Nothing is left running.
 . "$(dirname "$0")/lib.bash"
@@ -31,14 +31,14 @@ rank_pid() {
 	done
 }
 # start [ARGS]: the job in the background (a 4 s run), $job its pid, and
-# the pids of ranks 0 and 2 once they are there
+# the pids of ranks 0, 1 and 2 once they are there
 start() {
 	timeout 90 mpirun --oversubscribe --bind-to none --enable-recovery -np 3 \
 		"$BUILD/plb-null" --config "$TMP/f.ini" "$@" >"$TMP/out" 2>"$TMP/err" &
 	job=$!
 	for _ in $(seq 50); do
-		r0=$(rank_pid $job 0) r2=$(rank_pid $job 2)
-		[ -n "$r0" ] && [ -n "$r2" ] && break
+		r0=$(rank_pid $job 0) r1=$(rank_pid $job 1) r2=$(rank_pid $job 2)
+		[ -n "$r0" ] && [ -n "$r1" ] && [ -n "$r2" ] && break
 		sleep 0.1
 	done
 	sleep 1.5       # into the run
@@ -48,9 +48,11 @@ ends() {
 	local t=0
 	while kill -0 $job 2>/dev/null && [ $t -lt $(($2 * 10)) ]; do sleep 0.1; t=$((t + 1)); done
 	check "$1: the job ends within $2 s (waited $((t / 10)) s)" eval '! kill -0 $job 2>/dev/null'
+	pkill -9 -P $job 2>/dev/null        # mpirun, should it be there still
 	kill -9 $job 2>/dev/null
 	wait $job 2>/dev/null
-	check "$1: no rank left running" eval '! kill -0 $r0 2>/dev/null && ! kill -0 $r2 2>/dev/null'
+	check "$1: no rank left running" eval '! kill -0 $r0 2>/dev/null && ! kill -0 $r1 2>/dev/null && ! kill -0 $r2 2>/dev/null'
+	kill -9 $r0 $r1 $r2 2>/dev/null     # (a failed check leaves nothing behind)
 }
 run_ok() {      # run_ok WHAT: the master's report: every unit once, rank 2 lost
 	check "$1: every unit done once" grep -q "1600000 of 1600000 done, coverage ok" "$TMP/out"
@@ -58,10 +60,13 @@ run_ok() {      # run_ok WHAT: the master's report: every unit once, rank 2 lost
 	check "$1: the log says why" grep -q "rank 2 (.*) has said nothing for [0-9.]* s, longer than \[network\] peer_timeout_s = 2 s: taken out of the run" "$TMP/err"
 }
 
-start
+# two runs: the second goes on without the rank lost in the first
+start --runs 2
 kill -9 "$r2"
 ends "a worker killed" 30
-run_ok "a worker killed"
+check "a worker killed: the log says why" grep -q "rank 2 (.*) has said nothing for [0-9.]* s, longer than \[network\] peer_timeout_s = 2 s: taken out of the run" "$TMP/err"
+check "a worker killed: the second run done without it" grep -q "1600000 of 1600000 done, coverage ok" "$TMP/out"
+check "a worker killed: ... its PUs out of it" grep -q "PUs lost       2" "$TMP/out"
 
 start
 kill -STOP "$r2"
