@@ -124,7 +124,7 @@ ALL_OBJ   := $(call obj,$(foreach l,$(LAYERS),$(call layer_src,$l)) \
              $(foreach k,$(KERNELS),$(call kern_src,$k)) $(wildcard apps/*/*.c) \
              $(TEST_SRC) $(BENCH_SRC))
 
-.PHONY: all install uninstall test demo bench bench-robust bench-iterations bench-cpu bench-bs bench-grn bench-kmeans bench-gpu clean deps layers coverage mutants faults
+.PHONY: all install uninstall test demo bench bench-robust bench-iterations bench-cpu bench-bs bench-grn bench-kmeans bench-gpu clean deps layers coverage mutants faults fuzz
 all: $(PLBSIM) $(APP_BINS) $(TESTS) $(BENCHES) $(LIBPLB_A) $(LIBPLB_SO)
 
 # Installs what is missing; re-checked when the script changes.
@@ -238,6 +238,10 @@ coverage:
 SEED  ?= 1
 COUNT ?= 60
 RUNS  ?= 100
+FUZZ_S ?= 60
+# The config and scenario parser under libFuzzer (clang), FUZZ_S seconds.
+fuzz: $(DEPS_OK)
+	$(Q)BUILD=$(BUILD) bash scripts/fuzz.sh $(FUZZ_S)
 # Fault injection: plb-mm --verify under mpirun --enable-recovery, RUNS runs
 # each with a drawn fault (scripts/fault-runs.py; make test runs ten).
 faults: all

@@ -23,6 +23,7 @@ pkgs=(
   "libhwloc-dev    hdr:hwloc.h"                 # topology (runtime)
   "pkgconf         cmd:pkg-config"              # building apps against an installed plb
   "python3-matplotlib py:matplotlib"            # plb-plot: traces to PNG
+  "clang           cmd:clang"                   # libFuzzer for make fuzz (and a short run in make test)
 )
 if [ "${MPI:-1}" != 0 ]; then
   pkgs+=("libopenmpi-dev cmd:mpicc" "openmpi-bin cmd:mpirun")   # MPI transport (runtime)

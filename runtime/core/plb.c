@@ -93,11 +93,12 @@ static int read_file(const char *path, char **text, size_t *len, char *err, size
 			break;
 		cap *= 2;
 	}
-	int bad = ferror(f);
+	int bad = ferror(f), e = errno;
 	fclose(f);
 	if (bad) {
 		free(buf);
-		snprintf(err, errlen, "%s: cannot read", path);
+		snprintf(err, errlen, "%s: cannot read: %s; accepted: a readable file", path,
+			 strerror(e));
 		return PLB_EIO;
 	}
 	buf[n] = '\0';

@@ -145,4 +145,12 @@ emu = g
 [model g]
 class = gpu
 compute = poly 1e19"
+# a directory where the file should be: said so, by plbsim and by an app
+mkdir "$TMP/adir"
+out=$("$PLBSIM" "$TMP/adir" 2>&1); rc=$?
+check "a directory to plbsim: exit 1 (got $rc)" [ "$rc" -eq 1 ]
+check "a directory to plbsim: says so (got: $out)" grep -q "adir.*Is a directory" <<<"$out"
+out=$("${BUILD:-build}/plb-null" --config "$TMP/adir" 2>&1); rc=$?
+check "a directory to an app: fails (got $rc)" [ "$rc" -ne 0 ]
+check "a directory to an app: says so (got: $out)" grep -q "adir: cannot read: Is a directory" <<<"$out"
 finish
