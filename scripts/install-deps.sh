@@ -24,6 +24,7 @@ pkgs=(
   "pkgconf         cmd:pkg-config"              # building apps against an installed plb
   "python3-matplotlib py:matplotlib"            # plb-plot: traces to PNG
   "clang           cmd:clang"                   # libFuzzer for make fuzz (and a short run in make test)
+  "procps          cmd:pgrep"                   # the fault tests find each rank's process
 )
 if [ "${MPI:-1}" != 0 ]; then
   pkgs+=("libopenmpi-dev cmd:mpicc" "openmpi-bin cmd:mpirun")   # MPI transport (runtime)
