@@ -268,15 +268,17 @@ void plb__trace_models(struct plb__trace *t, const struct plb_balancer *b, int n
 		 * the largest */
 		lo = fmax(1, lo / 2);
 		hi = fmax(lo, 2 * hi);
+		double x[CURVE_POINTS];
 		fputs(",\"curve_units\":[", t->f);
 		for (int i = 0; i < CURVE_POINTS; i++) {
+			x[i] = round(lo * pow(hi / lo, i / (CURVE_POINTS - 1.0)));
 			fputs(i ? "," : "", t->f);
-			put_num(t->f, round(lo * pow(hi / lo, i / (CURVE_POINTS - 1.0))));
+			put_num(t->f, x[i]);
 		}
 		fputs("],\"curve_s\":[", t->f);
 		for (int i = 0; i < CURVE_POINTS; i++) {
 			fputs(i ? "," : "", t->f);
-			put_num(t->f, plb_balancer_predict(b, pu, round(lo * pow(hi / lo, i / (CURVE_POINTS - 1.0)))));
+			put_num(t->f, plb_balancer_predict(b, pu, x[i]));
 		}
 		fputs("]}}", t->f);
 	}

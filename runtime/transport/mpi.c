@@ -277,6 +277,17 @@ static void mpi_destroy(struct plb__transport *t)
 	free(m);
 }
 
+/* Keeps buf to the end (MPI may still use it), or leaks it if there is no
+ * room to keep it. */
+static void keep_gone(struct mpi_transport *m, void *buf)
+{
+	void **g = realloc(m->gone, (size_t)(m->ngone + 1) * sizeof *g);
+	if (g) {
+		m->gone = g;
+		m->gone[m->ngone++] = buf;
+	}
+}
+
 /* A send to a dead rank never completes: cancel what is queued for it and
  * stop waiting for it; its buffers are kept to the end (MPI may still read
  * them), or leaked if there is no room to keep them. */
@@ -288,11 +299,7 @@ static void mpi_forget(struct plb__transport *t, int dst)
 		if (m->dst[i] == dst) {
 			MPI_Cancel(&m->req[i]);
 			MPI_Request_free(&m->req[i]);
-			void **g = realloc(m->gone, (size_t)(m->ngone + 1) * sizeof *g);
-			if (g) {
-				m->gone = g;
-				m->gone[m->ngone++] = m->buf[i];
-			}
+			keep_gone(m, m->buf[i]);
 			continue;
 		}
 		m->req[k] = m->req[i];
@@ -304,11 +311,7 @@ static void mpi_forget(struct plb__transport *t, int dst)
 	k = 0;
 	for (int i = 0; i < m->nin; i++) {
 		if (m->in[i].src == dst) {
-			void **g = realloc(m->gone, (size_t)(m->ngone + 1) * sizeof *g);
-			if (g) {
-				m->gone = g;
-				m->gone[m->ngone++] = m->in[i].buf;
-			}
+			keep_gone(m, m->in[i].buf);
 			continue;
 		}
 		m->in[k++] = m->in[i];
