@@ -124,7 +124,7 @@ ALL_OBJ   := $(call obj,$(foreach l,$(LAYERS),$(call layer_src,$l)) \
              $(foreach k,$(KERNELS),$(call kern_src,$k)) $(wildcard apps/*/*.c) \
              $(TEST_SRC) $(BENCH_SRC))
 
-.PHONY: all install uninstall test demo bench bench-robust bench-iterations bench-cpu bench-bs bench-grn bench-kmeans bench-gpu clean deps layers coverage mutants faults fuzz
+.PHONY: all install uninstall test demo bench bench-robust bench-hosts bench-iterations bench-cpu bench-bs bench-grn bench-kmeans bench-gpu clean deps layers coverage mutants faults fuzz
 all: $(PLBSIM) $(APP_BINS) $(TESTS) $(BENCHES) $(LIBPLB_A) $(LIBPLB_SO)
 
 # Installs what is missing; re-checked when the script changes.
@@ -263,6 +263,11 @@ bench: all
 # drawn by scripts/gen-cluster.py (figures also in $(BUILD)/bench-robust.json).
 bench-robust: all
 	$(Q)PLBSIM=$(PLBSIM) python3 scripts/robust-bench.py --json $(BUILD)/bench-robust.json
+
+# 64 worker ranks, and four emulated hosts (network namespaces; root):
+# the runtime's ratio against plbsim's.
+bench-hosts: all
+	$(Q)BUILD=$(BUILD) bash bench/hosts.sh
 
 # An iterative job on the demo cluster: models kept between runs, or not.
 bench-iterations: all

@@ -40,3 +40,6 @@ for s in mm-5 grn-5 kmeans-5 adapt-4x interference; do
 done
 echo
 bash bench/runtime.sh
+echo
+echo "== many ranks and emulated hosts: the runtime against plbsim (bench/hosts.sh)"
+bash bench/hosts.sh

@@ -25,6 +25,7 @@ pkgs=(
   "python3-matplotlib py:matplotlib"            # plb-plot: traces to PNG
   "clang           cmd:clang"                   # libFuzzer for make fuzz (and a short run in make test)
   "procps          cmd:pgrep"                   # the fault tests find each rank's process
+  "iproute2        cmd:ip"                      # emulated hosts (network namespaces) for the multi-host test
 )
 if [ "${MPI:-1}" != 0 ]; then
   pkgs+=("libopenmpi-dev cmd:mpicc" "openmpi-bin cmd:mpirun")   # MPI transport (runtime)

@@ -12,7 +12,8 @@
 #  - TEST_STRICT_SKIPS=1 (CI sets it): a skip passes only when its reason
 #    names a part this build or node truly lacks: "no MPI in this build"
 #    (MPI=0), "no CUDA in this build" (HAVE_CUDA=0), "no GPU on this node"
-#    (nvidia-smi lists none). Any other skip, or one without a reason, fails.
+#    (nvidia-smi lists none), "no network namespaces on this node" (not
+#    root, or no iproute2). Any other skip, or one without a reason, fails.
 set -u
 BUILD=${BUILD:-build}
 PLBSIM=${PLBSIM:-$BUILD/plbsim}
@@ -28,6 +29,7 @@ lacks() {
 	"no MPI in this build"*) [ "${MPI:-1}" = 0 ] ;;
 	"no CUDA in this build"*) [ "${HAVE_CUDA:-0}" = 0 ] ;;
 	"no GPU on this node"*) ! nvidia-smi -L 2>/dev/null | grep -q '^GPU ' ;;
+	"no network namespaces on this node"*) ! bash scripts/netns-hosts.sh check ;;
 	*) return 1 ;;
 	esac
 }

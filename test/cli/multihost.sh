@@ -1,0 +1,124 @@
+# Four emulated hosts on this machine (scripts/netns-hosts.sh: network
+# namespaces on a bridge, real TCP between them, mpirun's rsh launcher):
+# a run over all four is right and its messages really cross the bridge;
+# a host cut off (its link down) or its Open MPI daemon killed in a run is
+# taken out, the run ends with every unit done once, the report names the
+# rank and the host, and every rank ends by itself. Open MPI 4.1's mpirun
+# itself waits for a daemon it lost after every rank has ended: the test
+# ends it, as the README tells users to. The namespaces go at the end,
+# with whatever still runs in them.
+. "$(dirname "$0")/lib.bash"
+BUILD=${BUILD:-build}
+need_mpi
+if ! bash scripts/netns-hosts.sh check; then
+	echo "no network namespaces on this node (needs root and iproute2): the multi-host tests do not run"
+	exit 77
+fi
+NS=scripts/netns-hosts.sh
+P=plb$$h
+H1=${P}1 H2=${P}2 H3=${P}3 H4=${P}4
+trap '$NS down $P; rm -rf "$TMP"' EXIT
+$NS up $P 4 || { echo "FAIL: netns-hosts.sh up"; exit 1; }
+export PLB_NETNS_PREFIX=$P
+printf '%s slots=2\n%s slots=1\n%s slots=1\n%s slots=1\n' $H1 $H2 $H3 $H4 >"$TMP/hosts"
+cat >"$TMP/c.ini" <<INI
+[run]
+units = 2400000
+pipeline = 2
+[network]
+peer_timeout_s = 2
+[node a]
+host = $H1
+emu = e e
+[node b]
+host = $H2
+emu = e
+[node c]
+host = $H3
+emu = e g
+[node d]
+host = $H4
+emu = g
+[model e]
+class = cpu
+compute = poly 0.002 2e-5
+[model g]
+class = gpu
+compute = poly 0.003 5e-6
+transfer = poly 1e-4 1e-8
+INI
+# start: the job from host 1 in the background (a 4 s run), $job its pid
+start() {        # (a subshell: a job killed at the end makes no noise)
+	(timeout 120 $NS exec $H1 mpirun --hostfile "$TMP/hosts" -np 5 --bind-to none \
+		--enable-recovery --mca plm_rsh_agent "$PWD/$NS rsh" --mca plm_rsh_no_tree_spawn 1 \
+		--mca oob_tcp_if_include 10.201.0.0/24 --mca btl_tcp_if_include 10.201.0.0/24 \
+		"$PWD/$BUILD/plb-null" --config "$TMP/c.ini" "$@" >"$TMP/out" 2>"$TMP/err"; echo $? >"$TMP/rc") &
+	job=$!
+}
+ranks_on() { # ranks_on HOST: the pids of plb-null in HOST's namespace
+	ip netns pids "$1" 2>/dev/null | while read -r p; do
+		[ "$(cat /proc/$p/comm 2>/dev/null)" = plb-null ] && echo "$p"
+	done
+}
+wait_ranks() { # wait_ranks: until every host runs its rank(s), then into the run
+	for _ in $(seq 100); do
+		[ -n "$(ranks_on $H4)" ] && [ -n "$(ranks_on $H3)" ] && [ -n "$(ranks_on $H2)" ] && break
+		sleep 0.1
+	done
+	sleep 1.5
+}
+no_rank_left() { # no_rank_left S: every rank on every host ends within S s
+	local t=0
+	while [ -n "$(ranks_on $H1)$(ranks_on $H2)$(ranks_on $H3)$(ranks_on $H4)" ] && [ $t -lt $(($1 * 10)) ]; do
+		sleep 0.1
+		t=$((t + 1))
+	done
+	[ -z "$(ranks_on $H1)$(ranks_on $H2)$(ranks_on $H3)$(ranks_on $H4)" ]
+}
+end_job() { # mpirun and its daemons, should they still be there
+	kill $job 2>/dev/null
+	for h in $H1 $H2 $H3 $H4; do ip netns pids $h 2>/dev/null | xargs -r kill -9 2>/dev/null; done
+	wait $job 2>/dev/null
+}
+bytes() { # bytes N: bytes through host N's port of the bridge so far
+	ip netns exec ${P}br cat /sys/class/net/b$1/statistics/rx_bytes
+}
+lost_ok() { # lost_ok WHAT RANK HOST
+	check "$1: every unit done once" grep -q "2400000 of 2400000 done, coverage ok" "$TMP/out"
+	check "$1: the report names rank and host" grep -q "ranks lost     1: rank $2 on $3 at [0-9.]* s" "$TMP/out"
+	check "$1: the log says why" grep -q "rank $2 ($3) has said nothing for [0-9.]* s, longer than \[network\] peer_timeout_s = 2 s" "$TMP/err"
+	check "$1: every rank ends by itself" no_rank_left 15
+}
+
+# all four hosts, nothing lost
+before=$(for i in 2 3 4; do bytes $i; done)
+start
+wait $job
+rc=$(cat "$TMP/rc")
+check "four hosts: exit 0 (got $rc)" [ $rc = 0 ]
+check "four hosts: every unit done once" grep -q "2400000 of 2400000 done, coverage ok" "$TMP/out"
+check "four hosts: no rank lost" eval '! grep -q "ranks lost" "$TMP/out"'
+check "four hosts: every PU did work" eval '[ $(grep -cE "^  [abcd]\.[eg]#[12] .* [1-9][0-9]*$" "$TMP/out") = 6 ]'
+i=2
+for b in $before; do    # the workers' messages went through the bridge
+	check "four hosts: host $i's link carried the run (bytes $b -> $(bytes $i))" [ $(($(bytes $i) - b)) -gt 5000 ]
+	i=$((i + 1))
+done
+
+# host 4 cut off in the run
+start
+wait_ranks
+$NS link $H4 down
+for _ in $(seq 200); do grep -q "coverage" "$TMP/out" && break; sleep 0.1; done
+lost_ok "host 4 cut off" 4 $H4
+end_job
+$NS link $H4 up
+
+# host 3's Open MPI daemon killed in the run (its rank goes with it)
+start
+wait_ranks
+for p in $(ip netns pids $H3); do [ "$(cat /proc/$p/comm)" = orted ] && kill -9 $p; done
+for _ in $(seq 200); do grep -q "coverage" "$TMP/out" && break; sleep 0.1; done
+lost_ok "host 3's daemon killed" 3 $H3
+end_job
+finish
