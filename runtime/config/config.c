@@ -78,6 +78,8 @@ static const struct key keys[] = {
 	 "milliseconds in [0, 1e9] until the master notices a dead PU"},
 	{S_NETWORK, "peer_timeout_s", K_NUM, 0, 0.05, 1e6, 10, NULL, CFG(peer_timeout_s),
 	 "seconds in [0.05, 1e6] of silence in a run after which the master takes a worker rank out (its blocks go to the others) and a worker stops (its master is gone); each side says it is alive every fifth of it"},
+	{S_NETWORK, "startup_timeout_s", K_NUM, 0, 1, 1e6, 120, NULL, CFG(startup_timeout_s),
+	 "seconds in [1, 1e6] the master waits at start for every worker rank to report its PUs (a node whose devices take long to open needs more); past it plb_init fails naming the silent ranks"},
 	{S_NODE, "host", K_TEXT, 0, 0, 0, 0, NULL, NODE(host),
 	 "a host name, or * for any"},
 #define X(ID, cls, key, value, accepts) {S_NODE, key, K_PUS, 0, 0, 0, 0, NULL, PLB__PU_##ID, accepts},

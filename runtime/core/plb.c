@@ -21,13 +21,20 @@
 #include "balancer/base/log.h"
 #include "runtime/core/rt.h"
 
-#define HANDSHAKE_S 120.0       /* a rank that says nothing for this long is gone */
+#define HANDSHAKE_S 120.0       /* before the config is read: [network] startup_timeout_s's default */
 
-/* Wait for the next message (any type) from anyone, for at most HANDSHAKE_S. */
-static int wait_msg(struct plb *p, void **msg, int *src, const char *what)
+/* The handshake's limit on silence: the config's, once there is one. */
+static double handshake_s(const struct plb *p)
+{
+	return p->have_cfg ? p->cfg.startup_timeout_s : HANDSHAKE_S;
+}
+
+/* Wait for the next message (any type) from anyone, for at most
+ * handshake_s(p) + extra_s. */
+static int wait_msg(struct plb *p, void **msg, int *src, const char *what, double extra_s)
 {
 	struct plb__backoff bo = {0};
-	double end = plb__now() + HANDSHAKE_S;
+	double limit = handshake_s(p) + extra_s, end = plb__now() + limit;
 	plb__backoff_reset(&bo);
 	for (;;) {
 		int got = p->tp->ops->recv(p->tp, msg, src);
@@ -36,7 +43,7 @@ static int wait_msg(struct plb *p, void **msg, int *src, const char *what)
 		if (got)
 			return 0;
 		if (plb__now() > end)
-			return plb__fail(p, PLB_EIO, "no %s within %.0f s", what, HANDSHAKE_S);
+			return plb__fail(p, PLB_EIO, "no %s within %.0f s", what, limit);
 		long us = plb__backoff_next(&bo, p->tp->ops->pending(p->tp));
 		if (us > 0)
 			nanosleep(&(struct timespec){0, us * 1000}, NULL);
@@ -138,6 +145,27 @@ static int trace_open(struct plb *p, const char *path)
 	return 0;
 }
 
+/* After a wait for every worker timed out: p->err names the ranks that
+ * said nothing (have[k]: rank k + 1 did) and the key that sets the limit. */
+static void name_silent(struct plb *p, const void *const *have, int nw)
+{
+	char list[160] = "";
+	size_t n = 0;
+	int count = 0;
+	for (int k = 0; k < nw; k++) {
+		if (have[k])
+			continue;
+		if (count++ < 8 && n < sizeof list)
+			n += (size_t)snprintf(list + n, sizeof list - n, "%s%d", n ? ", " : "", k + 1);
+	}
+	if (count > 8 && n < sizeof list)
+		snprintf(list + n, sizeof list - n, " and %d more", count - 8);
+	size_t e = strlen(p->err);
+	snprintf(p->err + e, sizeof p->err - e,
+		 ": silent: rank%s %s (dead, or still starting: [network] startup_timeout_s, %.0f s now, sets how long the master waits)",
+		 count > 1 ? "s" : "", list, handshake_s(p));
+}
+
 /* The master's side of the handshake. */
 static int master_init(struct plb *p, const struct plb_options *o)
 {
@@ -175,11 +203,14 @@ static int master_init(struct plb *p, const struct plb_options *o)
 		if ((rc = plb_params_assign(&p->cfg.params, o->set[i], msg, sizeof msg)))
 			rc = plb__fail(p, PLB_ECONFIG, "--set %s: %s", o->set[i], msg);
 	}
+	int fresh = !p->err[0];  /* a timeout below is the first error: name the ranks */
 	/* Always collect every HELLO0, so that each worker hears the outcome. */
 	for (int k = 0; k < nw; k++) {
 		void *msg;
-		int src, r = wait_msg(p, &msg, &src, "HELLO from every worker");
+		int src, r = wait_msg(p, &msg, &src, "HELLO from every worker", 0);
 		if (r) {
+			if (fresh)
+				name_silent(p, (const void *const *)hosts, nw);
 			rc = r;
 			goto out;       /* a rank is missing: nothing more to say to it */
 		}
@@ -224,8 +255,10 @@ static int master_init(struct plb *p, const struct plb_options *o)
 	}
 	for (int k = 0; k < nw; k++) {
 		void *msg;
-		int src, r = wait_msg(p, &msg, &src, "the workers' PU lists");
+		int src, r = wait_msg(p, &msg, &src, "the workers' PU lists", 0);
 		if (r) {
+			if (fresh)
+				name_silent(p, (const void *const *)hello, nw);
 			rc = r;
 			for (int j = 0; j < nw; j++)
 				plb__msg_free(hello[j]);
@@ -304,7 +337,7 @@ static int worker_init(struct plb *p)
 
 	if ((rc = send_simple(p, 0, PLB__MSG_HELLO0, 0, 0, 0, p->tp->host, strlen(p->tp->host))))
 		return rc;
-	if ((rc = wait_msg(p, &msg, &src, "the config from the master")))
+	if ((rc = wait_msg(p, &msg, &src, "the config from the master", 0)))
 		return rc;
 	struct plb__hdr *h = plb__msg_hdr(msg);
 	if (h->type != PLB__MSG_CONFIG || h->status) {
@@ -333,7 +366,9 @@ static int worker_init(struct plb *p)
 				 (size_t)npu * sizeof *desc);
 	free(desc);
 	int mine = rc;
-	if ((rc = wait_msg(p, &msg, &src, "the master's go")))
+	/* the master waits as long for the slowest worker: a little longer,
+	 * so that its error, which names the silent ranks, comes first */
+	if ((rc = wait_msg(p, &msg, &src, "the master's go", 5)))
 		return rc;
 	h = plb__msg_hdr(msg);
 	rc = h->type == PLB__MSG_CONFIG ? h->status : PLB_EIO;
@@ -475,7 +510,7 @@ int plb_finalize(plb_t *p)
 		while (live > 0 && !rc) {
 			void *msg;
 			int src;
-			if ((rc = wait_msg(p, &msg, &src, "the workers' goodbye")))
+			if ((rc = wait_msg(p, &msg, &src, "the workers' goodbye", 0)))
 				break;
 			struct plb__hdr *h = plb__msg_hdr(msg);
 			/* (a rank taken out in a run that came back says goodbye too) */
@@ -497,6 +532,9 @@ int plb_finalize(plb_t *p)
 		p->local = NULL;
 		plb_finalize(w);
 	}
+	/* a worker that failed after opening its PUs (its run loop closes
+	 * them otherwise): its PU threads stop before the transport goes */
+	plb__worker_close(p);
 	/* what is still queued for ranks taken out never leaves */
 	for (int k = 0; p->tp && p->tp->ops->forget && k < p->npeer; k++)
 		if (p->peer[k].gone_rank > 0)
@@ -508,8 +546,8 @@ int plb_finalize(plb_t *p)
 		if (p->tp->ops->wakes)
 			p->tp->ops->set_waker(p->tp, NULL, NULL);
 		p->tp->ops->destroy(p->tp);
+		p->tp = NULL;
 	}
-	plb__worker_close(p);
 	struct plb__msg_cache_stats cs;
 	plb__msg_cache_clear(&cs);
 	if (cs.hits + cs.misses)

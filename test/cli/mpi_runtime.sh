@@ -114,6 +114,10 @@ expect_error "too many cores" 2 "cores.ini:4: \[node a\] cpu = 4096: this node h
 expect_error "too few ranks" 2 "gets no worker rank.*mpirun -np 4" "$BUILD/plb-null" --config test/data/small.ini
 printf '[run]\nunits = 10\n[node a]\nhost = no-such-host\ncpu = 1\n' >"$TMP/host.ini"
 expect_error "unknown host" 2 "host.ini:4: \[node a\] host = no-such-host" "$BUILD/plb-mm" --config "$TMP/host.ini" --n 64
+# the master fails after the workers opened their PUs: they stop cleanly
+# (they crashed in plb_finalize, on the transport it had just freed)
+expect_error "unwritable trace" 4 "trace /nonexistent/dir/t.json: cannot write it" "$BUILD/plb-null" --config test/data/small.ini --trace /nonexistent/dir/t.json
+check "unwritable trace: no rank crashes on its way out" eval '! grep -qi "signal\|segmentation" "$TMP/out"'
 expect_error "bad policy" 3 "policy fastest: unknown policy; accepted: plb-hac" "$BUILD/plb-mm" --config "$TMP/mm.ini" --n 64 --policy fastest
 check "bad policy: said once" test "$(grep -c 'unknown policy' "$TMP/out")" -eq 1
 printf 'plb-models 1\npu a b c kernel=null in=0 out=0 cliff=inf samples=1 sig=\n1 nope 0\n' >"$TMP/bad.txt"
