@@ -129,6 +129,11 @@ static void test_interior_peak(void **state)
 	add(&c, "poly 1 0 0.96116878123798539", NULL);
 	near(plb__bound_lower(c.p, 1, 1e6, 0), 1e6 / 0.51, "T_lb, best block near the smallest");
 	clear(&c);
+	/* E(b) = 0.01 + 1e-6 b^2: the peak at b = 100 takes 0.02 s (5000
+	 * units/s), a block far shorter than a second, so T_lb = W / 5000 */
+	add(&c, "poly 0.01 0 1e-6", NULL);
+	near(plb__bound_lower(c.p, 1, 1e6, 0), 200.0, "T_lb, best block of 0.02 s");
+	clear(&c);
 }
 
 /* A domain smaller than one unit per PU still splits: W = 1 over two PUs of

@@ -569,6 +569,7 @@ static void test_one_pu(void **state)
 	assert_int_equal(plb__solve_slsqp(&e, 1, 7, &x, &o), 0);
 	assert_true(x == 7);
 	assert_true(o.T == 3 + c_eval(&k, 7));
+	assert_int_equal(o.iters, 0);   /* nothing to solve: SLSQP not run */
 }
 
 /* S = 0: every share is 0 and T is the earliest avail. */
