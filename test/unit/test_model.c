@@ -854,6 +854,13 @@ static void test_cliff_one_mild_fall(void **state)
 	assert_int_equal(plb__model_add(&m, 1000, 0.1, 0), 0);
 	assert_int_equal(plb__model_add(&m, 4000, 0.4 / 0.45, 0), 0);
 	assert_true(plb__model_cap(&m) == 1000 && m.x_fall == 4000);
+	plb__model_fini(&m);	/* a block no larger than the best one that runs slow is no cliff:
+	 * there is no larger size to stop below (noise, a neighbour) */
+	model_new(&m, 1e6, 8, 10);
+	assert_int_equal(plb__model_add(&m, 1000, 0.11, 0), 0);
+	assert_int_equal(plb__model_add(&m, 2000, 0.2, 0), 0);
+	assert_int_equal(plb__model_add(&m, 2000, 0.2 / 0.45, 0), 0);
+	assert_true(isinf(plb__model_cap(&m)) && isinf(m.x_fall));
 	plb__model_fini(&m);
 }
 
