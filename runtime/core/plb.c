@@ -43,7 +43,7 @@ static int wait_msg(struct plb *p, void **msg, int *src, const char *what, doubl
 		if (got)
 			return 0;
 		if (plb__now() > end)
-			return plb__fail(p, PLB_EIO, "no %s within %.0f s", what, limit);
+			return plb__fail(p, PLB_EIO, "waited %.0f s for %s", limit, what);
 		long us = plb__backoff_next(&bo, p->tp->ops->pending(p->tp));
 		if (us > 0)
 			nanosleep(&(struct timespec){0, us * 1000}, NULL);
@@ -207,7 +207,7 @@ static int master_init(struct plb *p, const struct plb_options *o)
 	/* Always collect every HELLO0, so that each worker hears the outcome. */
 	for (int k = 0; k < nw; k++) {
 		void *msg;
-		int src, r = wait_msg(p, &msg, &src, "HELLO from every worker", 0);
+		int src, r = wait_msg(p, &msg, &src, "every worker's HELLO", 0);
 		if (r) {
 			if (fresh)
 				name_silent(p, (const void *const *)hosts, nw);
