@@ -18,6 +18,8 @@ set -u
 BUILD=${BUILD:-build}
 PLBSIM=${PLBSIM:-$BUILD/plbsim}
 export PLBSIM BUILD
+# under make SANITIZE=thread: what is not plb's is suppressed (test/tsan.supp)
+export TSAN_OPTIONS="${TSAN_OPTIONS:+$TSAN_OPTIONS:}suppressions=$PWD/test/tsan.supp"
 TIMEOUT=${TEST_TIMEOUT:-300}
 CLI=${TEST_CLI:-test/cli}
 pass=0 fail=0 skip=0 failed=() programs=0
