@@ -11,10 +11,13 @@ fault drawn from (times from the end of plb_init: its trace file is there):
   stop     worker rank 2 stopped (kill -STOP) 0.3-2.5 s in, resumed 0.3-3 s
            later (shorter than the timeout: only late; longer: taken out)
   pu       an emulated PU dies at 0.3-2 s of the run (its model's fail time)
+  kernel   an emulated PU's kernel fails on its first or second block (its
+           model's fail_block): the block goes to another PU
   none     no fault
 A run passes when the job ends by itself within 60 s, plb-mm verifies C
 (Freivalds' test), every unit came back exactly once (coverage ok), and
-a worker killed, or stopped for longer than the timeout, was taken out.
+a worker killed, or stopped for longer than the timeout, was taken out
+(a PU whose kernel failed: that PU).
 Prints one line per run and the totals: runs verified, units lost or done
 twice (a coverage failure), runs hung, and the time from each kill or stop
 to the master's taking the rank out. Exit status 1 if any run failed.
@@ -38,6 +41,8 @@ def config(fault, rng):
     fail = ""
     if fault == "pu":
         fail = "fail = %.2f\n" % rng.uniform(0.3, 2.0)
+    elif fault == "kernel":
+        fail = "fail_block = %d\n" % rng.randint(1, 2)
     return ("[run]\nunits = 1\npipeline = 2\n[network]\npeer_timeout_s = %g\n"
             "[node a]\nemu = e f\n[node b]\nemu = e e\n"
             "[model e]\nclass = gpu\ncompute = poly 0.005 1.5e-2\n"
@@ -125,10 +130,11 @@ def one(i, fault, rng, build, tmp):
     taken = "ranks lost     1: rank 2" in text
     must_take = fault == "kill" or (fault == "stop" and hold > TIMEOUT * 1.2)
     may_take = fault == "stop"
-    ok = (not hung and verified and covered and job.returncode == 0 and
+    pu_out = fault != "kernel" or ("PUs lost       1" in text and "a.f#1 failed block" in log)
+    ok = (not hung and verified and covered and job.returncode == 0 and pu_out and
           (taken or not must_take) and (not taken or must_take or may_take))
     what = {"kill": "killed at %.1f s" % at, "stop": "stopped at %.1f s for %.1f s" % (at, hold),
-            "pu": "an emulated PU dies", "none": "no fault"}[fault]
+            "pu": "an emulated PU dies", "kernel": "a kernel fails", "none": "no fault"}[fault]
     print("run %2d: %-28s %s%s%s%s" % (
         i + 1, what, "ok" if ok else "FAILED",
         "" if verified else ", not verified", "" if covered else ", coverage FAILED",
@@ -149,7 +155,7 @@ def main():
     if a.runs < 1:
         ap.error("--runs %d: give 1 or more" % a.runs)
     rng = random.Random(a.seed)
-    faults = ["kill", "stop", "pu", "none"]
+    faults = ["kill", "stop", "pu", "kernel", "none"]
     res = []
     with tempfile.TemporaryDirectory(prefix="plb-faults-") as tmp:
         where = a.keep or tmp

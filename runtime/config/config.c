@@ -97,6 +97,8 @@ static const struct key keys[] = {
 	 "'T:F T:F ...', from T seconds on times are multiplied by F; T >= 0 strictly increasing, F > 0"},
 	{S_MODEL, "fail", K_NUM, 0, 0, DBL_MAX, INFINITY, NULL, MODEL(fail_t),
 	 "seconds >= 0, when the PU dies"},
+	{S_MODEL, "fail_block", K_INT, 0, 0, 1e9, 0, NULL, MODEL(fail_block),
+	 "an integer in [0, 1e9]: the PU's kernel fails on its K-th block of each run, which then goes to another PU and the PU is out of the run (fault injection; 0, the default: never)"},
 };
 #define NKEYS (int)(sizeof keys / sizeof keys[0])
 

@@ -38,6 +38,7 @@ struct plb__devmodel {
 	int nchange;
 	double *change_t, *change_f;    /* from change_t[i] on, times x change_f[i]; t increasing */
 	double fail_t;                  /* INFINITY: never fails */
+	int fail_block;                 /* K > 0: the K-th block of each run fails (its kernel); 0: never */
 	int used;                       /* referenced by some node's emu list */
 };
 

@@ -25,6 +25,7 @@ struct emu {
 	struct plb__rng rng;
 	double xfer_free, comp_free;    /* the stages are free from (run time) */
 	double busy_until;              /* the PU is busy until (run time) */
+	int blocks;                     /* blocks begun in this run */
 	int skip;                       /* the first CPUs it keeps off (emu_thread_start) */
 };
 
@@ -87,6 +88,7 @@ static void emu_begin(struct plb__dev *d)
 {
 	struct emu *e = d->state;
 	e->xfer_free = e->comp_free = e->busy_until = 0;
+	e->blocks = 0;
 	plb__rng_seed(&e->rng, d->run.seed, d->run.stream);
 }
 
@@ -122,6 +124,11 @@ static int emu_run(struct plb__dev *d, const struct plb_kernel_class *kc, void *
 		t->overran = late;
 	}
 	plb__sleep_until(t0 + ce);
+	if (++e->blocks == m->fail_block && !rc) {
+		plb__log(PLB__LOG_INFO, "emu", "%s: its block %d of the run fails, as its model's fail_block says",
+			 d->desc.name, e->blocks);
+		rc = PLB_EDEVICE;       /* fault injection */
+	}
 	t->xfer_s = xe - xs;
 	t->xfer_at = t0 + xs;
 	t->exec_s = ce - cs;

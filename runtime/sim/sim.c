@@ -23,6 +23,7 @@ struct ev {
 struct job {
 	struct plb_grant g;
 	double xs, xe, cs, ce;  /* transfer start/end, compute start/end */
+	int fails;              /* the model's fail_block: its kernel fails */
 };
 
 struct spu {
@@ -35,6 +36,7 @@ struct spu {
 	int used[PLB_MAX_GRANTS];
 	double busy, busy_until, last_finish, units;
 	long nblocks;
+	int begun;                      /* blocks begun (for the model's fail_block) */
 };
 
 struct sim {
@@ -239,6 +241,7 @@ static void on_grant_arrive(struct sim *s, const struct ev *e)
 	j->cs = fmax(j->xe, p->comp_free);
 	j->ce = plb__devmodel_finish(m, j->cs, F);
 	p->comp_free = j->ce;
+	j->fails = ++p->begun == m->fail_block;
 	double b0 = fmax(j->xs, p->busy_until), b1 = fmin(j->ce, m->fail_t);
 	if (b1 > b0) {
 		p->busy += b1 - b0;
@@ -251,10 +254,31 @@ static void on_grant_arrive(struct sim *s, const struct ev *e)
 	}
 }
 
+static void on_lost_noticed(struct sim *s, const struct ev *e);
+
 static void on_done_arrive(struct sim *s, const struct ev *e)
 {
 	struct spu *p = &s->pu[e->pu];
 	struct job *j = &p->jobs[e->slot];
+	if (p->dead) {
+		/* a pipelined block of a PU whose kernel failed: the master
+		 * took the PU out and ignores what it still sends */
+		p->used[e->slot] = 0;
+		p->nout--;
+		return;
+	}
+	if (j->fails) {
+		/* its kernel failed on this block (the model's fail_block): the
+		 * master hears it with the block and takes the PU out, as the
+		 * runtime does */
+		p->dead = 1;
+		p->used[e->slot] = 0;
+		p->nout--;
+		trace(s, e->t, e->pu, "fail", &j->g, 0, 0);
+		plb__trace_instant(s->o->trace, e->pu, e->t, "kernel failed", "the model's fail_block");
+		on_lost_noticed(s, e);
+		return;
+	}
 	master_begin(s, e->t);
 	struct plb_sample smp = {.grant_id = j->g.id, .exec_s = j->ce - j->cs,
 				 .xfer_s = j->xe - j->xs, .finish = s->now};

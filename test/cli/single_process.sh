@@ -105,4 +105,21 @@ check "too fast a model: the text report says so" sh -c "'$BUILD/plb-mm' --confi
 printf '[run]\nunits = 1\n[node a]\nemu = e\n[model e]\nclass = gpu\ncompute = poly 0.05 1e-3\n' >"$TMP/slow.ini"
 check "a slow model: runs" one "$BUILD/plb-mm" --config "$TMP/slow.ini" --n 100 --json
 check "a slow model: nothing overran" python3 -c "import json,sys; d=json.loads([l for l in open(sys.argv[1]) if l.startswith('{')][0]); sys.exit(d['overran'] != [0])" "$TMP/out"
+# [model] fail_block = 2: that PU's kernel fails on its second block of
+# each run; the block goes to another PU and the PU is out of the run, in
+# the runtime (plb-mm still verifies) and in plbsim alike
+printf '[run]\nunits = 1\npipeline = 2\n[node a]\nemu = e f\n[model e]\nclass = gpu\ncompute = poly 0.002 1e-6\n[model f]\nclass = gpu\ncompute = poly 0.002 1e-6\nfail_block = 2\n' >"$TMP/fb.ini"
+check "fail_block: plb-mm runs and verifies" one "$BUILD/plb-mm" --config "$TMP/fb.ini" --n 256 --verify
+check "fail_block: ... every unit once" grep -q "256 of 256 done, coverage ok" "$TMP/out"
+check "fail_block: ... the PU is out" grep -q "PUs lost       1" "$TMP/out"
+check "fail_block: ... the log names it" grep -q "PU a.f#1 failed block [0-9]*: device error" "$TMP/out"
+sed -i 's/^units = 1$/units = 100000/' "$TMP/fb.ini"
+for pol in plb-hac plb-hec hdss greedy; do
+	"$PLBSIM" "$TMP/fb.ini" --policy $pol >"$TMP/out" 2>&1
+	check "fail_block: plbsim $pol, every unit once" grep -q "100000 of 100000 done, coverage ok" "$TMP/out"
+	check "fail_block: plbsim $pol, the PU is out" grep -q "PUs lost       1" "$TMP/out"
+done
+printf '[run]\nunits = 10\n[node a]\nemu = e\n[model e]\nclass = gpu\ncompute = poly 1\nfail_block = 1.5\n' >"$TMP/fbx.ini"
+"$PLBSIM" "$TMP/fbx.ini" >"$TMP/out" 2>&1
+check "fail_block = 1.5: refused, naming file:line and key" grep -q "fbx.ini:8: .*fail_block = 1.5 is not an integer" "$TMP/out"
 finish
