@@ -31,6 +31,7 @@ struct spu {
 	struct plb__rng rng;
 	double xfer_free, comp_free;
 	int dead, noticed, finished, parked;
+	int kfailed;                    /* its kernel failed (the model's fail_block) */
 	int nout;                       /* grants the master has outstanding on it */
 	struct job jobs[PLB_MAX_GRANTS];
 	int used[PLB_MAX_GRANTS];
@@ -260,9 +261,10 @@ static void on_done_arrive(struct sim *s, const struct ev *e)
 {
 	struct spu *p = &s->pu[e->pu];
 	struct job *j = &p->jobs[e->slot];
-	if (p->dead) {
+	if (p->kfailed) {
 		/* a pipelined block of a PU whose kernel failed: the master
-		 * took the PU out and ignores what it still sends */
+		 * took the PU out and ignores what it still sends (a PU that
+		 * died by its fail time sent its last reports before) */
 		p->used[e->slot] = 0;
 		p->nout--;
 		return;
@@ -271,7 +273,7 @@ static void on_done_arrive(struct sim *s, const struct ev *e)
 		/* its kernel failed on this block (the model's fail_block): the
 		 * master hears it with the block and takes the PU out, as the
 		 * runtime does */
-		p->dead = 1;
+		p->dead = p->kfailed = 1;
 		p->used[e->slot] = 0;
 		p->nout--;
 		trace(s, e->t, e->pu, "fail", &j->g, 0, 0);
