@@ -81,9 +81,14 @@ on() {
 
 case ${1:-} in
 check)
+	# what up and exec need: a namespace, a veth pair in it, a hostname
 	command -v ip >/dev/null 2>&1 || exit 1
 	ip netns add "plbprobe$$" 2>/dev/null || exit 1
+	ok=0
+	ip -n "plbprobe$$" link add pa type veth peer name pb 2>/dev/null &&
+		ip netns exec "plbprobe$$" unshare --uts sh -c 'hostname plbprobe' 2>/dev/null && ok=1
 	ip netns del "plbprobe$$"
+	[ $ok = 1 ]
 	;;
 up) [ $# = 3 ] || die "usage: up PREFIX N"; up "$2" "$3" ;;
 down) [ $# = 2 ] || die "usage: down PREFIX"; down "$2" ;;
