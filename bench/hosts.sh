@@ -66,8 +66,5 @@ $NS up $P 4
 	models
 } >"$T/h4.ini"
 printf '%s1 slots=2\n%s2 slots=1\n%s3 slots=1\n%s4 slots=1\n' $P $P $P $P >"$T/hosts"
-export PLB_NETNS_PREFIX=$P
-compare "4 hosts" "$T/h4.ini" timeout 600 "$NS" exec ${P}1 mpirun --hostfile "$T/hosts" -np 5 \
-	--bind-to none --mca plm_rsh_agent "$NS rsh" --mca plm_rsh_no_tree_spawn 1 \
-	--mca oob_tcp_if_include 10.201.0.0/24 --mca btl_tcp_if_include 10.201.0.0/24 \
+compare "4 hosts" "$T/h4.ini" timeout 600 "$NS" mpirun ${P}1 --hostfile "$T/hosts" -np 5 \
 	"$PWD/$BUILD/plb-null"

@@ -14,15 +14,16 @@
 #   netns-hosts.sh link HOST up|down
 #                                  take HOST's cable out of the bridge, or
 #                                  put it back
-#   netns-hosts.sh rsh HOST CMD... mpirun's launcher (--mca plm_rsh_agent
-#                                  "netns-hosts.sh rsh"): CMD on HOST, a
-#                                  host of the set whose name is in
-#                                  $PLB_NETNS_PREFIX, nothing else
+#   netns-hosts.sh mpirun HOST ARGS...
+#                                  mpirun ARGS on HOST, launching on the
+#                                  other hosts of its set through rsh below
+#   netns-hosts.sh rsh HOST CMD... mpirun's launcher: CMD on HOST, a host
+#                                  of the set named by $PLB_NETNS_PREFIX,
+#                                  nothing else
 #
-# An mpirun that spans the hosts runs on one of them and needs:
-#   --mca plm_rsh_agent "$0 rsh" --mca plm_rsh_no_tree_spawn 1
-#   --mca oob_tcp_if_include 10.201.0.0/24 --mca btl_tcp_if_include 10.201.0.0/24
-#   --bind-to none (else every emulated host binds its ranks to core 0)
+# The mpirun mode adds what such a job needs: the rsh launcher (no tree
+# spawn), Open MPI's TCP traffic kept on the hosts' subnet, and
+# --bind-to none (else every emulated host binds its ranks to core 0).
 set -eu
 SUBNET=${PLB_NETNS_SUBNET:-10.201.0}
 die() { echo "netns-hosts.sh: $*" >&2; exit 2; }
@@ -98,6 +99,15 @@ link)
 	[[ $2 =~ ^([a-z][a-z0-9]*[a-z])([0-9]+)$ ]] || die "'$2' is not an emulated host"
 	ip -n "${BASH_REMATCH[1]}br" link set "b${BASH_REMATCH[2]}" "$3"
 	;;
+mpirun)
+	[ $# -ge 3 ] || die "usage: mpirun HOST ARGS..."
+	[[ $2 =~ ^([a-z][a-z0-9]*[a-z])([0-9]+)$ ]] || die "'$2' is not an emulated host"
+	h=$2; shift 2
+	export PLB_NETNS_PREFIX=${BASH_REMATCH[1]}
+	self=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
+	on "$h" mpirun --bind-to none --mca plm_rsh_agent "$self rsh" --mca plm_rsh_no_tree_spawn 1 \
+		--mca oob_tcp_if_include "$SUBNET.0/24" --mca btl_tcp_if_include "$SUBNET.0/24" "$@"
+	;;
 rsh)
 	# mpirun calls AGENT HOST "orted ...": refuse any host outside the set
 	[ $# -ge 3 ] || die "usage: rsh HOST CMD..."
@@ -106,5 +116,5 @@ rsh)
 	[[ $h =~ ^$p[0-9]+$ ]] || die "rsh: '$h' is not one of the emulated hosts $p*"
 	on "$h" sh -c "$*"
 	;;
-*) die "usage: up PREFIX N | down PREFIX | check | exec HOST CMD | link HOST up|down | rsh HOST CMD" ;;
+*) die "usage: up PREFIX N | down PREFIX | check | exec HOST CMD | link HOST up|down | mpirun HOST ARGS | rsh HOST CMD" ;;
 esac

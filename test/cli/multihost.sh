@@ -19,7 +19,6 @@ P=plb$$h
 H1=${P}1 H2=${P}2 H3=${P}3 H4=${P}4
 trap '$NS down $P; rm -rf "$TMP"' EXIT
 $NS up $P 4 || { echo "FAIL: netns-hosts.sh up"; exit 1; }
-export PLB_NETNS_PREFIX=$P
 printf '%s slots=2\n%s slots=1\n%s slots=1\n%s slots=1\n' $H1 $H2 $H3 $H4 >"$TMP/hosts"
 cat >"$TMP/c.ini" <<INI
 [run]
@@ -49,9 +48,7 @@ transfer = poly 1e-4 1e-8
 INI
 # start: the job from host 1 in the background (a 4 s run), $job its pid
 start() {        # (a subshell: a job killed at the end makes no noise)
-	(timeout 120 $NS exec $H1 mpirun --hostfile "$TMP/hosts" -np 5 --bind-to none \
-		--enable-recovery --mca plm_rsh_agent "$PWD/$NS rsh" --mca plm_rsh_no_tree_spawn 1 \
-		--mca oob_tcp_if_include 10.201.0.0/24 --mca btl_tcp_if_include 10.201.0.0/24 \
+	(timeout 120 $NS mpirun $H1 --hostfile "$TMP/hosts" -np 5 --enable-recovery \
 		"$PWD/$BUILD/plb-null" --config "$TMP/c.ini" "$@" >"$TMP/out" 2>"$TMP/err"; echo $? >"$TMP/rc") &
 	job=$!
 }
