@@ -925,10 +925,28 @@ static void test_placement_cut(void **state)
 	}
 }
 
+/* A warm start of one sample is kept (a PU that ran one block in an
+ * earlier process), none leaves the model empty, and what goes in comes
+ * back out of plb_balancer_model_get. */
+static void test_model_set_counts(void **state)
+{
+	(void)state;
+	plb_balancer_t *b;
+	assert_int_equal(plb_balancer_create(NULL, "plb-hac", 2, 100000, &b), 0);
+	struct plb_model_sample one = {2048, 0.25, 0.01}, got[4];
+	assert_int_equal(plb_balancer_model_set(b, 0, &one, 1, INFINITY), 0);
+	assert_int_equal(plb_balancer_model_set(b, 1, NULL, 0, INFINITY), 0);
+	assert_int_equal(plb_balancer_model_get(b, 0, got, 4, NULL), 1);
+	assert_true(got[0].units == 2048 && got[0].exec_s == 0.25 && got[0].xfer_s == 0.01);
+	assert_int_equal(plb_balancer_model_get(b, 1, got, 4, NULL), 0);
+	plb_balancer_destroy(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_coverage_all_policies),
+		cmocka_unit_test(test_model_set_counts),
 		cmocka_unit_test(test_coverage_with_failures),
 		cmocka_unit_test(test_coverage_with_placement),
 		cmocka_unit_test(test_placement),
