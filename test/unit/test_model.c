@@ -683,16 +683,20 @@ static void test_no_cliff_from_microsecond_blocks(void **state)
 	struct plb__model m;
 
 	(void)state;
-	for (int scale = 0; scale < 2; scale++) {
-		double k = scale ? 1000 : 1;    /* the second time: 1000x slower */
+	/* the third time as the second, each block's time half transfer: a
+	 * block's length is its compute and transfer together */
+	for (int scale = 0; scale < 3; scale++) {
+		double k = scale ? 1000 : 1;    /* then: 1000x slower */
+		double xf = scale == 2 ? 0.5 : 0;
 		model_new(&m, 2e6, 32, 0.3);
 		for (int i = 0; i < 5; i++) {
 			double per = u[i] < 1000 ? 30e-9 : 90e-9;
-			assert_int_equal(plb__model_add(&m, u[i], k * per * u[i], 0), 0);
+			assert_int_equal(plb__model_add(&m, u[i], (1 - xf) * k * per * u[i],
+							xf * k * per * u[i]), 0);
 		}
 		if (scale == 0 && !isinf(plb__model_cap(&m)))
 			fail_msg("blocks of 2-4 us capped the PU at %g units", plb__model_cap(&m));
-		if (scale == 1 && !(plb__model_cap(&m) == 128))
+		if (scale >= 1 && !(plb__model_cap(&m) == 128))
 			fail_msg("blocks of 2-4 ms 3x faster than large ones: cap %g, not 128",
 				 plb__model_cap(&m));
 		plb__model_fini(&m);
