@@ -240,6 +240,15 @@ static void test_params_and_names(void **state)
 		assert_true(p.initial_block == was);
 	}
 	assert_int_equal(plb_params_assign(&p, "no_such_key=1", err, sizeof err), PLB_ENOENT);
+	/* a key of 127 characters is looked up (and unknown); one of 128 is
+	 * refused as such, not cut to 127 and looked up */
+	char longkey[200];
+	memset(longkey, 'k', sizeof longkey);
+	strcpy(longkey + 127, "=1");
+	assert_int_equal(plb_params_assign(&p, longkey, err, sizeof err), PLB_ENOENT);
+	longkey[127] = 'k';
+	strcpy(longkey + 128, "=1");
+	assert_int_equal(plb_params_assign(&p, longkey, err, sizeof err), PLB_EINVAL);
 
 	char all[256], small[8];
 	plb_policy_names(all, sizeof all, ",");
@@ -522,6 +531,8 @@ static void test_hdss_small_domain(void **state)
 /* One lockstep round of PLB-HeC over n like PUs: each gets a block of x
  * units, which takes (1 ms + x / 1e6 s) * factor[i], and all report;
  * returns the kind of PU 0's block. */
+static double hec_xfer;  /* the share of each block's time spent in transfer */
+
 static enum plb_grant_kind hec_round(plb_balancer_t *b, int n, double *now,
 				     const double *factor)
 {
@@ -533,7 +544,7 @@ static enum plb_grant_kind hec_round(plb_balancer_t *b, int n, double *now,
 	for (int i = 0; i < n; i++) {
 		double t = (1e-3 + (double)g[i].units / 1e6) * factor[i];
 		*now = fmax(*now, t0 + t);
-		struct plb_sample s = {g[i].id, t, 0, t0 + t};
+		struct plb_sample s = {g[i].id, t * (1 - hec_xfer), t * hec_xfer, t0 + t};
 		assert_int_equal(plb_balancer_done(b, i, &s), 0);
 	}
 	return g[0].kind;
@@ -580,6 +591,13 @@ static void test_hec_training_rounds(void **state)
 		fail_msg("times off by 10%%, R^2 >= 0.7: %ld training blocks, expected 6", n);
 	if ((n = hec_training_blocks(0.9999, mild)) != 2 * 8)
 		fail_msg("times off by 10%%, R^2 >= 0.9999: %ld training blocks, expected 16", n);
+	/* exact times of which a quarter is transfer: the fit explains a
+	 * block's whole time, compute and transfer together */
+	hec_xfer = 0.25;
+	n = hec_training_blocks(0.7, exact);
+	hec_xfer = 0;
+	if (n != 2 * 3)
+		fail_msg("exact times, a quarter transfer: %ld training blocks, expected 6", n);
 }
 
 /* R^2 needs three samples: a PU whose blocks take no measurable time

@@ -737,6 +737,20 @@ static void test_fast_gives_up_or_solves(void **state)
 }
 
 /* Bad input is PLB_EINVAL; a decreasing curve is PLB_ESOLVE (fast path). */
+/* A block time that is finite at 0 units but not at S (past x = 0.5). */
+static double inf_past_half(const void *ctx, double x)
+{
+	(void)ctx;
+	return x > 0.5 ? INFINITY : x;
+}
+
+static double deriv_one(const void *ctx, double x)
+{
+	(void)ctx;
+	(void)x;
+	return 1;
+}
+
 static void test_bad_input(void **state)
 {
 	struct curve k[2] = { { .a = 1, .W = 1 }, { .a = 2, .W = 1 } };
@@ -763,6 +777,13 @@ static void test_bad_input(void **state)
 		e[1].avail = -1;
 		assert_int_equal(solve[s](e, 2, 1, x, &o), PLB_EINVAL);
 	}
+	/* not finite at S: the fast solver refuses it, the first curve alone
+	 * as every one */
+	struct plb__efun inf[2] = {{inf_past_half, deriv_one, NULL, 0}, {inf_past_half, deriv_one, NULL, 0}};
+	assert_int_equal(plb__solve_fast(inf, 2, 1, x, &o), PLB_ESOLVE);
+	bind(e, k, 2, NULL);
+	e[0] = inf[0];
+	assert_int_equal(plb__solve_fast(e, 2, 1, x, &o), PLB_ESOLVE);
 	k[1].a = -1;
 	bind(e, k, 2, NULL);
 	assert_int_equal(plb__solve_fast(e, 2, 1, x, &o), PLB_ESOLVE);
