@@ -957,6 +957,18 @@ static void test_model_set_counts(void **state)
 	assert_int_equal(plb_balancer_model_get(b, 0, got, 4, NULL), 1);
 	assert_true(got[0].units == 2048 && got[0].exec_s == 0.25 && got[0].xfer_s == 0.01);
 	assert_int_equal(plb_balancer_model_get(b, 1, got, 4, NULL), 0);
+	/* no model yet: no prediction; with four exact samples of a line,
+	 * the line's time */
+	assert_true(isnan(plb_balancer_predict(b, 1, 1000)));
+	struct plb_model_sample four[4];
+	for (int k = 0; k < 4; k++)
+		four[k] = (struct plb_model_sample){1000.0 * (1 << k), 0.01 + 1e-5 * 1000.0 * (1 << k), 0};
+	plb_balancer_destroy(b);
+	assert_int_equal(plb_balancer_create(NULL, "plb-hac", 2, 100000, &b), 0);
+	assert_int_equal(plb_balancer_model_set(b, 1, four, 4, INFINITY), 0);
+	double t = plb_balancer_predict(b, 1, 3000);
+	if (!(fabs(t - 0.04) < 1e-6))
+		fail_msg("a line's time at 3000 units: predicted %g s, not 0.04 s", t);
 	plb_balancer_destroy(b);
 }
 
