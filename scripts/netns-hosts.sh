@@ -30,6 +30,11 @@ die() { echo "netns-hosts.sh: $*" >&2; exit 2; }
 valid() {       # a prefix: letters and digits, short enough for an interface
 	[[ $1 =~ ^[a-z][a-z0-9]{0,8}[a-z]$ ]] || die "'$1' is not a prefix (2-10 lower-case letters and digits, a letter first and last)"
 }
+# split HOST: its set's prefix in $hp, its number in $hn
+split() {
+	[[ $1 =~ ^([a-z][a-z0-9]*[a-z])([0-9]+)$ ]] || die "'$1' is not an emulated host"
+	hp=${BASH_REMATCH[1]} hn=${BASH_REMATCH[2]}
+}
 hosts_of() { ip netns list | sed -n "s/^\($1[0-9][0-9]*\)\b.*/\1/p" | sort -V; }
 
 up() {
@@ -96,14 +101,14 @@ down) [ $# = 2 ] || die "usage: down PREFIX"; down "$2" ;;
 exec) [ $# -ge 3 ] || die "usage: exec HOST CMD..."; h=$2; shift 2; on "$h" "$@" ;;
 link)
 	[ $# = 3 ] || die "usage: link HOST up|down"
-	[[ $2 =~ ^([a-z][a-z0-9]*[a-z])([0-9]+)$ ]] || die "'$2' is not an emulated host"
-	ip -n "${BASH_REMATCH[1]}br" link set "b${BASH_REMATCH[2]}" "$3"
+	split "$2"
+	ip -n "${hp}br" link set "b$hn" "$3"
 	;;
 mpirun)
 	[ $# -ge 3 ] || die "usage: mpirun HOST ARGS..."
-	[[ $2 =~ ^([a-z][a-z0-9]*[a-z])([0-9]+)$ ]] || die "'$2' is not an emulated host"
+	split "$2"
 	h=$2; shift 2
-	export PLB_NETNS_PREFIX=${BASH_REMATCH[1]}
+	export PLB_NETNS_PREFIX=$hp
 	self=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
 	on "$h" mpirun --bind-to none --mca plm_rsh_agent "$self rsh" --mca plm_rsh_no_tree_spawn 1 \
 		--mca oob_tcp_if_include "$SUBNET.0/24" --mca btl_tcp_if_include "$SUBNET.0/24" "$@"

@@ -64,13 +64,14 @@ wait_ranks() { # wait_ranks: until every host runs its rank(s), then into the ru
 	done
 	sleep 1.5
 }
+all_ranks() { for h in $H1 $H2 $H3 $H4; do ranks_on $h; done; }
 no_rank_left() { # no_rank_left S: every rank on every host ends within S s
 	local t=0
-	while [ -n "$(ranks_on $H1)$(ranks_on $H2)$(ranks_on $H3)$(ranks_on $H4)" ] && [ $t -lt $(($1 * 10)) ]; do
+	while [ -n "$(all_ranks)" ] && [ $t -lt $(($1 * 10)) ]; do
 		sleep 0.1
 		t=$((t + 1))
 	done
-	[ -z "$(ranks_on $H1)$(ranks_on $H2)$(ranks_on $H3)$(ranks_on $H4)" ]
+	[ -z "$(all_ranks)" ]
 }
 end_job() { # mpirun and its daemons, should they still be there
 	kill $job 2>/dev/null
