@@ -311,6 +311,9 @@ static int master_init(struct plb *p, const struct plb_options *o)
 		first_err = trace_open(p, o->trace);
 	rc = first_err;
 	announce(p, rc);
+	if (!rc && !p->single)
+		plb__log(PLB__LOG_INFO, "master", "%d worker rank%s joined with %d PUs (%s, policy %s)",
+			 nw, nw > 1 ? "s" : "", p->npu, p->cfg.path, p->policy);
 	/* the go, with the master's host and process id: a worker on the same
 	 * host can tell that the master is gone between runs */
 	for (int k = 0; k < nw; k++) {

@@ -31,14 +31,18 @@ rank_pid() {
 	done
 }
 # start [ARGS]: the job in the background (a 4 s run), $job its pid, and
-# the pids of ranks 0, 1 and 2 once they are there
+# the pids of ranks 0, 1 and 2 once they are there; returns 1.5 s after
+# the master said that every worker joined (PLB_LOG=info), i.e. in the
+# run (or in --hold): a rank stopped or killed in MPI_Init holds up
+# every rank there, which is Open MPI's to time out, not plb's (under
+# ThreadSanitizer MPI_Init takes seconds)
 start() {
-	timeout 90 mpirun --oversubscribe --bind-to none --enable-recovery -np 3 \
+	PLB_LOG=info timeout 90 mpirun --oversubscribe --bind-to none --enable-recovery -np 3 -x PLB_LOG \
 		"$BUILD/plb-null" --config "$TMP/f.ini" "$@" >"$TMP/out" 2>"$TMP/err" &
 	job=$!
-	for _ in $(seq 50); do
+	for _ in $(seq 600); do
 		r0=$(rank_pid $job 0) r1=$(rank_pid $job 1) r2=$(rank_pid $job 2)
-		[ -n "$r0" ] && [ -n "$r1" ] && [ -n "$r2" ] && break
+		[ -n "$r0" ] && [ -n "$r1" ] && [ -n "$r2" ] && grep -q "worker ranks joined" "$TMP/err" && break
 		sleep 0.1
 	done
 	sleep 1.5       # into the run

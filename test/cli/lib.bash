@@ -37,18 +37,23 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_mca_base_component_disable_dlclose=1
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}fast_unwind_on_malloc=0"
 export LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$PWD/test/lsan-openmpi.supp:print_suppressions=0:fast_unwind_on_malloc=0"
+# Under a sanitizer (make SANITIZE=... test) every rank runs several times
+# slower, and MPI_Init of 65 ThreadSanitizer ranks alone takes a minute
+# here: the limits below are longer by this factor.
+SLOW=1
+[ -n "${SANITIZE:-}" ] && SLOW=4
 mpi_run() {     # mpi_run NP PROGRAM ARGS...: under mpirun and a timeout
 	# stdout, then stderr, in $TMP/out: mpirun forwards the two streams
 	# in chunks of 1 KiB, so merged as they come a stderr line can land
 	# inside a long JSON line of stdout
 	local np=$1 rc; shift
-	timeout 120 mpirun --oversubscribe --bind-to none -np "$np" "$@" >"$TMP/out" 2>"$TMP/out.err"
+	timeout $((120 * SLOW)) mpirun --oversubscribe --bind-to none -np "$np" "$@" >"$TMP/out" 2>"$TMP/out.err"
 	rc=$?
 	cat "$TMP/out.err" >>"$TMP/out"
 	return $rc
 }
 one_run() {     # one_run PROGRAM ARGS...: in one process, under a timeout
-	timeout 120 "$@" >"$TMP/out" 2>&1
+	timeout $((120 * SLOW)) "$@" >"$TMP/out" 2>&1
 }
 json_get() {    # json_get KEY: from the (last) JSON line of $TMP/out
 	grep '^{' "$TMP/out" | tail -1 | python3 -c "import json,sys; print(json.loads(sys.stdin.read())['$1'])"

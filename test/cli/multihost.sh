@@ -48,8 +48,8 @@ transfer = poly 1e-4 1e-8
 INI
 # start: the job from host 1 in the background (a 4 s run), $job its pid
 start() {        # (a subshell: a job killed at the end makes no noise)
-	(timeout 120 $NS mpirun $H1 --hostfile "$TMP/hosts" -np 5 --enable-recovery \
-		"$PWD/$BUILD/plb-null" --config "$TMP/c.ini" "$@" >"$TMP/out" 2>"$TMP/err"; echo $? >"$TMP/rc") &
+	(PLB_LOG=info timeout $((120 * SLOW)) $NS mpirun $H1 --hostfile "$TMP/hosts" -np 5 --enable-recovery -x PLB_LOG \
+		"$(cd "$BUILD" && pwd)/plb-null" --config "$TMP/c.ini" "$@" >"$TMP/out" 2>"$TMP/err"; echo $? >"$TMP/rc") &
 	job=$!
 }
 ranks_on() { # ranks_on HOST: the pids of plb-null in HOST's namespace
@@ -57,9 +57,12 @@ ranks_on() { # ranks_on HOST: the pids of plb-null in HOST's namespace
 		[ "$(cat /proc/$p/comm 2>/dev/null)" = plb-null ] && echo "$p"
 	done
 }
-wait_ranks() { # wait_ranks: until every host runs its rank(s), then into the run
-	for _ in $(seq 100); do
-		[ -n "$(ranks_on $H4)" ] && [ -n "$(ranks_on $H3)" ] && [ -n "$(ranks_on $H2)" ] && break
+wait_ranks() { # wait_ranks: until every host runs its rank(s) and the
+	# master said that all joined (past MPI_Init: a daemon or link lost in
+	# there holds every rank up, Open MPI's to time out), then into the run
+	for _ in $(seq 600); do
+		[ -n "$(ranks_on $H4)" ] && [ -n "$(ranks_on $H3)" ] && [ -n "$(ranks_on $H2)" ] &&
+			grep -q "worker ranks joined" "$TMP/err" && break
 		sleep 0.1
 	done
 	sleep 1.5
