@@ -3,7 +3,8 @@
  * x = units / W. The subset is chosen by leave-one-out error (PRESS) with a
  * price per term, among curves that are positive and increasing from half
  * the smallest sampled block up to W and do not grow beyond the samples
- * faster than within them, since the solver extrapolates up to W.
+ * faster than within them, nor flatter than half their secant, since the
+ * solver extrapolates up to W.
  * Evaluating allocates nothing and costs one exp and one log at most. */
 #include <float.h>
 #include <math.h>
