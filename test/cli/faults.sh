@@ -42,7 +42,7 @@ start() {
 	job=$!
 	for _ in $(seq 600); do
 		r0=$(rank_pid $job 0) r1=$(rank_pid $job 1) r2=$(rank_pid $job 2)
-		[ -n "$r0" ] && [ -n "$r1" ] && [ -n "$r2" ] && grep -q "worker ranks joined" "$TMP/err" && break
+		[ -n "$r0" ] && [ -n "$r1" ] && [ -n "$r2" ] && joined "$TMP/err" && break
 		sleep 0.1
 	done
 	sleep 1.5       # into the run

@@ -55,6 +55,10 @@ mpi_run() {     # mpi_run NP PROGRAM ARGS...: under mpirun and a timeout
 one_run() {     # one_run PROGRAM ARGS...: in one process, under a timeout
 	timeout $((120 * SLOW)) "$@" >"$TMP/out" 2>&1
 }
+joined() {      # joined FILE: the master's stderr there (PLB_LOG=info) says
+	# every worker rank is past MPI_Init and the handshake
+	grep -q "worker ranks joined" "$1"
+}
 json_get() {    # json_get KEY: from the (last) JSON line of $TMP/out
 	grep '^{' "$TMP/out" | tail -1 | python3 -c "import json,sys; print(json.loads(sys.stdin.read())['$1'])"
 }

@@ -62,7 +62,7 @@ wait_ranks() { # wait_ranks: until every host runs its rank(s) and the
 	# there holds every rank up, Open MPI's to time out), then into the run
 	for _ in $(seq 600); do
 		[ -n "$(ranks_on $H4)" ] && [ -n "$(ranks_on $H3)" ] && [ -n "$(ranks_on $H2)" ] &&
-			grep -q "worker ranks joined" "$TMP/err" && break
+			joined "$TMP/err" && break
 		sleep 0.1
 	done
 	sleep 1.5
