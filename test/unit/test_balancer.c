@@ -13,6 +13,7 @@
 
 #include "balancer/balancer.h"
 #include "balancer/internal.h"      /* the free list, for test_pool_merges */
+#include "balancer/ranges.h"
 #include "test_util.h"
 
 struct drv_pu {
@@ -693,18 +694,30 @@ static void test_pool_merges_at_capacity(void **state)
 /* A grant that takes a whole free range out of a full free list (as many
  * ranges as it has room for): the ranges after it move down, and nothing
  * is read past the list (AddressSanitizer builds check that). */
-static void test_pool_take_whole_range_at_capacity(void **state)
+/* 16 PUs of greedy100 each granted a block of [0, 1600) of W units; then
+ * PUs 0, 2, 4, ... lost (free ranges that do not touch) until the free
+ * list holds `nfree` ranges. Returns the balancer; *k: PUs lost. */
+static plb_balancer_t *every_other_lost(uint64_t W, int nfree, int *k)
 {
-	(void)state;
-	plb_balancer_t *b = greedy100(16, 1600);
+	plb_balancer_t *b = greedy100(16, W);
 	struct plb_grant g;
 	for (int i = 0; i < 16; i++)
 		assert_int_equal(plb_balancer_next(b, i, 0, &g), PLB_NEXT_GRANT);
-	int cap = b->capfree, k = 0;
-	/* every other PU lost: ranges that do not touch, until the list is full */
-	for (int pu = 0; pu < 16 && b->nfree < cap; pu += 2, k++)
+	*k = 0;
+	for (int pu = 0; pu < 16 && b->nfree < nfree; pu += 2, ++*k)
 		assert_int_equal(plb_balancer_lost(b, pu, 1), 0);
-	assert_int_equal(b->nfree, cap);        /* the case */
+	assert_int_equal(b->nfree, nfree);      /* the case */
+	return b;
+}
+
+static void test_pool_take_whole_range_at_capacity(void **state)
+{
+	(void)state;
+	int k;
+	plb_balancer_t *b = every_other_lost(1600, 8, &k);
+	struct plb_grant g;
+	int cap = b->capfree;
+	assert_int_equal(cap, 8);
 	check_free_list(b, 100 * (uint64_t)k, "full");
 	assert_int_equal(plb_balancer_next(b, 1, 0, &g), PLB_NEXT_GRANT);
 	assert_int_equal(g.offset, 0);
@@ -943,6 +956,124 @@ static void test_placement_cut(void **state)
 	}
 }
 
+/* Placement takes a free unit that a PU's node holds even when it is the
+ * only one (a held stretch of one unit): PU 0's node holds [500, 501), so
+ * its grant starts there and runs on past it (no model: no cut). */
+static void test_placement_one_unit(void **state)
+{
+	(void)state;
+	plb_balancer_t *b = greedy100(2, 1000);
+	assert_int_equal(plb_balancer_group(b, 0, 0), 0);
+	assert_int_equal(plb_balancer_hold(b, 0, 500, 1), 0);
+	struct plb_grant g;
+	assert_int_equal(plb_balancer_next(b, 0, 0, &g), PLB_NEXT_GRANT);
+	assert_int_equal(g.offset, 500);
+	assert_int_equal(g.units, 100);
+	check_free_list(b, 900, "one held unit");
+	plb_balancer_destroy(b);
+}
+
+/* A grant placed inside a free range (its node holds units there) splits
+ * the range in two while the free list has room for exactly one more:
+ * the ranges after it move up by one, and nothing is written past the
+ * list (AddressSanitizer builds check that). 16 PUs hold [0, 1600); the
+ * pool is [1600, 1900); six lost PUs fill the list to its capacity less
+ * one; PU 1's node holds [1650, 1850), so its grant of 100 starts at 1650
+ * and leaves [1600, 1650) and [1750, 1900) free. */
+static void test_pool_split_at_capacity(void **state)
+{
+	(void)state;
+	int k, nf = 7;
+	plb_balancer_t *b = every_other_lost(1900, nf, &k);
+	struct plb_grant g;
+	int cap = b->capfree;
+	assert_int_equal(cap, nf + 1);
+	uint64_t pool = b->pool;
+	check_free_list(b, pool, "before the split");
+	assert_int_equal(plb_balancer_group(b, 1, 1), 0);
+	assert_int_equal(plb_balancer_hold(b, 1, 1650, 200), 0);
+	assert_int_equal(plb_balancer_next(b, 1, 0, &g), PLB_NEXT_GRANT);
+	assert_int_equal(g.offset, 1650);
+	assert_int_equal(g.units, 100);
+	assert_int_equal(b->nfree, cap);
+	check_free_list(b, pool - 100, "split");
+	assert_int_equal(b->free[nf - 1].off, 1600);
+	assert_int_equal(b->free[nf - 1].len, 50);
+	assert_int_equal(b->free[nf].off, 1750);
+	assert_int_equal(b->free[nf].len, 150);
+	plb_balancer_destroy(b);
+}
+
+/* The sets of units that placement and resident input keep
+ * (balancer/ranges.c) against a bitmap: random ranges added, overlapping,
+ * touching and inside what is there; after each, the set is sorted,
+ * disjoint and never touching, holds exactly the bitmap's units, and
+ * plb__ranges_find and plb__ranges_gaps agree with the bitmap. */
+static void test_ranges_against_bitmap(void **state)
+{
+	(void)state;
+	enum { N = 400 };
+	unsigned char in[N];
+	struct plb__ranges s = {0};
+	rng_state = 7;
+	for (int round = 0; round < 20; round++) {
+		memset(in, 0, sizeof in);
+		plb__ranges_clear(&s);
+		for (int k = 0; k < 30; k++) {
+			uint64_t off = (uint64_t)(urand() * N), len = 1 + (uint64_t)(urand() * 24);
+			if (off + len > N)
+				len = N - off;
+			assert_int_equal(plb__ranges_add(&s, off, len), 0);
+			memset(in + off, 1, (size_t)len);
+			/* the set against the bitmap */
+			uint64_t units = 0;
+			int runs = 0;
+			for (int u = 0; u < N; u++) {
+				units += in[u];
+				runs += in[u] && (u == 0 || !in[u - 1]);
+			}
+			assert_int_equal(s.units, units);
+			assert_int_equal(s.n, runs);
+			for (int r = 0; r < s.n; r++) {
+				assert_true(s.r[r].len > 0);
+				assert_true(s.r[r].off + s.r[r].len <= N);
+				if (r > 0)
+					assert_true(s.r[r - 1].off + s.r[r - 1].len < s.r[r].off);
+				for (uint64_t u = s.r[r].off; u < s.r[r].off + s.r[r].len; u++)
+					assert_int_equal(in[u], 1);
+			}
+			/* find: the first range that ends after off */
+			uint64_t q = (uint64_t)(urand() * N);
+			int f = plb__ranges_find(&s, q);
+			assert_true(f == s.n || s.r[f].off + s.r[f].len > q);
+			assert_true(f == 0 || s.r[f - 1].off + s.r[f - 1].len <= q);
+			/* gaps of a random window: the bitmap's holes there */
+			uint64_t wo = (uint64_t)(urand() * N), wl = (uint64_t)(urand() * (double)(N - wo));
+			struct plb__range gap[N];
+			uint64_t lack = 0, want = 0;
+			int ng = plb__ranges_gaps(&s, wo, wl, gap, N, &lack), wantn = 0;
+			for (uint64_t u = wo; u < wo + wl; u++) {
+				want += !in[u];
+				wantn += !in[u] && (u == wo || in[u - 1]);
+			}
+			assert_int_equal(lack, want);
+			assert_int_equal(ng, wantn);
+			for (int r = 0; r < ng; r++)
+				for (uint64_t u = gap[r].off; u < gap[r].off + gap[r].len; u++) {
+					assert_true(u >= wo && u < wo + wl);
+					assert_int_equal(in[u], 0);
+				}
+			/* counting only, without room for the parts */
+			uint64_t lack2 = 0;
+			assert_int_equal(plb__ranges_gaps(&s, wo, wl, NULL, 0, &lack2), ng);
+			assert_int_equal(lack2, want);
+		}
+	}
+	plb__ranges_free(&s);
+	assert_null(s.r);
+	assert_int_equal(s.n, 0);
+}
+
 /* A warm start of one sample is kept (a PU that ran one block in an
  * earlier process), none leaves the model empty, and what goes in comes
  * back out of plb_balancer_model_get. */
@@ -960,6 +1091,15 @@ static void test_model_set_counts(void **state)
 	/* no model yet: no prediction; with four exact samples of a line,
 	 * the line's time */
 	assert_true(isnan(plb_balancer_predict(b, 1, 1000)));
+	/* units that are no block size: no prediction */
+	assert_true(isnan(plb_balancer_predict(b, 0, INFINITY)));
+	assert_true(isnan(plb_balancer_predict(b, 0, NAN)));
+	assert_true(isnan(plb_balancer_predict(b, 0, -1)));
+	assert_true(isfinite(plb_balancer_predict(b, 0, 0)));
+	/* no such PU */
+	assert_true(isnan(plb_balancer_predict(b, 2, 1000)));
+	assert_true(isnan(plb_balancer_predict(b, -1, 1000)));
+	assert_true(isnan(plb_balancer_predict(NULL, 0, 1000)));
 	struct plb_model_sample four[4];
 	for (int k = 0; k < 4; k++)
 		four[k] = (struct plb_model_sample){1000.0 * (1 << k), 0.01 + 1e-5 * 1000.0 * (1 << k), 0};
@@ -995,6 +1135,9 @@ int main(void)
 		cmocka_unit_test(test_pool_merges),
 		cmocka_unit_test(test_pool_merges_at_capacity),
 		cmocka_unit_test(test_pool_take_whole_range_at_capacity),
+		cmocka_unit_test(test_pool_split_at_capacity),
+		cmocka_unit_test(test_placement_one_unit),
+		cmocka_unit_test(test_ranges_against_bitmap),
 		cmocka_unit_test(test_busy_for_and_others_busy),
 		cmocka_unit_test(test_hdss_small_domain),
 		cmocka_unit_test(test_done_out_of_order),

@@ -103,8 +103,11 @@ static void test_failure(void **state)
 	/* one block each: the first must end by 2 s (200 units), the other
 	 * takes the remaining 300 */
 	near(plb__bound_eq(c.p, 2, 500), 3.0, "T_eq, a PU that fails at 2 s");
-	c.m[1].fail_t = 0;
+	/* a PU dead from the start gives nothing, not even one unit: at
+	 * 100/s the other does W = 2 alone */
 	c.m[0].fail_t = 0;
+	near(plb__bound_lower(c.p, 2, 2, 0), 0.02, "a PU dead from the start, W 2");
+	c.m[1].fail_t = 0;
 	if (!isinf(plb__bound_lower(c.p, 2, 500, 0)))
 		fail_msg("every PU failed at 0 s: the bound must be INFINITY");
 	clear(&c);

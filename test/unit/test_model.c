@@ -157,6 +157,78 @@ static void test_fit_affine(void **state)
 	assert_true(relerr(plb__curve_eval(&c, 1 << 20), t_affine(1 << 20)) < 0.02);
 }
 
+/* A sample of weight 0 is allowed and counts for nothing: six exact
+ * samples of 0.002 + 3e-6 x and a seventh far off it, weighted 0, give
+ * the line; weighted 1, the seventh moves the fit. */
+static void test_fit_zero_weight(void **state)
+{
+	struct plb__curve c;
+	double u[7], t[7], w[7];
+
+	(void)state;
+	for (int i = 0; i < 6; i++) {
+		u[i] = 1024.0 * (1 << (2 * i));
+		t[i] = t_affine(u[i]);
+		w[i] = 1;
+	}
+	u[6] = 3000;
+	t[6] = 10 * t_affine(u[6]);
+	w[6] = 0;
+	assert_int_equal(plb__curve_fit(&c, 1 << 22, u, t, w, 7, 3), 0);
+	for (int i = 0; i < 6; i++)
+		if (!(relerr(plb__curve_eval(&c, u[i]), t[i]) < 1e-4))
+			fail_msg("weight 0 on an outlier: E(%g) = %g, the line %g", u[i],
+				 plb__curve_eval(&c, u[i]), t[i]);
+	w[6] = 1;
+	assert_int_equal(plb__curve_fit(&c, 1 << 22, u, t, w, 7, 3), 0);
+	assert_true(relerr(plb__curve_eval(&c, 3000), t_affine(3000)) > 0.01);
+}
+
+/* The unit of time does not choose the curve: the same noisy samples in
+ * seconds, milliseconds or kiloseconds (weighted 1/t^2, as the model
+ * weighs them, or not at all) give the same basis functions and the same
+ * curve, scaled. Every part of the selection score is a ratio of times
+ * (the leave-one-out error to the data, the spread at W to F(W)). */
+static void test_fit_time_unit_invariant(void **state)
+{
+	static const truth_fn f[] = {t_affine, t_square, t_gpu, t_xlnx};
+	static const double scale[] = {1e-3, 1e3};
+	double u[10], t[10], w[10], ts[10], ws[10];
+
+	(void)state;
+	for (size_t k = 0; k < sizeof f / sizeof f[0]; k++)
+		for (uint64_t seed = 1; seed <= 5; seed++)
+			for (int weighted = 0; weighted <= 1; weighted++) {
+				rng_seed(seed);
+				logspace(u, 10, 1e3, 1e5);
+				for (int i = 0; i < 10; i++) {
+					t[i] = f[k](u[i]) * (1 + 0.05 * rng_normal());
+					w[i] = 1 / (t[i] * t[i]);
+				}
+				struct plb__curve c0, c1;
+				assert_int_equal(plb__curve_fit(&c0, 1e7, u, t, weighted ? w : NULL,
+								10, 3), 0);
+				for (size_t j = 0; j < 2; j++) {
+					for (int i = 0; i < 10; i++) {
+						ts[i] = t[i] * scale[j];
+						ws[i] = 1 / (ts[i] * ts[i]);
+					}
+					assert_int_equal(plb__curve_fit(&c1, 1e7, u, ts,
+									weighted ? ws : NULL, 10, 3), 0);
+					if (c1.mask != c0.mask)
+						fail_msg("truth %zu seed %d weighted %d: times x %g chose basis %#x, not %#x",
+							 k, (int)seed, weighted, scale[j], c1.mask, c0.mask);
+					for (double x = 1e3; x <= 1e7; x *= 10)
+						if (!(relerr(plb__curve_eval(&c1, x),
+							     scale[j] * plb__curve_eval(&c0, x)) < 1e-9))
+							fail_msg("truth %zu seed %d: times x %g: F(%g) = %g, not %g",
+								 k, (int)seed, scale[j], x,
+								 plb__curve_eval(&c1, x),
+								 scale[j] * plb__curve_eval(&c0, x));
+				}
+			}
+}
+
 /* a x + b x ln x is recovered almost exactly (it is in the basis). */
 static void test_fit_xlnx(void **state)
 {
@@ -701,6 +773,20 @@ static void test_cliff_cap(void **state)
 	assert_true(plb__model_cap(&m) == 8000);
 	plb__model_fini(&m);
 
+	/* the slow block first (a warm start, or the window's oldest): the
+	 * same cliff, capped at the largest block that kept the best rate */
+	static const double v[] = {16000, 1000, 2000, 4000};
+	model_new(&m, 1e6, 32, 0.3);
+	for (int i = 0; i < 4; i++) {
+		double t = 0.001 + 1e-4 * v[i] + (v[i] > 1e4 ? 3e-4 * (v[i] - 1e4) : 0);
+		assert_int_equal(plb__model_add(&m, v[i], t, 0), 0);
+	}
+	assert_int_equal(m.changes, 0);
+	if (!(plb__model_cap(&m) == 4000))
+		fail_msg("the slow 16000-unit block first: cap %g, expected 4000",
+			 plb__model_cap(&m));
+	plb__model_fini(&m);
+
 	/* throughput that only rises (a fixed cost): no cap */
 	model_new(&m, 1e6, 32, 0.3);
 	for (int i = 0; i < 5; i++)
@@ -892,6 +978,18 @@ static void test_cliff_one_mild_fall(void **state)
 		}
 		plb__model_fini(&m);
 	}
+	/* the mild one first, in a window it fills: counted once, still no
+	 * fall */
+	model_new(&m, 1e6, 4, 10);
+	assert_int_equal(plb__model_add(&m, 8000, 0.8 / 0.7, 0), 0);
+	assert_int_equal(plb__model_add(&m, 1000, 0.1, 0), 0);
+	assert_int_equal(plb__model_add(&m, 2000, 0.2, 0), 0);
+	assert_int_equal(plb__model_add(&m, 4000, 0.4, 0), 0);
+	assert_int_equal(m.n, m.cap);
+	if (!(plb__model_cap(&m) == 8000 && isinf(m.x_fall)))
+		fail_msg("one mild slow block, the oldest of a full window: cap %g, fall %g; expected 8000 and none",
+			 plb__model_cap(&m), m.x_fall);
+	plb__model_fini(&m);
 	model_new(&m, 1e6, 8, 10);
 	assert_int_equal(plb__model_add(&m, 1000, 0.1, 0), 0);
 	assert_int_equal(plb__model_add(&m, 4000, 0.4 / 0.45, 0), 0);
@@ -954,9 +1052,12 @@ static void test_bad_samples(void **state)
 
 	struct plb__curve c;
 	double u[] = {1, 2}, t[] = {1, 2}, w[] = {1, -1}, z[] = {0, 0};
+	double wn[] = {1, -0.5}, wi[] = {1, INFINITY};     /* they still sum above 0 */
 	double ub[] = {1, 0}, tb[] = {1, -2};
 	assert_int_equal(plb__curve_fit(&c, 10, u, t, w, 2, 3), PLB_EINVAL);
 	assert_int_equal(plb__curve_fit(&c, 10, u, t, z, 2, 3), PLB_EINVAL);
+	assert_int_equal(plb__curve_fit(&c, 10, u, t, wn, 2, 3), PLB_EINVAL);
+	assert_int_equal(plb__curve_fit(&c, 10, u, t, wi, 2, 3), PLB_EINVAL);
 	assert_int_equal(plb__curve_fit(&c, 10, ub, t, NULL, 2, 3), PLB_EINVAL);
 	assert_int_equal(plb__curve_fit(&c, 10, u, tb, NULL, 2, 3), PLB_EINVAL);
 	assert_int_equal(plb__curve_fit(&c, 0, u, t, NULL, 2, 3), PLB_EINVAL);
@@ -972,6 +1073,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fit_affine),
+		cmocka_unit_test(test_fit_zero_weight),
+		cmocka_unit_test(test_fit_time_unit_invariant),
 		cmocka_unit_test(test_fit_xlnx),
 		cmocka_unit_test(test_fit_gpu_table),
 		cmocka_unit_test(test_fit_square),
