@@ -103,13 +103,12 @@ static inline int app_worker(plb_t *p, int init_rc)
 	return init_rc || frc ? 1 : 0;
 }
 
-/* The master's end: finalizes, and the exit status: 3 when the app's
- * check failed (rc 3), 1 on any other error, else 0. */
-static inline int app_end(plb_t *p, const struct app_args *a, int rc)
+/* The master's end: finalizes (plb_finalize logs what fails there: p is
+ * gone after it), and the exit status: 3 when the app's check failed
+ * (rc 3), 1 on any other error, else 0. */
+static inline int app_end(plb_t *p, int rc)
 {
 	int frc = plb_finalize(p);
-	if (frc && !rc)
-		fprintf(stderr, "%s: %s\n", a->name, plb_errmsg(p));
 	return rc == 3 ? 3 : rc || frc ? 1 : 0;
 }
 

@@ -243,8 +243,9 @@ PLB_API double plb_ratio(const plb_t *p);
 PLB_API PLB_WUR int plb_result(const plb_t *p, struct plb_result *r);
 /* Master: PU pu's figures in the last run (0 <= pu < plb_result's npu). */
 PLB_API PLB_WUR int plb_pu_result(const plb_t *p, int pu, struct plb_pu_result *r);
-/* Stops the workers (from the master), ends the transport, frees p. Returns
- * 0 or the first error any rank met. p may be NULL. */
+/* Stops the workers (from the master), ends the transport, writes the
+ * models file, frees p. Returns 0 or the first error it met; each error is
+ * logged (plb_errmsg cannot be asked after it: p is freed). p may be NULL. */
 PLB_API int plb_finalize(plb_t *p);
 /* The last error's message ("" if none). */
 PLB_API const char *plb_errmsg(const plb_t *p);

@@ -215,5 +215,5 @@ int main(int argc, char **argv)
 out:
 	free(in);
 	free(out);
-	return app_end(p, &a, rc);
+	return app_end(p, rc);
 }

@@ -348,5 +348,5 @@ out:
 	free(lev);
 	free(sh);
 	free(best);
-	return app_end(p, &a, rc);
+	return app_end(p, rc);
 }

@@ -340,5 +340,5 @@ out:
 	free(lab);
 	free(acc);
 	free(sh);
-	return app_end(p, &a, rc);
+	return app_end(p, rc);
 }

@@ -230,5 +230,5 @@ out:
 	free(sh);
 	free(B);
 	free(C);
-	return app_end(p, &a, rc);
+	return app_end(p, rc);
 }

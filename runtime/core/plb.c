@@ -493,11 +493,22 @@ int plb_serve(plb_t *p)
 	return rc;
 }
 
+/* plb_finalize's errors: no caller can ask for them (p is freed), so each
+ * is logged as it comes, once. */
+static int fin_report(struct plb *p, int rc)
+{
+	if (rc && p->err[0])
+		plb__log(PLB__LOG_ERROR, "plb", "plb_finalize: %s", p->err);
+	p->err[0] = 0;
+	return rc;
+}
+
 int plb_finalize(plb_t *p)
 {
 	int rc = 0;
 	if (!p)
 		return 0;
+	p->err[0] = 0;          /* what failed before was returned by its call */
 	if (p->tp && p->master && !p->failed) {
 		/* Stop every worker, then wait for its goodbye. */
 		int live = 0;
@@ -525,13 +536,14 @@ int plb_finalize(plb_t *p)
 			}
 			plb__msg_free(msg);
 		}
+		fin_report(p, rc);
 	}
 	if (p->local) {
 		struct plb *w = p->local;
 		if (p->local_started)
 			pthread_join(p->local_th, NULL);
 		if (w->local_rc && !rc && !p->failed)
-			rc = plb__fail(p, w->local_rc, "the worker stopped: %s", w->err);
+			rc = fin_report(p, plb__fail(p, w->local_rc, "the worker stopped: %s", w->err));
 		p->local = NULL;
 		plb_finalize(w);
 	}
@@ -545,7 +557,7 @@ int plb_finalize(plb_t *p)
 	if (p->tp) {
 		int r = p->tp->ops->flush(p->tp, 30);
 		if (r && !rc)
-			rc = plb__fail(p, r, "%s", p->tp->err);
+			rc = fin_report(p, plb__fail(p, r, "%s", p->tp->err));
 		if (p->tp->ops->wakes)
 			p->tp->ops->set_waker(p->tp, NULL, NULL);
 		p->tp->ops->destroy(p->tp);
@@ -567,7 +579,7 @@ int plb_finalize(plb_t *p)
 	}
 	plb__run_result_free(p->last, p->npu);
 	if (p->master && p->models_path && !p->failed && p->nkept) {
-		int r = plb__kept_save(p, p->models_path);
+		int r = fin_report(p, plb__kept_save(p, p->models_path));
 		rc = rc ? rc : r;
 	}
 	plb__kept_free(p);
