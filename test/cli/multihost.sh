@@ -17,12 +17,15 @@ fi
 NS=scripts/netns-hosts.sh
 P=plb$$h
 H1=${P}1 H2=${P}2 H3=${P}3 H4=${P}4
+# a 4 s run (emulated time), SLOW times as long under a sanitizer: the
+# faults below must land in the run, and every rank there starts slower
+W=$((2400000 * SLOW))
 trap '$NS down $P; rm -rf "$TMP"' EXIT
 $NS up $P 4 || { echo "FAIL: netns-hosts.sh up"; exit 1; }
 printf '%s slots=2\n%s slots=1\n%s slots=1\n%s slots=1\n' $H1 $H2 $H3 $H4 >"$TMP/hosts"
 cat >"$TMP/c.ini" <<INI
 [run]
-units = 2400000
+units = $W
 pipeline = 2
 [network]
 peer_timeout_s = 2
@@ -46,7 +49,8 @@ class = gpu
 compute = poly 0.003 5e-6
 transfer = poly 1e-4 1e-8
 INI
-# start: the job from host 1 in the background (a 4 s run), $job its pid
+# start: the job from host 1 in the background (a 4 s run, SLOW x under a
+# sanitizer), $job its pid
 start() {        # (a subshell: a job killed at the end makes no noise)
 	(PLB_LOG=info timeout $((120 * SLOW)) $NS mpirun $H1 --hostfile "$TMP/hosts" -np 5 --enable-recovery -x PLB_LOG \
 		"$(cd "$BUILD" && pwd)/plb-null" --config "$TMP/c.ini" "$@" >"$TMP/out" 2>"$TMP/err"; echo $? >"$TMP/rc") &
@@ -85,10 +89,10 @@ bytes() { # bytes N: bytes through host N's port of the bridge so far
 	ip netns exec ${P}br cat /sys/class/net/b$1/statistics/rx_bytes
 }
 lost_ok() { # lost_ok WHAT RANK HOST
-	check "$1: every unit done once" grep -q "2400000 of 2400000 done, coverage ok" "$TMP/out"
+	check "$1: every unit done once" grep -q "$W of $W done, coverage ok" "$TMP/out"
 	check "$1: the report names rank and host" grep -q "ranks lost     1: rank $2 on $3 at [0-9.]* s" "$TMP/out"
 	check "$1: the log says why" grep -q "rank $2 ($3) has said nothing for [0-9.]* s, longer than \[network\] peer_timeout_s = 2 s" "$TMP/err"
-	check "$1: every rank ends by itself" no_rank_left 15
+	check "$1: every rank ends by itself" no_rank_left $((15 * SLOW))
 }
 
 # all four hosts, nothing lost
@@ -97,7 +101,7 @@ start
 wait $job
 rc=$(cat "$TMP/rc")
 check "four hosts: exit 0 (got $rc)" [ $rc = 0 ]
-check "four hosts: every unit done once" grep -q "2400000 of 2400000 done, coverage ok" "$TMP/out"
+check "four hosts: every unit done once" grep -q "$W of $W done, coverage ok" "$TMP/out"
 check "four hosts: no rank lost" eval '! grep -q "ranks lost" "$TMP/out"'
 check "four hosts: every PU did work" eval '[ $(grep -cE "^  [abcd]\.[eg]#[12] .* [1-9][0-9]*$" "$TMP/out") = 6 ]'
 i=2
@@ -110,7 +114,7 @@ done
 start
 wait_ranks
 $NS link $H4 down
-for _ in $(seq 200); do grep -q "coverage" "$TMP/out" && break; sleep 0.1; done
+for _ in $(seq $((200 * SLOW))); do grep -q "coverage" "$TMP/out" && break; sleep 0.1; done
 lost_ok "host 4 cut off" 4 $H4
 end_job
 $NS link $H4 up
@@ -119,7 +123,7 @@ $NS link $H4 up
 start
 wait_ranks
 for p in $(ip netns pids $H3); do [ "$(cat /proc/$p/comm)" = orted ] && kill -9 $p; done
-for _ in $(seq 200); do grep -q "coverage" "$TMP/out" && break; sleep 0.1; done
+for _ in $(seq $((200 * SLOW))); do grep -q "coverage" "$TMP/out" && break; sleep 0.1; done
 lost_ok "host 3's daemon killed" 3 $H3
 end_job
 finish
