@@ -453,6 +453,29 @@ static double hdss_thr(int pu, double x)
 	}
 }
 
+/* HDSS's adaptive phase on n PUs with throughput thr(pu, size): blocks of
+ * 1024, 2048, 4096 and 8192 units, one at a time (the next doubled block
+ * waits for this one's sample), each split 3 : 1 between compute and
+ * transfer. Returns the time at its end. */
+static double hdss_train(plb_balancer_t *b, int n, double (*thr)(int, double))
+{
+	double now = 0;
+	for (int k = 0; k < 4; k++)
+		for (int i = 0; i < n; i++) {
+			struct plb_grant g;
+			assert_int_equal(plb_balancer_next(b, i, now, &g), PLB_NEXT_GRANT);
+			assert_int_equal(g.kind, PLB_GRANT_TRAINING);
+			assert_int_equal(g.units, 1024u << k);
+			struct plb_grant g2;
+			assert_int_equal(plb_balancer_next(b, i, now, &g2), PLB_NEXT_WAIT);
+			double t = (double)g.units / thr(i, (double)g.units);
+			now += t;
+			struct plb_sample s = {g.id, 0.75 * t, 0.25 * t, now};
+			assert_int_equal(plb_balancer_done(b, i, &s), 0);
+		}
+	return now;
+}
+
 /* HDSS: each PU's training blocks double from initial_block (1024, 2048,
  * 4096, 8192 with hdss_samples = 4), one at a time; its weight is the
  * least-squares line of throughput over ln(size), read at 4 times the
@@ -470,21 +493,7 @@ static void test_hdss_weights(void **state)
 				  6000 - 200 * log(1024.0), 1.5 * (1 + 1000 * log(8.0))};
 	plb_balancer_t *b;
 	assert_int_equal(plb_balancer_create(NULL, "hdss", 4, W, &b), 0);
-	double now = 0;
-	for (int k = 0; k < 4; k++)
-		for (int i = 0; i < 4; i++) {
-			struct plb_grant g;
-			assert_int_equal(plb_balancer_next(b, i, now, &g), PLB_NEXT_GRANT);
-			assert_int_equal(g.kind, PLB_GRANT_TRAINING);
-			assert_int_equal(g.units, 1024u << k);
-			/* the next doubled block waits for this one's sample */
-			struct plb_grant g2;
-			assert_int_equal(plb_balancer_next(b, i, now, &g2), PLB_NEXT_WAIT);
-			double t = (double)g.units / hdss_thr(i, (double)g.units);
-			now += t;
-			struct plb_sample s = {g.id, 0.75 * t, 0.25 * t, now};
-			assert_int_equal(plb_balancer_done(b, i, &s), 0);
-		}
+	double now = hdss_train(b, 4, hdss_thr);
 	double wsum = want_w[0] + want_w[1] + want_w[2] + want_w[3];
 	for (int i = 0; i < 4; i++) {
 		struct plb_balancer_stats st;
@@ -496,6 +505,38 @@ static void test_hdss_weights(void **state)
 		if (fabs((double)g.units - want) > 1)
 			fail_msg("PU %d: block of %llu units, expected %.0f (weight %g of %g)", i,
 				 (unsigned long long)g.units, want, want_w[i], wsum);
+	}
+	plb_balancer_destroy(b);
+}
+
+static double unit_or_5000(int pu, double x)
+{
+	(void)x;
+	return pu == 0 ? 1 : 5000;
+}
+
+/* HDSS: a PU whose weight is exactly 1 (one unit a second at every block
+ * size: the fit is flat at its best sample) is weighted like any other,
+ * and both PUs go on to regular blocks in proportion, 1 : 5000. */
+static void test_hdss_weight_one(void **state)
+{
+	(void)state;
+	const uint64_t W = 1000000000000ULL;
+	plb_balancer_t *b;
+	assert_int_equal(plb_balancer_create(NULL, "hdss", 2, W, &b), 0);
+	double now = hdss_train(b, 2, unit_or_5000);
+	struct plb_balancer_stats st;
+	plb_balancer_stats(b, &st);
+	double pool = (double)st.units_pool;
+	for (int i = 0; i < 2; i++) {
+		struct plb_grant g;
+		assert_int_equal(plb_balancer_next(b, i, now, &g), PLB_NEXT_GRANT);
+		if (g.kind != PLB_GRANT_REGULAR)
+			fail_msg("PU %d (weight %d) after training: a %s block", i, i ? 5000 : 1,
+				 g.kind == PLB_GRANT_TRAINING ? "training" : "other");
+		double want = (i ? 5000.0 : 1.0) / 5001 * pool / 2;
+		assert_true(fabs((double)g.units - want) <= 1);
+		pool -= (double)g.units;
 	}
 	plb_balancer_destroy(b);
 }
@@ -1109,6 +1150,12 @@ static void test_model_set_counts(void **state)
 	double t = plb_balancer_predict(b, 1, 3000);
 	if (!(fabs(t - 0.04) < 1e-6))
 		fail_msg("a line's time at 3000 units: predicted %g s, not 0.04 s", t);
+	/* a block that took no measurable compute time (all transfer) is a
+	 * sample; a negative time is not */
+	struct plb_model_sample zero = {512, 0, 0.02}, neg = {512, -0.1, 0.2};
+	assert_int_equal(plb_balancer_model_set(b, 0, &zero, 1, INFINITY), 0);
+	assert_int_equal(plb_balancer_model_get(b, 0, got, 4, NULL), 1);
+	assert_int_equal(plb_balancer_model_set(b, 0, &neg, 1, INFINITY), PLB_EINVAL);
 	plb_balancer_destroy(b);
 }
 
@@ -1129,6 +1176,7 @@ int main(void)
 		cmocka_unit_test(test_zero_time_blocks),
 		cmocka_unit_test(test_lost_range_regranted),
 		cmocka_unit_test(test_hdss_weights),
+		cmocka_unit_test(test_hdss_weight_one),
 		cmocka_unit_test(test_hec_training_rounds),
 		cmocka_unit_test(test_hec_resolve_on_spread),
 		cmocka_unit_test(test_hec_training_without_samples),

@@ -1033,6 +1033,7 @@ static void test_bad_samples(void **state)
 		{0, 1, 0}, {-5, 1, 0}, {NAN, 1, 0}, {INFINITY, 1, 0},
 		{100, -1, 0}, {100, NAN, 0}, {100, INFINITY, 0},
 		{100, 1, -1}, {100, 1, NAN}, {100, 1, INFINITY},
+		{100, -0.5, 1}, {100, NAN, 1},         /* a bad part in a good total */
 	};
 	struct plb__model m, snap;
 	struct plb__sample ring[32];
