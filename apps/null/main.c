@@ -4,12 +4,15 @@
  * figures) and for measuring the master's throughput.
  *
  *   mpirun -np K plb-null --config FILE [--policy P] [--set KEY=VALUE]
- *          [--models FILE] [--trace FILE] [--units W] [--hold S] [--runs K] [--json]
+ *          [--models FILE] [--trace FILE] [--units W] [--hold S] [--linger S] [--runs K]
+ *          [--json]
  *
  * --runs K: K runs one after the other (phases, as an iterative app has);
  * the report is the last one's.
  * --hold S: the master waits S seconds before the run, so the workers sit
  * idle (their CPU use then is in the report: worker_idle_cpu).
+ * --linger S: the master waits S seconds after the report, before
+ * plb_finalize (a rank lost there is noticed by plb_finalize).
  *
  * The kernel computes nothing but counts, through a reduction, the units
  * of each block and the sum of their indices; every run checks that the
@@ -63,6 +66,7 @@ static void usage(FILE *f)
 		"  --config FILE      nodes and devices (INI; see README.md)\n"
 		"  --units W          the domain's units (default: the file's [run] units)\n"
 		"  --hold S           wait S seconds before the run (workers idle meanwhile)\n"
+		"  --linger S         wait S seconds after the report, before ending\n"
 		"  --runs K           K runs, each checked, the last one reported (default 1)\n"
 		"  --json             the report as one JSON object\n"
 		"  --policy NAME      balancing policy (default: the file's [run] policy)\n"
@@ -75,12 +79,19 @@ static void usage(FILE *f)
 		"                     off a terminal (under mpirun; default: on a terminal)\n");
 }
 
+static void pause_s(double s)
+{
+	struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+	if (s > 0)
+		nanosleep(&ts, NULL);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct plb_kernel *const kernels[] = {&null_kernel};
 	struct plb_options o = {.kernels = kernels, .nkernels = 1};
 	int json = 0, say = plb_launch_rank() == 0;
-	double hold = 0, units = 0, runs = 1;
+	double hold = 0, linger = 0, units = 0, runs = 1;
 
 	if (plb_options_parse(&argc, argv, &o))
 		return plb_usage_error();
@@ -93,15 +104,18 @@ int main(int argc, char **argv)
 			return 0;
 		} else if (!strcmp(a, "--json")) {
 			json = 1;
-		} else if ((!strcmp(a, "--hold") || !strcmp(a, "--units") || !strcmp(a, "--runs")) && v) {
+		} else if ((!strcmp(a, "--hold") || !strcmp(a, "--linger") || !strcmp(a, "--units") ||
+			    !strcmp(a, "--runs")) && v) {
 			double x = strtod(v, &end);
-			if (*end || x < 0 || x > 1e15 || (a[2] != 'h' && (x != (double)(long long)x || x < 1))) {
+			int secs = a[2] == 'h' || a[2] == 'l';
+			if (!*v || *end || !(x >= 0) || x > (secs ? 1e6 : 1e15) ||
+			    (!secs && (x != (double)(long long)x || x < 1))) {
 				if (say)
 					fprintf(stderr, "plb-null: %s %s: accepted: %s\n", a, v,
-						a[2] == 'h' ? "seconds >= 0" : "an integer >= 1");
+						secs ? "seconds from 0 to 1e6" : "an integer >= 1");
 				return plb_usage_error();
 			}
-			*(a[2] == 'h' ? &hold : a[2] == 'u' ? &units : &runs) = x;
+			*(a[2] == 'h' ? &hold : a[2] == 'l' ? &linger : a[2] == 'u' ? &units : &runs) = x;
 			i++;
 		} else {
 			if (say) {
@@ -121,10 +135,7 @@ int main(int argc, char **argv)
 	if (!rc && !plb_is_master(p))
 		rc = plb_serve(p);
 	else if (!rc) {
-		if (hold > 0) {
-			struct timespec ts = {(time_t)hold, (long)((hold - (double)(time_t)hold) * 1e9)};
-			nanosleep(&ts, NULL);
-		}
+		pause_s(hold);
 		struct tally t;
 		struct plb_job job = {.kernel = "null", .units = (uint64_t)units,
 				      .acc_bytes = sizeof t, .acc = &t};
@@ -146,6 +157,8 @@ int main(int argc, char **argv)
 		}
 		if (!rc)
 			rc = plb_report(p, stdout, json);
+		fflush(stdout);
+		pause_s(linger);
 	}
 	int frc = plb_finalize(p);
 	return rc || frc ? 1 : 0;

@@ -7,8 +7,13 @@
  *   master -> worker  CONFIG  go (status 0) or stop (the first error)
  *
  * so every rank returns the same result from plb_init and the master prints
- * the one message. plb_finalize sends SHUTDOWN and waits for every BYE
- * before the transport ends. */
+ * the one message. At the end:
+ *
+ *   master -> worker  SHUTDOWN
+ *   worker -> master  ALIVE (arg 1: heard), then BYE once its PUs are closed
+ *   master -> worker  FIN: whether to call MPI_Finalize (not if a rank is lost)
+ *
+ * before the transport ends (master_shutdown). */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -503,41 +508,117 @@ static int fin_report(struct plb *p, int rc)
 	return rc;
 }
 
+/* A worker that has not said goodbye in time: dead or frozen since the
+ * last run. The runs' results are whole; only MPI_Finalize, whose fence
+ * would wait for it, is skipped, by every rank (FIN says so). */
+static void bye_missing(struct plb *p, int k, const char *why)
+{
+	struct plb__peer *pe = &p->peer[k];
+	plb__log(PLB__LOG_ERROR, "master", "rank %d (%s) %s: taken as lost after the last run; the runs' results are whole, and every rank ends without MPI_Finalize",
+		 pe->rank, pe->host, why);
+	p->tp->no_finalize = 1;
+	if (p->tp->ops->forget)
+		p->tp->ops->forget(p->tp, pe->rank);
+	pe->gone_rank = pe->rank;
+	pe->rank = -1;
+}
+
+/* plb_finalize on the master: SHUTDOWN to every worker, its goodbye, then
+ * FIN, which says whether to call MPI_Finalize. A worker answers SHUTDOWN
+ * at once (ALIVE) and says BYE when its PUs are closed; one that has not
+ * answered within [network] peer_timeout_s, or not said BYE within
+ * startup_timeout_s, is lost (bye_missing). While it waits, the master
+ * tells those that said BYE that it is alive. */
+static int master_shutdown(struct plb *p)
+{
+	enum { OUT, ASKED, ANSWERED, GONE };
+	unsigned char *st = calloc((size_t)p->npeer + 1, 1);
+	int rc = 0, bad = 0, waiting = 0, fin = !p->tp->no_finalize;    /* else no one finalizes */
+	double t0 = plb__now(), said = t0, checked = t0, limit = p->cfg.peer_timeout_s;
+	struct plb__backoff bo = {0};
+
+	if (!st)
+		return plb__fail(p, PLB_ENOMEM, "out of memory");
+	for (int k = 0; k < p->npeer && !rc; k++) {
+		if (p->peer[k].rank < 0)
+			continue;
+		/* arg 1: a rank was lost, whom MPI_Finalize would wait for */
+		rc = send_simple(p, p->peer[k].rank, PLB__MSG_SHUTDOWN, 0, p->tp->no_finalize, 0, NULL, 0);
+		st[k] = ASKED;
+		waiting++;
+	}
+	plb__backoff_reset(&bo);
+	while (waiting > 0 && !rc) {        /* (rc: this end cannot go on) */
+		void *msg;
+		int src, got = p->tp->ops->recv(p->tp, &msg, &src);
+		if (got < 0) {
+			rc = plb__fail(p, got, "waiting for the workers' goodbye: %s", p->tp->err);
+			break;
+		}
+		if (got) {
+			struct plb__hdr *h = plb__msg_hdr(msg);
+			int k = src - 1;
+			/* (a rank taken out in a run that came back says goodbye too) */
+			if (src >= 1 && src <= p->npeer && p->peer[k].rank >= 0 && st[k] && st[k] != GONE) {
+				if (h->type == PLB__MSG_ALIVE && h->arg == 1) {
+					st[k] = ANSWERED;       /* (not a late one from the run) */
+				} else if (h->type == PLB__MSG_BYE) {
+					st[k] = GONE;
+					waiting--;
+					if (h->status && !bad)
+						bad = plb__fail(p, h->status, "rank %d stopped with an error (see its log)", src);
+				}
+			}
+			plb__msg_free(msg);
+			plb__backoff_reset(&bo);
+			continue;
+		}
+		double now = plb__now();
+		if (now - checked > limit / 2)
+			t0 += now - checked;    /* this process stalled: no one's fault */
+		checked = now;
+		for (int k = 0; k < p->npeer; k++) {
+			if ((st[k] == ASKED && now - t0 > limit) ||
+			    (st[k] == ANSWERED && now - t0 > handshake_s(p))) {
+				char why[160];
+				snprintf(why, sizeof why, st[k] == ASKED
+					 ? "did not answer the shutdown within [network] peer_timeout_s = %g s"
+					 : "did not close its PUs within [network] startup_timeout_s = %g s",
+					 st[k] == ASKED ? limit : handshake_s(p));
+				bye_missing(p, k, why);
+				st[k] = OUT;
+				waiting--;
+			}
+		}
+		if (fin && now - said >= limit / 5) {
+			for (int k = 0; k < p->npeer && !rc; k++)
+				if (st[k] == GONE)
+					rc = send_simple(p, p->peer[k].rank, PLB__MSG_ALIVE, 0, 0, 0, NULL, 0);
+			said = now;
+		}
+		long us = plb__backoff_next(&bo, p->tp->ops->pending(p->tp));
+		if (us > 0)
+			nanosleep(&(struct timespec){0, us * 1000}, NULL);
+	}
+	/* arg 1: end without MPI_Finalize (a rank is lost) */
+	for (int k = 0; k < p->npeer && fin; k++) {
+		if (st[k] != GONE || p->peer[k].rank < 0)
+			continue;
+		int r = send_simple(p, p->peer[k].rank, PLB__MSG_FIN, 0, p->tp->no_finalize, 0, NULL, 0);
+		rc = rc ? rc : r;
+	}
+	free(st);
+	return rc ? rc : bad;
+}
+
 int plb_finalize(plb_t *p)
 {
 	int rc = 0;
 	if (!p)
 		return 0;
 	p->err[0] = 0;          /* what failed before was returned by its call */
-	if (p->tp && p->master && !p->failed) {
-		/* Stop every worker, then wait for its goodbye. */
-		int live = 0;
-		for (int k = 0; k < p->npeer; k++) {
-			if (p->peer[k].rank < 0)
-				continue;
-			live++;
-			/* arg 1: a rank was lost, whom MPI_Finalize would wait for */
-			int r = send_simple(p, p->peer[k].rank, PLB__MSG_SHUTDOWN, 0, p->tp->no_finalize, 0,
-					    NULL, 0);
-			rc = rc ? rc : r;
-		}
-		while (live > 0 && !rc) {
-			void *msg;
-			int src;
-			if ((rc = wait_msg(p, &msg, &src, "the workers' goodbye", 0)))
-				break;
-			struct plb__hdr *h = plb__msg_hdr(msg);
-			/* (a rank taken out in a run that came back says goodbye too) */
-			if (h->type == PLB__MSG_BYE && src >= 1 && src <= p->npeer &&
-			    p->peer[src - 1].rank >= 0) {
-				live--;
-				if (h->status && !rc)
-					rc = plb__fail(p, h->status, "rank %d stopped with an error (see its log)", src);
-			}
-			plb__msg_free(msg);
-		}
-		fin_report(p, rc);
-	}
+	if (p->tp && p->master && !p->failed)
+		fin_report(p, rc = master_shutdown(p));
 	if (p->local) {
 		struct plb *w = p->local;
 		if (p->local_started)

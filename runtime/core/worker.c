@@ -638,6 +638,13 @@ static int handle(struct plb *p, void *msg)
 			return plb__fail(p, rc, "the master took this rank out of the job: it had said nothing for longer than [network] peer_timeout_s = %g s (a frozen or swapping process?); this worker stops",
 					 p->cfg.peer_timeout_s);
 		}
+		/* heard (the master then waits for BYE as long as closing takes) */
+		msg = plb__msg_alloc(PLB__MSG_ALIVE, 0);
+		if (!msg)
+			return plb__fail(p, PLB_ENOMEM, "out of memory");
+		plb__msg_hdr(msg)->arg = 1;
+		if ((rc = p->tp->ops->send(p->tp, 0, msg)))
+			return plb__fail(p, rc, "sending to the master: %s", p->tp->err);
 		return 1;
 	case PLB__MSG_ALIVE:
 		plb__msg_free(msg);
@@ -737,6 +744,48 @@ static int master_alive(struct plb *p, double now)
 			 p->master_pid);
 }
 
+/* After BYE, the master's FIN: whether to call MPI_Finalize (not when a
+ * rank was lost at the end, whom its fence would wait for). The master
+ * says ALIVE while it waits for the others' goodbye; silent for [network]
+ * peer_timeout_s, it is gone, and this rank ends without MPI_Finalize. */
+static int wait_fin(struct plb *p)
+{
+	struct plb__backoff bo = {0};
+	double limit = p->cfg.peer_timeout_s, heard = plb__now(), checked = heard;
+	plb__backoff_reset(&bo);
+	for (;;) {
+		void *msg;
+		int src, r = p->tp->ops->recv(p->tp, &msg, &src);
+		if (r < 0)
+			return plb__fail(p, r, "waiting for the master's last word: %s", p->tp->err);
+		double now = plb__now();
+		if (r) {
+			struct plb__hdr *h = plb__msg_hdr(msg);
+			int type = (int)h->type, arg = h->arg;
+			plb__msg_free(msg);
+			heard = now;
+			if (type == PLB__MSG_FIN) {
+				p->tp->no_finalize |= arg != 0;
+				return 0;
+			}
+			plb__backoff_reset(&bo);
+			continue;
+		}
+		/* a loop held up (this process stalled) cannot tell: afresh */
+		if (now - checked > limit / 2)
+			heard = fmax(heard, now);
+		checked = now;
+		if (now - heard > limit) {
+			p->tp->no_finalize = 1;
+			return plb__fail(p, PLB_EIO, "the master (rank 0) has said nothing for %.1f s since this worker's goodbye, longer than [network] peer_timeout_s = %g s: it is gone; this worker ends without MPI_Finalize",
+					 now - heard, limit);
+		}
+		long us = plb__backoff_next(&bo, p->tp->ops->pending(p->tp));
+		if (us > 0)
+			nanosleep(&(struct timespec){0, us * 1000}, NULL);
+	}
+}
+
 int plb__worker_serve(struct plb *p)
 {
 	struct plb__worker *w = p->wk;
@@ -822,5 +871,7 @@ int plb__worker_serve(struct plb *p)
 	int src = p->tp->ops->send(p->tp, 0, bye);
 	if (src && !rc)
 		rc = plb__fail(p, src, "sending to the master: %s", p->tp->err);
+	if (!rc && !p->tp->no_finalize)
+		rc = wait_fin(p);
 	return rc;
 }

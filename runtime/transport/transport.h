@@ -30,7 +30,10 @@ enum plb__msg_type {
 	PLB__MSG_ENDED,         /* worker -> master: every PU has left the run (an END
 				 * with arg 1 asks for it) */
 	PLB__MSG_ALIVE,         /* either way, in a run: the sender is alive (sent
-				 * when it has said nothing else for a while) */
+				 * when it has said nothing else for a while); at
+				 * the end (arg 1 from a worker: SHUTDOWN heard) */
+	PLB__MSG_FIN,           /* master -> worker, after its BYE: end now (arg 1:
+				 * a rank is lost, end without MPI_Finalize) */
 };
 
 /* 112 bytes; the payload follows at PLB__HDR_SIZE (16-byte aligned). */

@@ -4,7 +4,9 @@
 # of silence and the run ends with every unit done exactly once, the report
 # naming the rank, and a later run goes on without it; a frozen one that comes back stops by itself; a killed
 # master is noticed by its workers, in a run and between runs, and they
-# stop with a message. Nothing is left running.
+# stop with a message. A worker killed or frozen after the last run, before
+# plb_finalize, is noticed there: every rank ends, without MPI_Finalize
+# (whose fence would wait for it). Nothing is left running.
 . "$(dirname "$0")/lib.bash"
 BUILD=${BUILD:-build}
 need_mpi
@@ -90,4 +92,23 @@ start --hold 10
 kill -9 "$r0"
 ends "the master killed between runs" 15
 check "the master killed between runs: the workers say so" grep -q "the master (rank 0, process $r0 on this host) is gone; this worker stops" "$TMP/err"
+# after_report: returns once the master has printed its report
+after_report() {
+	for _ in $(seq 300); do grep -q "coverage ok" "$TMP/out" && break; sleep 0.1; done
+}
+start --linger 3
+after_report
+kill -9 "$r2"
+ends "a worker killed after the last run" 20
+check "a worker killed after the last run: the run was whole" grep -q "1600000 of 1600000 done, coverage ok" "$TMP/out"
+check "a worker killed after the last run: plb_finalize says so" grep -q "rank 2 (.*) did not answer the shutdown within \[network\] peer_timeout_s = 2 s: taken as lost after the last run" "$TMP/err"
+
+start --linger 3
+after_report
+kill -STOP "$r2"
+for _ in $(seq 300); do kill -0 "$r0" 2>/dev/null || break; sleep 0.1; done
+check "a worker frozen after the last run: the master ends without it" eval '! kill -0 $r0 2>/dev/null'
+kill -CONT "$r2"
+ends "a worker frozen after the last run, then back" 20
+check "a worker frozen after the last run: back, it ends with a message" grep -q "\[2@.*worker: error: the master (rank 0) has said nothing for [0-9.]* s since this worker's goodbye" "$TMP/err"
 finish
