@@ -658,6 +658,8 @@ int plb_finalize(plb_t *p)
 			rc = rc ? rc : r;
 		}
 	}
+	if (p->pu_left)
+		return rc;      /* a PU thread left in its kernel may still read p */
 	plb__run_result_free(p->last, p->npu);
 	if (p->master && p->models_path && !p->failed && p->nkept) {
 		int r = fin_report(p, plb__kept_save(p, p->models_path));

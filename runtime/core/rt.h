@@ -72,6 +72,8 @@ struct plb {
 	int node;               /* worker: its config node index */
 	int master_pid;         /* worker: the master's process id when it runs on
 				 * this host (0: elsewhere, or in this process) */
+	int pu_left;            /* worker: a PU thread still in a kernel was left
+				 * running at the end; it may read this handle */
 	char err[1024];
 	int failed;             /* an error every rank knows of */
 	int announced;          /* the master has printed it */

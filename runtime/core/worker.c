@@ -47,6 +47,7 @@ struct wpu {
 	pthread_cond_t cv;
 	struct plb__fifo inbox;
 	int stop;
+	int exited;             /* its thread is past its last touch of the worker */
 	int wake;               /* communication thread's: a block was queued, not woken yet */
 	/* the PU thread's own */
 	unsigned run_seen;
@@ -325,6 +326,10 @@ static void *pu_main(void *arg)
 	}
 	pthread_mutex_unlock(&u->mu);
 	run_end(u);
+	pthread_mutex_lock(&u->mu);
+	u->exited = 1;
+	pthread_cond_broadcast(&u->cv);
+	pthread_mutex_unlock(&u->mu);
 	return NULL;
 }
 
@@ -411,9 +416,36 @@ int plb__worker_open(struct plb *p, struct plb__pu_desc **desc_out, int *npu_out
 	return 0;
 }
 
+/* Waits up to `until` (plb__now) for PU thread u to end; 1 if it did. */
+static int pu_exited(struct wpu *u, double until)
+{
+	pthread_mutex_lock(&u->mu);
+	while (!u->exited) {
+		double left = until - plb__now();
+		if (left <= 0)
+			break;
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		double ns = (double)ts.tv_nsec + fmin(left, 1.0) * 1e9;
+		ts.tv_sec += (time_t)(ns / 1e9);
+		ts.tv_nsec = (long)fmod(ns, 1e9);
+		pthread_cond_timedwait(&u->cv, &u->mu, &ts);
+	}
+	int done = u->exited;
+	pthread_mutex_unlock(&u->mu);
+	return done;
+}
+
+/* Stops the PU threads and frees the worker. Whatever block a PU still
+ * runs is no one's any more (the runs are over or this rank stops), so a
+ * thread still in its kernel half of [network] peer_timeout_s after the
+ * stop (a hung kernel, a device gone very slow) is not waited for: the
+ * rank ends without it, and what it may still touch is left to the
+ * process's end. */
 void plb__worker_close(struct plb *p)
 {
 	struct plb__worker *w = p->wk;
+	int left_running = 0;
 	if (!w)
 		return;
 	if (p->tp && p->tp->ops->wakes)
@@ -424,6 +456,21 @@ void plb__worker_close(struct plb *p)
 		u->stop = 1;
 		pthread_cond_signal(&u->cv);
 		pthread_mutex_unlock(&u->mu);
+	}
+	double grace = p->have_cfg ? p->cfg.peer_timeout_s / 2 : 5, until = plb__now() + grace;
+	for (int i = 0; i < w->npu; i++) {
+		struct wpu *u = &w->pu[i];
+		if (u->started && !pu_exited(u, until)) {
+			plb__log(PLB__LOG_WARN, "worker", "PU %d (%s) is still in a block %.1f s after it was told to stop (a hung kernel, or a device gone very slow?): not waited for; this rank ends without it",
+				 i, u->dev.desc.name, grace);
+			pthread_detach(u->th);
+			left_running = 1;
+		}
+	}
+	if (left_running) {
+		p->wk = NULL;   /* its threads may still post to it: kept */
+		p->pu_left = 1;
+		return;
 	}
 	for (int i = 0; i < w->npu; i++) {
 		struct wpu *u = &w->pu[i];

@@ -6,7 +6,8 @@
 # master is noticed by its workers, in a run and between runs, and they
 # stop with a message. A worker killed or frozen after the last run, before
 # plb_finalize, is noticed there: every rank ends, without MPI_Finalize
-# (whose fence would wait for it). Nothing is left running.
+# (whose fence would wait for it). A PU stuck in its kernel does not hold
+# its rank at the end. Nothing is left running.
 . "$(dirname "$0")/lib.bash"
 BUILD=${BUILD:-build}
 need_mpi
@@ -111,4 +112,15 @@ check "a worker frozen after the last run: the master ends without it" eval '! k
 kill -CONT "$r2"
 ends "a worker frozen after the last run, then back" 20
 check "a worker frozen after the last run: back, it ends with a message" grep -q "\[2@.*worker: error: the master (rank 0) has said nothing for [0-9.]* s since this worker's goodbye" "$TMP/err"
+# A PU stuck in its kernel (its device 10^4 times slower from 1 s: a hung
+# kernel) on a live rank: its block is run again elsewhere, the run ends
+# whole, and at the end the rank does not wait for the PU's thread past
+# half of peer_timeout_s, but ends with a warning.
+sed -e 's/^emu = e e$/emu = e s/' -e '$a[model s]\nclass = gpu\ncompute = poly 0.002 1e-5\nchange = 1.0:10000' \
+	"$TMP/f.ini" >"$TMP/stuck.ini"
+start --config "$TMP/stuck.ini"
+after_report
+ends "a PU stuck in its kernel" 20
+check "a PU stuck in its kernel: the run was whole" grep -q "1600000 of 1600000 done, coverage ok" "$TMP/out"
+check "a PU stuck in its kernel: the worker says it left it" grep -q "warning: PU [0-9] (.*) is still in a block 1.0 s after it was told to stop" "$TMP/err"
 finish
