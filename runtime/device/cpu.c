@@ -1,6 +1,7 @@
 /* The cpu device class (cpu = all | N in a [node]): one PU over a team of
  * cores. The PU's thread and cores - 1 helpers are each bound to one core
- * (hwloc); a block is cut into one contiguous part per team member and the
+ * of those this process may run on (hwloc; its binding, from mpirun's
+ * --bind-to, a batch system's cpuset or taskset, is kept); a block is cut into one contiguous part per team member and the
  * kernel's cpu function runs on every part at once (the worker has set
  * BLAS to one thread per caller), or, for a kernel class with `whole`,
  * every member is called on the whole block with its member index. cpu = all is every core but one per PU
@@ -12,9 +13,10 @@
 
 #include <hwloc.h>
 
+#include "balancer/base/log.h"
 #include "runtime/device/device.h"
 
-#define MAX_TEAM 64
+#define MAX_TEAM 512    /* cores in one CPU PU's team */
 
 struct team;
 
@@ -28,6 +30,7 @@ struct member {
 struct team {
 	hwloc_topology_t topo;
 	int n;                          /* members, the PU's own thread included */
+	hwloc_bitmap_t core[MAX_TEAM];  /* member i's core (within the binding) */
 	struct member *m;
 	pthread_mutex_t mu;
 	pthread_cond_t go, done;
@@ -42,13 +45,38 @@ struct team {
 	size_t acc_cap;
 };
 
-static void bind_core(struct team *t, int core)
+static void bind_core(struct team *t, int member)
 {
-	hwloc_obj_t o = hwloc_get_obj_by_type(t->topo, HWLOC_OBJ_CORE, (unsigned)core);
-	if (!o)
-		o = hwloc_get_obj_by_type(t->topo, HWLOC_OBJ_PU, (unsigned)core);
-	if (o && o->cpuset)
-		hwloc_set_cpubind(t->topo, o->cpuset, HWLOC_CPUBIND_THREAD);
+	if (t->core[member])
+		hwloc_set_cpubind(t->topo, t->core[member], HWLOC_CPUBIND_THREAD);
+}
+
+/* The cores this process may run on, in the topology's order: those its
+ * binding (the calling thread's, which the launcher set) touches, each
+ * cut to the binding; hardware threads where hwloc sees no cores. Fills
+ * set[0..max) with copies (the caller frees them) when set is not NULL;
+ * returns how many there are, at least 1 where the binding is unknown
+ * (then every core counts). */
+static int usable_cores(hwloc_topology_t topo, hwloc_bitmap_t *set, int max)
+{
+	hwloc_bitmap_t mine = hwloc_bitmap_alloc();
+	int n = 0;
+	if (!mine)
+		return 1;
+	if (hwloc_get_cpubind(topo, mine, HWLOC_CPUBIND_THREAD) || hwloc_bitmap_iszero(mine))
+		hwloc_bitmap_copy(mine, hwloc_topology_get_allowed_cpuset(topo));
+	hwloc_obj_type_t type = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE) > 0 ? HWLOC_OBJ_CORE
+										   : HWLOC_OBJ_PU;
+	hwloc_obj_t o = NULL;
+	while ((o = hwloc_get_next_obj_by_type(topo, type, o))) {
+		if (!o->cpuset || !hwloc_bitmap_intersects(o->cpuset, mine))
+			continue;
+		if (set && n < max && (set[n] = hwloc_bitmap_alloc()))
+			hwloc_bitmap_and(set[n], o->cpuset, mine);
+		n++;
+	}
+	hwloc_bitmap_free(mine);
+	return n < 1 ? 1 : n;
 }
 
 static void *member_main(void *arg)
@@ -76,22 +104,6 @@ static void *member_main(void *arg)
 	return NULL;
 }
 
-/* Cores of this node (hwloc), at least 1. */
-static int host_cores(void)
-{
-	hwloc_topology_t topo;
-	int n = 1;
-	if (hwloc_topology_init(&topo) == 0) {
-		if (hwloc_topology_load(topo) == 0) {
-			n = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
-			if (n < 1)
-				n = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
-		}
-		hwloc_topology_destroy(topo);
-	}
-	return n < 1 ? 1 : n;
-}
-
 static void cpu_close(struct plb__dev *d)
 {
 	struct team *t = d->state;
@@ -107,6 +119,8 @@ static void cpu_close(struct plb__dev *d)
 	pthread_mutex_destroy(&t->mu);
 	pthread_cond_destroy(&t->go);
 	pthread_cond_destroy(&t->done);
+	for (int i = 0; i < t->n; i++)
+		hwloc_bitmap_free(t->core[i]);
 	hwloc_topology_destroy(t->topo);
 	free(t->acc);
 	free(t->m);
@@ -116,33 +130,42 @@ static void cpu_close(struct plb__dev *d)
 
 static int cpu_open(struct plb__dev *d, const struct plb__dev_spec *s, char *err, size_t errlen)
 {
-	int have = host_cores();
+	struct team *t = calloc(1, sizeof *t);
+	if (!t) {
+		snprintf(err, errlen, "out of memory");
+		return PLB_ENOMEM;
+	}
+	if (hwloc_topology_init(&t->topo) || hwloc_topology_load(t->topo)) {
+		free(t);
+		snprintf(err, errlen, "hwloc cannot read this node's topology");
+		return PLB_EIO;
+	}
+	int have = usable_cores(t->topo, NULL, 0);
+	int node = hwloc_get_nbobjs_inside_cpuset_by_type(t->topo, hwloc_topology_get_allowed_cpuset(t->topo),
+							  HWLOC_OBJ_CORE);
+	if (s->value < 0 && node > have)
+		plb__log(PLB__LOG_WARN, "cpu", "cpu = all: this process may run on %d of its node's %d cores (its binding: Open MPI binds each rank to one core when it starts two or fewer; --bind-to none, or --map-by ppr:1:node:pe=N, gives it more)",
+			 have, node);
 	/* all: leave a core to each PU whose thread feeds a device (a GPU's:
 	 * staging copies, launches, waits); a team member sharing that core
 	 * would hold the whole team back */
 	int others = plb__dev_host_cores(s->cfg, s->node);
 	int n = s->value >= 0 ? s->value : have - others > 0 ? have - others : 1;
+	if (s->value < 0 && n > MAX_TEAM)
+		n = MAX_TEAM;
 
 	snprintf(d->desc.name, sizeof d->desc.name, "%s.cpu", s->cfg->nodes[s->node].name);
-	if (n > have) {
-		snprintf(err, errlen, "cpu = %d: this node has %d cores; accepted: all, or 1 to %d",
-			 n, have, have);
-		return PLB_ECONFIG;
-	}
-	if (n > MAX_TEAM)
-		n = MAX_TEAM;
-	struct team *t = calloc(1, sizeof *t);
-	if (!t || !(t->m = calloc((size_t)n, sizeof *t->m))) {
+	if (n > have || n > MAX_TEAM || !(t->m = calloc((size_t)n, sizeof *t->m))) {
+		if (n > have || n > MAX_TEAM)
+			snprintf(err, errlen, "cpu = %d: this process may run on %d cores (its binding: mpirun's --bind-to, the batch system's cpuset, taskset); accepted: all, or 1 to %d",
+				 n, have, have < MAX_TEAM ? have : MAX_TEAM);
+		else
+			snprintf(err, errlen, "out of memory");
+		hwloc_topology_destroy(t->topo);
 		free(t);
-		snprintf(err, errlen, "out of memory");
-		return PLB_ENOMEM;
+		return n > have || n > MAX_TEAM ? PLB_ECONFIG : PLB_ENOMEM;
 	}
-	if (hwloc_topology_init(&t->topo) || hwloc_topology_load(t->topo)) {
-		free(t->m);
-		free(t);
-		snprintf(err, errlen, "hwloc cannot read this node's topology");
-		return PLB_EIO;
-	}
+	usable_cores(t->topo, t->core, n);
 	pthread_mutex_init(&t->mu, NULL);
 	pthread_cond_init(&t->go, NULL);
 	pthread_cond_init(&t->done, NULL);
