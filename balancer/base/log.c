@@ -10,6 +10,7 @@ int plb__log_level = PLB__LOG_WARN;
 static char who[96] = "[?]";
 static char host_short[64] = "?";
 static _Thread_local char who_thread[96];
+static _Atomic int progress_shown;     /* a line without its newline is on stderr */
 
 void plb__log_init(int rank, const char *host)
 {
@@ -32,6 +33,11 @@ void plb__log_thread(int rank)
 	snprintf(who_thread, sizeof who_thread, "[%d@%s]", rank, host_short);
 }
 
+void plb__log_progress(int shown)
+{
+	progress_shown = shown;
+}
+
 void plb__log_write(int level, const char *module, const char *fmt, ...)
 {
 	static const char *const tags[] = {"error: ", "warning: ", "", ""};
@@ -40,5 +46,8 @@ void plb__log_write(int level, const char *module, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof line, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "%s %s: %s%s\n", who_thread[0] ? who_thread : who, module, tags[level & 3], line);
+	/* over a progress line: cleared first (it is drawn again at its next
+	 * update), in the same call so that no other line comes between */
+	fprintf(stderr, "%s%s %s: %s%s\n", progress_shown ? "\r\033[K" : "",
+		who_thread[0] ? who_thread : who, module, tags[level & 3], line);
 }

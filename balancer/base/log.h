@@ -13,6 +13,9 @@ extern int plb__log_level;
 void plb__log_init(int rank, const char *host);
 /* This thread logs as that rank (the in-process worker and its PU threads). */
 void plb__log_thread(int rank);
+/* A progress line (no newline, redrawn in place with \r) is on stderr, or
+ * no longer: a log line clears it first. */
+void plb__log_progress(int shown);
 
 #if defined(__GNUC__)
 __attribute__((format(printf, 3, 4)))

@@ -523,6 +523,7 @@ static void progress(struct run *r, int end)
 	if (end) {
 		if (r->shown > 0)
 			fputs("\r\033[K", stderr);
+		plb__log_progress(0);
 		return;
 	}
 	r->shown = r->now;
@@ -544,6 +545,7 @@ static void progress(struct run *r, int end)
 	fprintf(stderr, "\rplb: run %d: %5.1f%% of %llu units, %.1f s%s, %ld blocks\033[K", r->gen,
 		100.0 * (double)st.units_done / (double)r->W, (unsigned long long)r->W, el, eta, st.blocks);
 	fflush(stderr);
+	plb__log_progress(1);
 }
 
 static int on_message(struct run *r, void *msg, int src)

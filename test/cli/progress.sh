@@ -22,4 +22,14 @@ check "off a terminal: runs" one_run "$BUILD/plb-null" --config "$TMP/p.ini"
 check "off a terminal: no progress line" eval '! grep -aq "plb: run" "$TMP/out"'
 check "--progress off a terminal: runs" one_run "$BUILD/plb-null" --config "$TMP/p.ini" --progress
 check "--progress off a terminal: the line" grep -aq "$line" "$TMP/out"
+# a log line in a run (a PU lost at 1.3 s, noticed a second later) clears
+# the progress line first, so it starts at the left edge rather than after
+# the line's text
+printf '[model g]\nclass = gpu\ncompute = poly 0.002 5e-6\nfail = 1.3\n' >>"$TMP/p.ini"
+sed -i 's/^emu = e e$/emu = e g/' "$TMP/p.ini"
+check "a log line in a run: runs" tty "$BUILD/plb-null" --config "$TMP/p.ini" --units 800000
+check "a log line in a run: the progress line" grep -aq "${line/400000/800000}" "$TMP/out"
+check "a log line in a run: logged" grep -aq "PU a.g#1 is out of the run" "$TMP/out"
+check "a log line in a run: the progress line cleared before it" \
+	grep -aq $'\r\033\\[K\\[[^]]*\\] master: warning: PU a.g#1 is out of the run' "$TMP/out"
 finish
