@@ -2,7 +2,8 @@
 # a run past a second shows one line on stderr, updated in place (\r, then
 # cleared before the report), with the percent of units, the time, the time
 # left and the blocks; nothing for a shorter run, off a terminal, or with
-# --quiet; --progress shows it off a terminal too (mpirun's case).
+# --quiet; --progress shows it off a terminal too (mpirun's case). A log
+# line in a run clears it first.
 . "$(dirname "$0")/lib.bash"
 BUILD=${BUILD:-build}
 # two emulated PUs, 2 s of work: a run of about a second
