@@ -999,7 +999,8 @@ static void test_placement_cut(void **state)
 
 /* Placement takes a free unit that a PU's node holds even when it is the
  * only one (a held stretch of one unit): PU 0's node holds [500, 501), so
- * its grant starts there and runs on past it (no model: no cut). */
+ * its grant starts there and runs on past it (no model: no cut). A PU in
+ * no group takes none of a group's units. */
 static void test_placement_one_unit(void **state)
 {
 	(void)state;
@@ -1011,6 +1012,11 @@ static void test_placement_one_unit(void **state)
 	assert_int_equal(g.offset, 500);
 	assert_int_equal(g.units, 100);
 	check_free_list(b, 900, "one held unit");
+	/* PU 1 is in no group: what group 0 holds is not its, it takes the
+	 * lowest free units */
+	assert_int_equal(plb_balancer_hold(b, 0, 700, 100), 0);
+	assert_int_equal(plb_balancer_next(b, 1, 0, &g), PLB_NEXT_GRANT);
+	assert_int_equal(g.offset, 0);
 	plb_balancer_destroy(b);
 }
 

@@ -1063,6 +1063,9 @@ static void test_bad_samples(void **state)
 	assert_int_equal(plb__curve_fit(&c, 10, u, tb, NULL, 2, 3), PLB_EINVAL);
 	assert_int_equal(plb__curve_fit(&c, 0, u, t, NULL, 2, 3), PLB_EINVAL);
 	assert_int_equal(plb__curve_fit(&c, 10, u, t, NULL, 0, 3), PLB_EINVAL);
+	assert_int_equal(plb__curve_fit(&c, 10, NULL, t, NULL, 2, 3), PLB_EINVAL);
+	assert_int_equal(plb__curve_fit(&c, 10, u, NULL, NULL, 2, 3), PLB_EINVAL);
+	assert_int_equal(plb__curve_fit(NULL, 10, u, t, NULL, 2, 3), PLB_EINVAL);
 
 	struct plb_params p;
 	plb_params_init(&p);
