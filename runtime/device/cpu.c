@@ -1,11 +1,13 @@
 /* The cpu device class (cpu = all | N in a [node]): one PU over a team of
  * cores. The PU's thread and cores - 1 helpers are each bound to one core
- * of those this process may run on (hwloc; its binding, from mpirun's
- * --bind-to, a batch system's cpuset or taskset, is kept); a block is cut into one contiguous part per team member and the
- * kernel's cpu function runs on every part at once (the worker has set
- * BLAS to one thread per caller), or, for a kernel class with `whole`,
- * every member is called on the whole block with its member index. cpu = all is every core but one per PU
- * of the same node section whose class has host_core (a GPU's). */
+ * of those this process may run on (hwloc; the binding that mpirun's
+ * --bind-to, a batch system's cpuset or taskset gave it is kept); a block
+ * is cut into one contiguous part per team member and the kernel's cpu
+ * function runs on every part at once (the worker has set BLAS to one
+ * thread per caller), or, for a kernel class with `whole`, every member is
+ * called on the whole block with its member index. cpu = all is every core
+ * but one per PU of the same node section whose class has host_core (a
+ * GPU's). */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
