@@ -1067,6 +1067,16 @@ static void test_bad_samples(void **state)
 	assert_int_equal(plb__curve_fit(&c, 10, u, NULL, NULL, 2, 3), PLB_EINVAL);
 	assert_int_equal(plb__curve_fit(NULL, 10, u, t, NULL, 2, 3), PLB_EINVAL);
 
+	/* a term budget under 1 is 1 (a fit, not an error or an empty curve) */
+	struct plb__curve c0, c1;
+	double u3[] = {100, 200, 400}, t3[] = {1.1, 2.0, 4.3};
+	for (int k = -1; k <= 0; k++) {
+		assert_int_equal(plb__curve_fit(&c0, 1000, u3, t3, NULL, 3, k), 0);
+		assert_int_equal(plb__curve_fit(&c1, 1000, u3, t3, NULL, 3, 1), 0);
+		assert_true(plb__curve_eval(&c1, 300) > 0);
+		assert_true(plb__curve_eval(&c0, 300) == plb__curve_eval(&c1, 300));
+	}
+
 	struct plb_params p;
 	plb_params_init(&p);
 	assert_int_equal(plb__model_init(&m, 0, &p), PLB_EINVAL);
