@@ -65,11 +65,16 @@ done
 # BLIS, MKL nor ATLAS (by their own exported symbols), libopenblas-dev is
 # wanted: installed where we can, else a warning (the build still works).
 slow_blas=0
-blas=$({ command -v ldconfig >/dev/null && ldconfig -p || /sbin/ldconfig -p; } 2>/dev/null | awk '$1 == "libblas.so.3" && /x86-64|aarch64|ppc64/ { print $NF; exit }')
-if [ -n "$blas" ] && command -v nm >/dev/null 2>&1 &&
-   ! dpkg-query -W -f='${Status}' libopenblas-dev 2>/dev/null | grep -q "install ok installed" &&
-   ! nm -D --defined-only "$(readlink -f "$blas")" 2>/dev/null | grep -qE ' (openblas_|bli_|mkl_|MKL_|ATL_)'; then
-  slow_blas=1
+# (no early exit in these pipes: under pipefail a writer cut short by
+# SIGPIPE would fail the script)
+blas=$({ command -v ldconfig >/dev/null && ldconfig -p || /sbin/ldconfig -p; } 2>/dev/null |
+  awk '$1 == "libblas.so.3" && /x86-64|aarch64|ppc64/ && f == "" { f = $NF } END { print f }') || blas=
+if [ -n "$blas" ] && command -v nm >/dev/null 2>&1; then
+  have=$(dpkg-query -W -f='${Status}' libopenblas-dev 2>/dev/null) || have=
+  syms=$(nm -D --defined-only "$(readlink -f "$blas")" 2>/dev/null) || syms=
+  if [[ $have != *"install ok installed"* ]] && ! grep -qE ' (openblas_|bli_|mkl_|MKL_|ATL_)' <<<"$syms"; then
+    slow_blas=1
+  fi
 fi
 if [ $slow_blas = 1 ] && { [ "${PLB_NO_INSTALL:-0}" = 1 ] || [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; }; then
   echo "install-deps: warning: $blas is a reference BLAS: the CPU kernels will be 10-30x slower; install libopenblas-dev (or point libblas.so.3 at an optimised BLAS)" >&2
