@@ -343,6 +343,16 @@ static void trace_done(struct run *r, int i, const struct plb__hdr *h, const str
 	plb__trace_after(r->p->trace, r->b, i, r->now);
 }
 
+void plb__peer_out(struct plb *p, int k)
+{
+	struct plb__peer *pe = &p->peer[k];
+	p->tp->no_finalize = 1;
+	if (p->tp->ops->forget)
+		p->tp->ops->forget(p->tp, pe->rank);
+	pe->gone_rank = pe->rank;
+	pe->rank = -1;
+}
+
 /* Worker rank k has said nothing for `silent` seconds: it is gone (dead,
  * frozen, cut off). Its PUs are taken out and their blocks go back to the
  * pool; nothing more is sent to it and what is queued for it is dropped;
@@ -359,9 +369,7 @@ static int rank_lost(struct run *r, int k, double silent)
 	snprintf(r->lost_note + n, sizeof r->lost_note - n, "%srank %d on %s at %.2f s", n ? ", " : "",
 		 rank, pe->host, r->now - r->t0);
 	r->ranks_lost++;
-	p->tp->no_finalize = 1;
-	if (p->tp->ops->forget)
-		p->tp->ops->forget(p->tp, rank);
+	plb__peer_out(p, k);
 	void *msg = plb__msg_alloc(PLB__MSG_SHUTDOWN, 0);
 	if (msg) {
 		plb__msg_hdr(msg)->status = PLB_EIO;
@@ -369,8 +377,6 @@ static int rank_lost(struct run *r, int k, double silent)
 			plb__log(PLB__LOG_INFO, "master", "rank %d cannot be told to stop: %s", rank,
 				 p->tp->err);
 	}
-	pe->gone_rank = rank;
-	pe->rank = -1;
 	plb__res_forget(p, k);
 	for (int i = 0; i < pe->npu; i++) {
 		int rc = lose(r, pe->pu0 + i);

@@ -516,11 +516,7 @@ static void bye_missing(struct plb *p, int k, const char *why)
 	struct plb__peer *pe = &p->peer[k];
 	plb__log(PLB__LOG_ERROR, "master", "rank %d (%s) %s: taken as lost after the last run; the runs' results are whole, and every rank ends without MPI_Finalize",
 		 pe->rank, pe->host, why);
-	p->tp->no_finalize = 1;
-	if (p->tp->ops->forget)
-		p->tp->ops->forget(p->tp, pe->rank);
-	pe->gone_rank = pe->rank;
-	pe->rank = -1;
+	plb__peer_out(p, k);
 }
 
 /* plb_finalize on the master: SHUTDOWN to every worker, its goodbye, then

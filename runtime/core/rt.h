@@ -112,6 +112,11 @@ struct plb__run_result {
 };
 void plb__run_result_free(struct plb__run_result *r, int npu);
 
+/* Master: worker k's rank is gone (dead, frozen, cut off): nothing more
+ * goes to it, what is queued for it is dropped, and no rank calls
+ * MPI_Finalize, whose fence would wait for it (master.c). */
+void plb__peer_out(struct plb *p, int k);
+
 /* Appends x to the array *v of *n (capacity *cap) elements of size sz
  * (master.c). Returns 0 or PLB_ENOMEM (then nothing changed). */
 PLB_WUR int plb__push(void *v, size_t *n, size_t *cap, size_t sz, const void *x);
