@@ -638,6 +638,26 @@ static void test_slow_pu_second_training_block_waits(void **state)
 			 d.done_at_finish, three);
 }
 
+/* The same with one step for all the rest (step_fraction = 1): PU 3's
+ * first block is back while the first step still runs, and the rule holds
+ * there too (a PU's second training block is checked from the first step
+ * on, not from the second). */
+static void test_slow_pu_second_training_block_waits_in_step_one(void **state)
+{
+	(void)state;
+	static struct drive d, base;
+	struct plb_params par;
+	plb_params_init(&par);
+	par.initial_block = 64;
+	par.step_fraction = 1;
+	drive_both_with(&d, pu3_crawls, &base, plain, &par, 100000);
+	assert_true(d.exec[3][0] > 0.75 * base.makespan);       /* the case */
+	double three = base.makespan * 3697.0 / (3697.0 - 1.0 / 6e-3);
+	if (d.done_at_finish > 1.03 * three)
+		fail_msg("all done at %.3f s; the three others alone take about %.3f s",
+			 d.done_at_finish, three);
+}
+
 /* The first step is solved when the fastest PU ends its training; the
  * others, whose models were not ready then, join it when their training
  * ends, each with what fits before the step's planned end (PUs 1-3 here:
@@ -792,6 +812,7 @@ int main(void)
 		cmocka_unit_test(test_untrained_late_block_run_again),
 		cmocka_unit_test(test_prefetch_starts_no_step),
 		cmocka_unit_test(test_slow_pu_second_training_block_waits),
+		cmocka_unit_test(test_slow_pu_second_training_block_waits_in_step_one),
 		cmocka_unit_test(test_second_run_starts_from_the_models),
 		cmocka_unit_test(test_cliff_carried_to_the_next_run),
 		cmocka_unit_test(test_stale_model_is_corrected),
