@@ -60,10 +60,11 @@ done
 
 # The BLAS the apps load must be an optimised one: liblapacke-dev brings in
 # Netlib's reference BLAS, which also provides cblas.h, and the CPU kernels
-# then run 10-30x slower (plb-mm --n 2048 --prec single, `cpu = 1`, on
-# the 2-core dev VM: 2.88-2.94 s with it, 0.23-0.28 s with OpenBLAS). Where the libblas.so.3 that the loader finds is neither OpenBLAS,
-# BLIS, MKL nor ATLAS (by their own exported symbols), libopenblas-dev is
-# wanted: installed where we can, else a warning (the build still works).
+# then run 10-30x slower (plb-mm --n 2048 --prec single, `cpu = 1`, on the
+# 2-core dev VM: 2.88-2.94 s with it, 0.23-0.28 s with OpenBLAS). Where the
+# libblas.so.3 that the loader finds is neither OpenBLAS, BLIS, MKL nor
+# ATLAS (by their own exported symbols), libopenblas-dev is wanted:
+# installed where we can, else a warning (the build still works).
 slow_blas=0
 # (no early exit in these pipes: under pipefail a writer cut short by
 # SIGPIPE would fail the script)

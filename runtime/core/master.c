@@ -399,10 +399,9 @@ static int watch_peers(struct run *r)
 		return 0;
 	/* a master that did not look for a while (its own work, a machine
 	 * that stalled) cannot tell who was silent: everyone starts afresh */
-	if (now - r->watched > limit / 2)
+	if (plb__held_up(&r->watched, now, limit))
 		for (int k = 0; k < p->npeer; k++)
 			p->peer[k].heard = fmax(p->peer[k].heard, now);
-	r->watched = now;
 	if (now - r->said >= limit / 5) {
 		r->said = now;
 		for (int k = 0; k < p->npeer && !rc; k++) {
@@ -694,9 +693,7 @@ static int end_borrowed(struct run *r)
 			plb__log(PLB__LOG_INFO, "master", "waiting for the PUs still running a block in the job's memory (%zu borrowed blocks not back)",
 				 r->nlive);
 		}
-		long us = plb__backoff_next(&bo, p->tp->ops->pending(p->tp));
-		if (us > 0)
-			nanosleep(&(struct timespec){0, us * 1000}, NULL);
+		plb__backoff_sleep(&bo, p->tp->ops->pending(p->tp));
 	}
 	r->nlive = 0;
 	int mrc = merge_list(r, r->late, r->nlate);

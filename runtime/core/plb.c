@@ -49,9 +49,7 @@ static int wait_msg(struct plb *p, void **msg, int *src, const char *what, doubl
 			return 0;
 		if (plb__now() > end)
 			return plb__fail(p, PLB_EIO, "waited %.0f s for %s", limit, what);
-		long us = plb__backoff_next(&bo, p->tp->ops->pending(p->tp));
-		if (us > 0)
-			nanosleep(&(struct timespec){0, us * 1000}, NULL);
+		plb__backoff_sleep(&bo, p->tp->ops->pending(p->tp));
 	}
 }
 
@@ -569,10 +567,9 @@ static int master_shutdown(struct plb *p)
 			plb__backoff_reset(&bo);
 			continue;
 		}
-		double now = plb__now();
-		if (now - checked > limit / 2)
-			t0 += now - checked;    /* this process stalled: no one's fault */
-		checked = now;
+		double now = plb__now(), last = checked;
+		if (plb__held_up(&checked, now, limit))
+			t0 += now - last;       /* this process stalled: no one's fault */
 		for (int k = 0; k < p->npeer; k++) {
 			if ((st[k] == ASKED && now - t0 > limit) ||
 			    (st[k] == ANSWERED && now - t0 > handshake_s(p))) {
@@ -592,9 +589,7 @@ static int master_shutdown(struct plb *p)
 					rc = send_simple(p, p->peer[k].rank, PLB__MSG_ALIVE, 0, 0, 0, NULL, 0);
 			said = now;
 		}
-		long us = plb__backoff_next(&bo, p->tp->ops->pending(p->tp));
-		if (us > 0)
-			nanosleep(&(struct timespec){0, us * 1000}, NULL);
+		plb__backoff_sleep(&bo, p->tp->ops->pending(p->tp));
 	}
 	/* arg 1: end without MPI_Finalize (a rank is lost) */
 	for (int k = 0; k < p->npeer && fin; k++) {

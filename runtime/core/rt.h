@@ -112,6 +112,18 @@ struct plb__run_result {
 };
 void plb__run_result_free(struct plb__run_result *r, int npu);
 
+/* A loop that times its peers' silence against `limit` seconds: whether
+ * it was itself held up (this process stopped, swapped, busy elsewhere)
+ * for more than half of that since its last look at *checked, in which
+ * case the silence it sees tells nothing of the peers. Notes now in
+ * *checked. */
+static inline int plb__held_up(double *checked, double now, double limit)
+{
+	int held = now - *checked > limit / 2;
+	*checked = now;
+	return held;
+}
+
 /* Master: worker k's rank is gone (dead, frozen, cut off): nothing more
  * goes to it, what is queued for it is dropped, and no rank calls
  * MPI_Finalize, whose fence would wait for it (master.c). */

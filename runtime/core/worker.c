@@ -765,10 +765,8 @@ static int master_alive(struct plb *p, double now)
 	double limit = p->cfg.peer_timeout_s;
 	if (p->tp->ops->same_memory)
 		return 0;
-	/* a loop held up (this process stalled) cannot tell: afresh */
-	if (now - w->checked > limit / 2)
-		w->heard = fmax(w->heard, now);
-	w->checked = now;
+	if (plb__held_up(&w->checked, now, limit))
+		w->heard = fmax(w->heard, now);         /* afresh */
 	if (w->in_run && now - w->said >= limit / 5) {
 		void *msg = plb__msg_alloc(PLB__MSG_ALIVE, 0);
 		int rc = msg ? p->tp->ops->send(p->tp, 0, msg) : PLB_ENOMEM;
@@ -818,18 +816,14 @@ static int wait_fin(struct plb *p)
 			plb__backoff_reset(&bo);
 			continue;
 		}
-		/* a loop held up (this process stalled) cannot tell: afresh */
-		if (now - checked > limit / 2)
-			heard = fmax(heard, now);
-		checked = now;
+		if (plb__held_up(&checked, now, limit))
+			heard = fmax(heard, now);       /* afresh */
 		if (now - heard > limit) {
 			p->tp->no_finalize = 1;
 			return plb__fail(p, PLB_EIO, "the master (rank 0) has said nothing for %.1f s since this worker's goodbye, longer than [network] peer_timeout_s = %g s: it is gone; this worker ends without MPI_Finalize",
 					 now - heard, limit);
 		}
-		long us = plb__backoff_next(&bo, p->tp->ops->pending(p->tp));
-		if (us > 0)
-			nanosleep(&(struct timespec){0, us * 1000}, NULL);
+		plb__backoff_sleep(&bo, p->tp->ops->pending(p->tp));
 	}
 }
 

@@ -157,15 +157,16 @@ static int cpu_open(struct plb__dev *d, const struct plb__dev_spec *s, char *err
 		n = MAX_TEAM;
 
 	snprintf(d->desc.name, sizeof d->desc.name, "%s.cpu", s->cfg->nodes[s->node].name);
-	if (n > have || n > MAX_TEAM || !(t->m = calloc((size_t)n, sizeof *t->m))) {
-		if (n > have || n > MAX_TEAM)
+	int too_many = n > have || n > MAX_TEAM;
+	if (too_many || !(t->m = calloc((size_t)n, sizeof *t->m))) {
+		if (too_many)
 			snprintf(err, errlen, "cpu = %d: this process may run on %d cores (its binding: mpirun's --bind-to, the batch system's cpuset, taskset); accepted: all, or 1 to %d",
 				 n, have, have < MAX_TEAM ? have : MAX_TEAM);
 		else
 			snprintf(err, errlen, "out of memory");
 		hwloc_topology_destroy(t->topo);
 		free(t);
-		return n > have || n > MAX_TEAM ? PLB_ECONFIG : PLB_ENOMEM;
+		return too_many ? PLB_ECONFIG : PLB_ENOMEM;
 	}
 	usable_cores(t->topo, t->core, n);
 	pthread_mutex_init(&t->mu, NULL);

@@ -31,6 +31,13 @@ long plb__backoff_next(struct plb__backoff *b, int busy)
 	return b->sleep_us;
 }
 
+void plb__backoff_sleep(struct plb__backoff *b, int busy)
+{
+	long us = plb__backoff_next(b, busy);
+	if (us > 0)
+		nanosleep(&(struct timespec){0, us * 1000}, NULL);
+}
+
 void plb__waiter_init(struct plb__waiter *w)
 {
 	pthread_mutex_init(&w->mu, NULL);

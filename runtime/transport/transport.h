@@ -156,6 +156,8 @@ void plb__backoff_reset(struct plb__backoff *b);
 /* Microseconds to sleep now (0: spin once more). With sends under way
  * (busy), at most 20 us: large messages move only while polled. */
 long plb__backoff_next(struct plb__backoff *b, int busy);
+/* Sleeps what plb__backoff_next says (a loop that only polls). */
+void plb__backoff_sleep(struct plb__backoff *b, int busy);
 
 /* A sleep that a waking transport's sends (set_waker with plb__waiter_poke)
  * or another thread cut short, without a lost wake-up: take `seen` before

@@ -1070,10 +1070,10 @@ static void test_bad_samples(void **state)
 	/* a term budget under 1 is 1 (a fit, not an error or an empty curve) */
 	struct plb__curve c0, c1;
 	double u3[] = {100, 200, 400}, t3[] = {1.1, 2.0, 4.3};
+	assert_int_equal(plb__curve_fit(&c1, 1000, u3, t3, NULL, 3, 1), 0);
+	assert_true(plb__curve_eval(&c1, 300) > 0);
 	for (int k = -1; k <= 0; k++) {
 		assert_int_equal(plb__curve_fit(&c0, 1000, u3, t3, NULL, 3, k), 0);
-		assert_int_equal(plb__curve_fit(&c1, 1000, u3, t3, NULL, 3, 1), 0);
-		assert_true(plb__curve_eval(&c1, 300) > 0);
 		assert_true(plb__curve_eval(&c0, 300) == plb__curve_eval(&c1, 300));
 	}
 
