@@ -1165,6 +1165,43 @@ static void test_model_set_counts(void **state)
 	plb_balancer_destroy(b);
 }
 
+/* A late block is run again by free PUs only: with none (one PU, or the
+ * others lost) there is nothing to wake the caller for, however late the
+ * block is. */
+static void test_no_wake_without_free_pus(void **state)
+{
+	(void)state;
+	struct plb_model_sample four[4];
+	for (int k = 0; k < 4; k++)
+		four[k] = (struct plb_model_sample){1000.0 * (1 << k), 0.01 + 1e-5 * 1000.0 * (1 << k), 0};
+	for (int n = 1; n <= 2; n++) {
+		plb_balancer_t *b;
+		assert_int_equal(plb_balancer_create(NULL, "plb-hac", n, 100000, &b), 0);
+		for (int i = 0; i < n; i++)
+			assert_int_equal(plb_balancer_model_set(b, i, four, 4, INFINITY), 0);
+		if (n == 2)
+			assert_int_equal(plb_balancer_lost(b, 1, 0), 0);
+		struct plb_grant g;
+		struct plb_balancer_stats st;
+		double now = 0;
+		int last_out = 0;
+		while (plb_balancer_next(b, 0, now, &g) == PLB_NEXT_GRANT) {
+			plb_balancer_stats(b, &st);
+			last_out += st.units_pool == 0;
+			/* the block runs 100x its model's time */
+			now += 100 * (0.01 + 1e-5 * (double)g.units);
+			if (isfinite(plb_balancer_wake(b)))
+				fail_msg("%d PU(s), one live: a wake-up at %g s for a block nobody else can run",
+					 n, plb_balancer_wake(b));
+			struct plb_sample smp = {g.id, 100 * (0.01 + 1e-5 * (double)g.units), 0, now};
+			assert_int_equal(plb_balancer_done(b, 0, &smp), 0);
+		}
+		assert_true(plb_balancer_finished(b));
+		assert_true(last_out > 0);      /* the pool was empty with a block out */
+		plb_balancer_destroy(b);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1196,6 +1233,7 @@ int main(void)
 		cmocka_unit_test(test_hdss_small_domain),
 		cmocka_unit_test(test_done_out_of_order),
 		cmocka_unit_test(test_transfer_counts_as_time),
+		cmocka_unit_test(test_no_wake_without_free_pus),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -787,6 +787,61 @@ static void test_bad_input(void **state)
 	k[1].a = -1;
 	bind(e, k, 2, NULL);
 	assert_int_equal(plb__solve_fast(e, 2, 1, x, &o), PLB_ESOLVE);
+	/* so does SLSQP, for one such curve beside a finite one */
+	bind(e, k, 2, NULL);
+	e[0] = inf[0];
+	assert_int_equal(plb__solve_slsqp(e, 2, 1, x, &o), PLB_ESOLVE);
+}
+
+/* A block time that jumps by 10 s past 0.3 units: beside 2x, no split of
+ * 1 unit gives the two PUs the same finish (under 0.3 units the first
+ * ends by 0.3 s and the second after 1.4 s; past it the first ends after
+ * 10.3 s, the second by 1.4 s). */
+static double jump_at_03(const void *ctx, double x)
+{
+	(void)ctx;
+	return x > 0.3 ? x + 10 : x;
+}
+
+static double twice(const void *ctx, double x)
+{
+	(void)ctx;
+	return 2 * x;
+}
+
+static double deriv_two(const void *ctx, double x)
+{
+	(void)ctx;
+	(void)x;
+	return 2;
+}
+
+/* A start-up cost that E(0) does not show: nothing at 0 units, 100 s
+ * and up past it. */
+static double startup_past_0(const void *ctx, double x)
+{
+	(void)ctx;
+	return x > 0 ? 100 + x : 0;
+}
+
+/* SLSQP says it failed where no split has equal finish times, and where
+ * it cannot confirm its split (a PU without a share would end first, at
+ * 0 s): it restarts from where it stopped a bounded number of rounds,
+ * then gives up or returns the split; it does not loop. */
+static void test_slsqp_gives_up_on_unequal_finishes(void **state)
+{
+	struct plb__efun e[2] = {
+		{ jump_at_03, deriv_one, NULL, 0 }, { twice, deriv_two, NULL, 0 }
+	};
+	struct plb__solve_out o;
+	double x[2];
+
+	(void)state;
+	assert_int_equal(plb__solve_slsqp(e, 2, 1, x, &o), PLB_ESOLVE);
+	e[0].eval = startup_past_0;
+	int rc = plb__solve_slsqp(e, 2, 1, x, &o);
+	if (!(rc == PLB_ESOLVE || (rc == 0 && x[0] == 0 && x[1] == 1)))
+		fail_msg("a start-up past 0 units: rc %d, split %g + %g", rc, x[0], x[1]);
 }
 
 int main(void)
@@ -796,6 +851,7 @@ int main(void)
 		cmocka_unit_test(test_slsqp_agrees_with_fast),
 		cmocka_unit_test(test_slsqp_steep_curves),
 		cmocka_unit_test(test_slsqp_slow_units),
+		cmocka_unit_test(test_slsqp_gives_up_on_unequal_finishes),
 		cmocka_unit_test(test_fast_invariants),
 		cmocka_unit_test(test_fast_optimal_on_tables),
 		cmocka_unit_test(test_huge_avail_gets_zero),
