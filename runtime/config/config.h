@@ -84,6 +84,7 @@ struct plb__config {
 	double solve_us;        /* < 0 (default): charge the measured solve time */
 	double fail_detect_ms;  /* default 1000 */
 	double peer_timeout_s;  /* a rank silent this long in a run is gone; default 10 */
+	double peer_timeout_min_s; /* a worker silent this long may be gone (master.c, peer_limit); default 1 */
 	double startup_timeout_s; /* the handshake's limit on a rank's silence; default 120 */
 	int nnodes;
 	struct plb__node *nodes;

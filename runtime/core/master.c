@@ -353,18 +353,42 @@ void plb__peer_out(struct plb *p, int k)
 	pe->rank = -1;
 }
 
-/* Worker rank k has said nothing for `silent` seconds: it is gone (dead,
- * frozen, cut off). Its PUs are taken out and their blocks go back to the
- * pool; nothing more is sent to it and what is queued for it is dropped;
- * should it come back, it is told to stop and whatever it sends is
- * ignored. MPI_Finalize would wait for it: the job ends without it. */
-static int rank_lost(struct run *r, int k, double silent)
+/* How long worker k may be silent in a run: [network] peer_timeout_min_s,
+ * or PEER_GAP_FACTOR times its longest silence so far (a worker whose
+ * loop stalls on a loaded machine, or whose messages queue behind a large
+ * one on a slow link) or PEER_BLOCK_FACTOR times the longest predicted
+ * time of a block it has out (large blocks move large messages), if more;
+ * never past peer_timeout_s. A worker says ALIVE every fifth of
+ * peer_timeout_min_s when it has nothing else to say. */
+#define PEER_GAP_FACTOR   4
+#define PEER_BLOCK_FACTOR 3
+static double peer_limit(const struct run *r, int k, double *block)
+{
+	const struct plb *p = r->p;
+	const struct plb__peer *pe = &p->peer[k];
+	*block = 0;
+	for (int i = pe->pu0; i < pe->pu0 + pe->npu; i++)
+		for (int s = 0; s < PLB_MAX_GRANTS; s++)
+			if (r->pu[i].s[s].used && isfinite(r->pu[i].s[s].predicted_s))
+				*block = fmax(*block, r->pu[i].s[s].predicted_s);
+	double t = fmax(PEER_GAP_FACTOR * pe->gap, PEER_BLOCK_FACTOR * *block);
+	return fmin(fmax(t, plb__peer_timeout_min(&p->cfg)), p->cfg.peer_timeout_s);
+}
+
+/* Worker rank k has said nothing for `silent` seconds, past its `limit`:
+ * it is gone (dead, frozen, cut off). Its PUs are taken out and their
+ * blocks go back to the pool; nothing more is sent to it and what is
+ * queued for it is dropped; should it come back, it is told to stop and
+ * whatever it sends is ignored. MPI_Finalize would wait for it: the job
+ * ends without it. */
+static int rank_lost(struct run *r, int k, double silent, double limit, double block)
 {
 	struct plb *p = r->p;
 	struct plb__peer *pe = &p->peer[k];
 	int rank = pe->rank;
-	plb__log(PLB__LOG_ERROR, "master", "rank %d (%s) has said nothing for %.1f s, longer than [network] peer_timeout_s = %g s: taken out of the run at %.2f s; the blocks of its %d PUs go to the others",
-		 rank, pe->host, silent, p->cfg.peer_timeout_s, r->now - r->t0, pe->npu);
+	plb__log(PLB__LOG_ERROR, "master", "rank %d (%s) has said nothing for %.1f s, longer than its limit of %.2f s (its longest silence before %.2f s, its longest block out predicted at %.2f s; [network] peer_timeout_min_s = %g s, peer_timeout_s = %g s): taken out of the run at %.2f s; the blocks of its %d PUs go to the others",
+		 rank, pe->host, silent, limit, pe->gap, block, plb__peer_timeout_min(&p->cfg),
+		 p->cfg.peer_timeout_s, r->now - r->t0, pe->npu);
 	size_t n = strlen(r->lost_note);
 	snprintf(r->lost_note + n, sizeof r->lost_note - n, "%srank %d on %s at %.2f s", n ? ", " : "",
 		 rank, pe->host, r->now - r->t0);
@@ -386,20 +410,21 @@ static int rank_lost(struct run *r, int k, double silent)
 	return 0;
 }
 
-/* Between ranks: each live worker said something within [network]
- * peer_timeout_s (it sends ALIVE when it has nothing else to say, as the
- * master does here every fifth of it), or it is taken out. Not between the
- * ends of one process. */
+/* Between ranks: each live worker said something within its limit
+ * (peer_limit), or it is taken out; the master says ALIVE every fifth of
+ * [network] peer_timeout_s when it has nothing else to say. Not between
+ * the ends of one process. */
 static int watch_peers(struct run *r)
 {
 	struct plb *p = r->p;
 	double limit = p->cfg.peer_timeout_s, now = plb__now();
+	double lo = plb__peer_timeout_min(&p->cfg);
 	int rc = 0;
 	if (p->tp->ops->same_memory)
 		return 0;
 	/* a master that did not look for a while (its own work, a machine
 	 * that stalled) cannot tell who was silent: everyone starts afresh */
-	if (plb__held_up(&r->watched, now, limit))
+	if (plb__held_up(&r->watched, now, lo))
 		for (int k = 0; k < p->npeer; k++)
 			p->peer[k].heard = fmax(p->peer[k].heard, now);
 	if (now - r->said >= limit / 5) {
@@ -414,11 +439,13 @@ static int watch_peers(struct run *r)
 		}
 	}
 	int lost = 0;
-	for (int k = 0; k < p->npeer && !rc; k++)
-		if (p->peer[k].rank >= 0 && now - p->peer[k].heard > limit) {
-			rc = rank_lost(r, k, now - p->peer[k].heard);
+	for (int k = 0; k < p->npeer && !rc; k++) {
+		double silent = now - p->peer[k].heard, lim, block;
+		if (p->peer[k].rank >= 0 && silent > lo && silent > (lim = peer_limit(r, k, &block))) {
+			rc = rank_lost(r, k, silent, lim, block);
 			lost = 1;
 		}
+	}
 	/* its blocks are back in the pool: the PUs told to wait take them */
 	return rc || !lost ? rc : poll_parked(r, NULL);
 }
@@ -563,6 +590,7 @@ static int on_message(struct run *r, void *msg, int src)
 		return plb__fail(p, PLB_EIO, "message from unknown rank %d", src);
 	if (p->peer[peer].rank < 0)
 		return 0;       /* a rank taken out (it came back late): ignored */
+	p->peer[peer].gap = fmax(p->peer[peer].gap, r->now - p->peer[peer].heard);
 	p->peer[peer].heard = r->now;
 	r->bytes_in += (double)(PLB__HDR_SIZE + h->len);
 	switch (h->type) {

@@ -4,6 +4,7 @@
 #ifndef PLB_RT_H
 #define PLB_RT_H
 
+#include <math.h>
 #include <pthread.h>
 #include <stdint.h>
 
@@ -38,6 +39,7 @@ struct plb__peer {
 	int rank, npu, pu0;             /* pu0: its first PU's global index */
 	int node;                       /* its [node] section in the config */
 	double heard;                   /* its last message (plb__now), in a run */
+	double gap;                     /* its longest silence so far, in runs */
 	int gone_rank;                  /* rank taken out for silence (rank is -1 then); 0: none */
 	char host[256];
 	double idle_wall_s, idle_cpu_s; /* from BYE */
@@ -117,6 +119,13 @@ void plb__run_result_free(struct plb__run_result *r, int npu);
  * for more than half of that since its last look at *checked, in which
  * case the silence it sees tells nothing of the peers. Notes now in
  * *checked. */
+/* [network] peer_timeout_min_s, at most peer_timeout_s: the shortest a
+ * worker may be silent in a run, and a fifth of it its ALIVE period. */
+static inline double plb__peer_timeout_min(const struct plb__config *c)
+{
+	return fmin(c->peer_timeout_min_s, c->peer_timeout_s);
+}
+
 static inline int plb__held_up(double *checked, double now, double limit)
 {
 	int held = now - *checked > limit / 2;

@@ -754,8 +754,9 @@ static int drain(struct plb *p)
 }
 
 /* Is the master still there? In a run it says something at least every
- * fifth of [network] peer_timeout_s (so does this worker, ALIVE when it has
- * nothing else to say); between runs the master may be silent for as long
+ * fifth of [network] peer_timeout_s (this worker every fifth of
+ * peer_timeout_min_s, ALIVE when it has nothing else to say, for the
+ * master takes it out sooner); between runs the master may be silent for as long
  * as the app computes, and only a master on this host can be checked (its
  * process). Between ranks of one process nothing is checked. Returns 0,
  * or PLB_EIO: the master is gone. */
@@ -767,7 +768,7 @@ static int master_alive(struct plb *p, double now)
 		return 0;
 	if (plb__held_up(&w->checked, now, limit))
 		w->heard = fmax(w->heard, now);         /* afresh */
-	if (w->in_run && now - w->said >= limit / 5) {
+	if (w->in_run && now - w->said >= plb__peer_timeout_min(&p->cfg) / 5) {
 		void *msg = plb__msg_alloc(PLB__MSG_ALIVE, 0);
 		int rc = msg ? p->tp->ops->send(p->tp, 0, msg) : PLB_ENOMEM;
 		if (rc)
