@@ -441,6 +441,7 @@ static int watch_peers(struct run *r)
 	int lost = 0;
 	for (int k = 0; k < p->npeer && !rc; k++) {
 		double silent = now - p->peer[k].heard, lim, block;
+		/* peer_limit is lo at least: its scan of the PUs only then */
 		if (p->peer[k].rank >= 0 && silent > lo && silent > (lim = peer_limit(r, k, &block))) {
 			rc = rank_lost(r, k, silent, lim, block);
 			lost = 1;

@@ -114,11 +114,6 @@ struct plb__run_result {
 };
 void plb__run_result_free(struct plb__run_result *r, int npu);
 
-/* A loop that times its peers' silence against `limit` seconds: whether
- * it was itself held up (this process stopped, swapped, busy elsewhere)
- * for more than half of that since its last look at *checked, in which
- * case the silence it sees tells nothing of the peers. Notes now in
- * *checked. */
 /* [network] peer_timeout_min_s, at most peer_timeout_s: the shortest a
  * worker may be silent in a run, and a fifth of it its ALIVE period. */
 static inline double plb__peer_timeout_min(const struct plb__config *c)
@@ -126,6 +121,11 @@ static inline double plb__peer_timeout_min(const struct plb__config *c)
 	return fmin(c->peer_timeout_min_s, c->peer_timeout_s);
 }
 
+/* A loop that times its peers' silence against `limit` seconds: whether
+ * it was itself held up (this process stopped, swapped, busy elsewhere)
+ * for more than half of that since its last look at *checked, in which
+ * case the silence it sees tells nothing of the peers. Notes now in
+ * *checked. */
 static inline int plb__held_up(double *checked, double now, double limit)
 {
 	int held = now - *checked > limit / 2;

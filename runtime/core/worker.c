@@ -756,10 +756,10 @@ static int drain(struct plb *p)
 /* Is the master still there? In a run it says something at least every
  * fifth of [network] peer_timeout_s (this worker every fifth of
  * peer_timeout_min_s, ALIVE when it has nothing else to say, for the
- * master takes it out sooner); between runs the master may be silent for as long
- * as the app computes, and only a master on this host can be checked (its
- * process). Between ranks of one process nothing is checked. Returns 0,
- * or PLB_EIO: the master is gone. */
+ * master takes it out sooner); between runs the master may be silent for
+ * as long as the app computes, and only a master on this host can be
+ * checked (its process). Between ranks of one process nothing is checked.
+ * Returns 0, or PLB_EIO: the master is gone. */
 static int master_alive(struct plb *p, double now)
 {
 	struct plb__worker *w = p->wk;
