@@ -1202,6 +1202,113 @@ static void test_no_wake_without_free_pus(void **state)
 	}
 }
 
+/* The other side: once the pool is empty, a free PU beside a busy one is
+ * to be asked again when re-running the busy one's block would pay, which
+ * is after that block's predicted end by redo_gain times what the free PU
+ * needs for it (its rate at its largest block, x / (0.01 + 1e-5 x), is
+ * under 10^5 units a second). While the pool still has units there is
+ * nothing to wake for: a free PU is granted them. */
+static void test_wake_after_predicted_end(void **state)
+{
+	(void)state;
+	struct plb_model_sample four[4];
+	for (int k = 0; k < 4; k++)
+		four[k] = (struct plb_model_sample){1000.0 * (1 << k), 0.01 + 1e-5 * 1000.0 * (1 << k), 0};
+	plb_balancer_t *b;
+	assert_int_equal(plb_balancer_create(NULL, "plb-hac", 2, 100000, &b), 0);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(plb_balancer_model_set(b, i, four, 4, INFINITY), 0);
+	struct plb_grant g[2];
+	double at[2], end[2], now = 0;
+	int busy[2] = {0, 0}, checked = 0;
+	for (;;) {
+		for (int i = 0; i < 2; i++) {
+			if (busy[i])
+				continue;
+			struct plb_balancer_stats st;
+			plb_balancer_stats(b, &st);
+			int rc = plb_balancer_next(b, i, now, &g[i]);
+			if (rc == PLB_NEXT_GRANT) {
+				busy[i] = 1;
+				at[i] = now;
+				/* 2% slower than predicted: late, not late enough to re-run */
+				end[i] = now + 1.02 * (0.01 + 1e-5 * (double)g[i].units);
+				continue;
+			}
+			double w = plb_balancer_wake(b);
+			if (st.units_pool > 0)
+				fail_msg("PU %d waits with %llu units in the pool", i,
+					 (unsigned long long)st.units_pool);
+			if (!busy[1 - i])
+				continue;
+			double due = at[1 - i] + g[1 - i].predicted_s + 3e-5 * (double)g[1 - i].units;
+			if (!(w >= due && isfinite(w)))
+				fail_msg("PU %d free at %g s beside a block due at %g s: wake-up at %g s, not after %g s",
+					 i, now, at[1 - i] + g[1 - i].predicted_s, w, due);
+			checked++;
+		}
+		int next = busy[0] && (!busy[1] || end[0] <= end[1]) ? 0 : busy[1] ? 1 : -1;
+		if (next < 0)
+			break;
+		now = end[next];
+		busy[next] = 0;
+		struct plb_sample smp = {g[next].id, end[next] - at[next], 0, now};
+		assert_int_equal(plb_balancer_done(b, next, &smp), 0);
+	}
+	assert_true(plb_balancer_finished(b));
+	assert_true(checked > 0);       /* a PU was free beside a busy one at the end */
+	plb_balancer_destroy(b);
+}
+
+/* A block that lost its race with its re-run is refused as stale, and its
+ * time still goes into its PU's model (it says how the PU ran), unless it
+ * says nothing: a report of 0 s adds no sample, as for any block. PU 0
+ * never ends its first block; PU 1 runs the rest and then that block
+ * again, in pieces, asked at the wake-up times. */
+static void test_void_block_report(void **state)
+{
+	(void)state;
+	struct plb_model_sample four[4], got[64];
+	for (int k = 0; k < 4; k++)
+		four[k] = (struct plb_model_sample){1000.0 * (1 << k), 0.01 + 1e-5 * 1000.0 * (1 << k), 0};
+	for (int c = 0; c < 2; c++) {
+		plb_balancer_t *b;
+		assert_int_equal(plb_balancer_create(NULL, "plb-hac", 2, 50000, &b), 0);
+		for (int i = 0; i < 2; i++)
+			assert_int_equal(plb_balancer_model_set(b, i, four, 4, INFINITY), 0);
+		struct plb_grant g0, g;
+		double now = 0;
+		assert_int_equal(plb_balancer_next(b, 0, now, &g0), PLB_NEXT_GRANT);
+		while (!plb_balancer_finished(b)) {
+			int rc = plb_balancer_next(b, 1, now, &g);
+			if (rc == PLB_NEXT_WAIT) {
+				double w = plb_balancer_wake(b);
+				if (!(w > now && isfinite(w)))
+					fail_msg("PU 1 waits at %g s with no wake-up (%g) beside a stalled block", now, w);
+				now = w;
+				continue;
+			}
+			assert_int_equal(rc, PLB_NEXT_GRANT);
+			double t = 0.01 + 1e-5 * (double)g.units;
+			now += t;
+			struct plb_sample smp = {g.id, t, 0, now};
+			assert_int_equal(plb_balancer_done(b, 1, &smp), 0);
+		}
+		struct plb_balancer_stats st;
+		plb_balancer_stats(b, &st);
+		assert_true(st.redo_won == 1);
+		int before = plb_balancer_model_get(b, 0, got, 64, NULL);
+		/* half of it transfer time (a sample counts exec + transfer) */
+		struct plb_sample late = {g0.id, c ? 0.5 * now : 0, c ? 0.5 * now : 0, now};
+		assert_int_equal(plb_balancer_done(b, 0, &late), PLB_ESTALE);
+		int after = plb_balancer_model_get(b, 0, got, 64, NULL);
+		if (after != before + c)
+			fail_msg("a voided block's report of %g s: PU 0's model went from %d to %d samples",
+				 late.exec_s + late.xfer_s, before, after);
+		plb_balancer_destroy(b);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1234,6 +1341,8 @@ int main(void)
 		cmocka_unit_test(test_done_out_of_order),
 		cmocka_unit_test(test_transfer_counts_as_time),
 		cmocka_unit_test(test_no_wake_without_free_pus),
+		cmocka_unit_test(test_wake_after_predicted_end),
+		cmocka_unit_test(test_void_block_report),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

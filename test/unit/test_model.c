@@ -1081,6 +1081,21 @@ static void test_bad_samples(void **state)
 	plb_params_init(&p);
 	assert_int_equal(plb__model_init(&m, 0, &p), PLB_EINVAL);
 	assert_int_equal(plb__model_init(&m, NAN, &p), PLB_EINVAL);
+	assert_int_equal(plb__model_init(NULL, 1000, &p), PLB_EINVAL);
+	assert_int_equal(plb__model_init(&m, 1000, NULL), PLB_EINVAL);
+	/* a window must hold a sample (the params' own range starts at 4; this
+	 * guards callers that fill the struct by hand) */
+	for (double win = -1; win < 1; win += 0.5) {
+		p.model_window = win;
+		assert_int_equal(plb__model_init(&m, 1000, &p), PLB_EINVAL);
+	}
+	/* and one sample is enough: the newest alone */
+	p.model_window = 1;
+	assert_int_equal(plb__model_init(&m, 1000, &p), 0);
+	assert_int_equal(plb__model_add(&m, 100, 1.0, 0), 0);
+	assert_int_equal(plb__model_add(&m, 200, 1.5, 0), 0);
+	assert_int_equal(m.n, 1);
+	plb__model_fini(&m);
 }
 
 int main(void)
