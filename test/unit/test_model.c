@@ -110,6 +110,18 @@ static void assert_curve_increasing(const struct plb__curve *c, double lo,
 	}
 }
 
+/* The curve's derivative is its slope: a central difference agrees. */
+static void assert_deriv_is_slope(const struct plb__curve *c, double lo, double hi)
+{
+	for (int i = 0; i <= 20; i++) {
+		double u = lo * pow(hi / lo, i / 20.0), h = 1e-4 * u;
+		double fd = (plb__curve_eval(c, u + h) - plb__curve_eval(c, u - h)) / (2 * h);
+		double d = plb__curve_deriv(c, u);
+		if (!(fabs(d - fd) <= 1e-5 * fabs(fd) + 1e-300))
+			fail_msg("at %g units the derivative is %.9g, the slope %.9g", u, d, fd);
+	}
+}
+
 /* E is non-decreasing on [0, 2W] and dE/dx >= 0. */
 static void assert_model_increasing(const struct plb__model *m)
 {
@@ -239,6 +251,7 @@ static void test_fit_xlnx(void **state)
 	assert_true(worst_err(&c, t_xlnx, 1e3, 1e6, 12) < 1e-6);
 	assert_true(relerr(plb__curve_eval(&c, 1e7), t_xlnx(1e7)) < 1e-6);
 	assert_curve_increasing(&c, 500, 1e7);
+	assert_deriv_is_slope(&c, 500, 1e7);
 }
 
 /* A saturating GPU table is followed within 12% and the fit is increasing. */
@@ -250,6 +263,7 @@ static void test_fit_gpu_table(void **state)
 	fit_truth(&c, t_gpu, 1.6e7, 1e3, 4e6, 24, 0, 1);
 	assert_true(worst_err(&c, t_gpu, 1e3, 4e6, 24) < 0.12);
 	assert_curve_increasing(&c, 500, 1.6e7);
+	assert_deriv_is_slope(&c, 500, 1.6e7);
 }
 
 /* An x^2-dominated curve is recovered within 1%. */
@@ -261,6 +275,7 @@ static void test_fit_square(void **state)
 	fit_truth(&c, t_square, 1e6, 1e4, 1e6, 16, 0, 1);
 	assert_true(worst_err(&c, t_square, 1e4, 1e6, 16) < 0.01);
 	assert_curve_increasing(&c, 5e3, 1e6);
+	assert_deriv_is_slope(&c, 5e3, 1e6);
 }
 
 /* With 5% noise, 32 samples predict within 3% on average and 8% at worst. */
@@ -1098,6 +1113,31 @@ static void test_bad_samples(void **state)
 	plb__model_fini(&m);
 }
 
+/* Blocks that took less time the larger they were (a device warming up,
+ * or noise): no fitted curve falls with the block size, whatever the
+ * samples do, since a solve needs E non-decreasing. */
+static void test_fit_never_falls(void **state)
+{
+	(void)state;
+	static const double u[] = {1000, 2000, 4000, 8000, 16000};
+	static const double t[][5] = {
+		{2.0, 1.5, 1.0, 0.8, 0.7},
+		{1.0, 0.9, 1.2, 0.6, 1.5},
+		{0.1, 0.4, 0.3, 0.2, 0.1},
+	};
+	for (int k = 0; k < 3; k++) {
+		struct plb__curve c;
+		assert_int_equal(plb__curve_fit(&c, 1e5, u, t[k], NULL, 5, 3), 0);
+		double prev = 0;
+		for (int i = 0; i <= 400; i++) {
+			double x = 100 * pow(2e5 / 100, i / 400.0), f = plb__curve_eval(&c, x);
+			if (!(f >= prev && isfinite(f)))
+				fail_msg("samples %d: the fit falls from %g to %g s at %g units", k, prev, f, x);
+			prev = f;
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1105,6 +1145,7 @@ int main(void)
 		cmocka_unit_test(test_fit_zero_weight),
 		cmocka_unit_test(test_fit_time_unit_invariant),
 		cmocka_unit_test(test_fit_xlnx),
+		cmocka_unit_test(test_fit_never_falls),
 		cmocka_unit_test(test_fit_gpu_table),
 		cmocka_unit_test(test_fit_square),
 		cmocka_unit_test(test_fit_noise),

@@ -776,6 +776,13 @@ static void test_bad_input(void **state)
 		assert_int_equal(solve[s](e, 2, 1, x, &o), PLB_EINVAL);
 		e[1].avail = -1;
 		assert_int_equal(solve[s](e, 2, 1, x, &o), PLB_EINVAL);
+		/* a curve without its derivative, or without itself */
+		bind(e, k, 2, NULL);
+		e[1].deriv = NULL;
+		assert_int_equal(solve[s](e, 2, 1, x, &o), PLB_EINVAL);
+		bind(e, k, 2, NULL);
+		e[0].eval = NULL;
+		assert_int_equal(solve[s](e, 2, 1, x, &o), PLB_EINVAL);
 	}
 	/* not finite at S: the fast solver refuses it, the first curve alone
 	 * as every one */
