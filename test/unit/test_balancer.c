@@ -1215,8 +1215,10 @@ static void test_no_wake_without_free_pus(void **state)
 static void test_wake_after_predicted_end(void **state)
 {
 	(void)state;
+	struct plb_params par;
+	plb_params_init(&par);          /* the defaults: redo_gain 3 */
 	plb_balancer_t *b;
-	assert_int_equal(plb_balancer_create(NULL, "plb-hac", 2, 100000, &b), 0);
+	assert_int_equal(plb_balancer_create(&par, "plb-hac", 2, 100000, &b), 0);
 	four_linear_samples(b, 0, 2);
 	struct plb_grant g[2];
 	double at[2], end[2], now = 0;
@@ -1241,7 +1243,7 @@ static void test_wake_after_predicted_end(void **state)
 					 (unsigned long long)st.units_pool);
 			if (st.units_pool > 0 || !busy[1 - i])
 				continue;
-			double due = at[1 - i] + g[1 - i].predicted_s + 3e-5 * (double)g[1 - i].units;
+			double due = at[1 - i] + g[1 - i].predicted_s + par.redo_gain * (double)g[1 - i].units / 1e5;
 			if (!(w >= due && isfinite(w)))
 				fail_msg("PU %d free at %g s beside a block due at %g s: wake-up at %g s, not after %g s",
 					 i, now, at[1 - i] + g[1 - i].predicted_s, w, due);
