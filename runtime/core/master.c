@@ -156,6 +156,8 @@ static int merge_list(struct run *r, struct merge *list, size_t n)
 	for (size_t k = 0; k < n; k++) {
 		struct merge *m = &list[k];
 		const char *data = plb__msg_data(m->msg);
+		if (m->len >= PLB__POPULATE_MIN)
+			(void)plb__populate((char *)r->job->out + m->at, m->len);
 		if (m->len)
 			memcpy((char *)r->job->out + m->at, data + r->accpad, m->len);
 		if (r->job->acc_bytes && !rc && acc_keep(r, m->off, data))

@@ -206,6 +206,11 @@ static void do_block(struct wpu *u, struct item *j)
 	void *tmp = NULL;       /* input put together from the store and the message */
 	if (borrowed) {
 		memcpy(&bw, plb__msg_data(j->msg), sizeof bw);
+		/* the kernel writes the job's output itself: its pages mapped in
+		 * one call, not one fault each (the master's merge does the same) */
+		size_t olen = (size_t)in->units * w->out_unit;
+		if (bw.out && olen >= PLB__POPULATE_MIN && !rc)
+			(void)plb__populate((void *)(uintptr_t)bw.out, olen);
 	} else if ((in->flags & PLB__F_SEGMENTS) && !rc) {
 		const void *at = NULL;
 		if ((rc = plb__store_input(&w->store, j->msg, w->in_unit, &at, &tmp)))

@@ -87,6 +87,14 @@ static inline size_t plb__pad16(size_t n) { return (n + 15) & ~(size_t)15; }
  * which keeps large buffers for reuse (msgbuf.c). */
 void *plb__msg_alloc(uint32_t type, size_t len);
 void plb__msg_free(void *buf);
+/* Maps the whole pages inside [p, p + len) now, in one call
+ * (MADV_POPULATE_WRITE), instead of taking a page fault per 4 KiB as they
+ * are first written; the contents stay as they are. Worth it from about
+ * 256 KiB, before copying into memory that may be fresh from malloc (a
+ * job's output). 0, or -1 where the kernel refuses it (before Linux 5.14):
+ * callers go on without it. */
+#define PLB__POPULATE_MIN ((size_t)256 << 10)
+int plb__populate(void *p, size_t len);
 /* Frees the kept buffers; with st, first says how the cache did. */
 struct plb__msg_cache_stats {
 	unsigned long hits, misses;     /* large allocations served / not */
