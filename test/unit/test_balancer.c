@@ -1132,6 +1132,29 @@ static void four_linear_samples(plb_balancer_t *b, int from, int to)
 		assert_int_equal(plb_balancer_model_set(b, i, four, 4, INFINITY), 0);
 }
 
+/* PU pu asks at *now: 1 with a grant in *g, or 0 once *now has moved on
+ * to the balancer's wake-up time, which must be finite. */
+static int ask_or_wake(plb_balancer_t *b, int pu, double *now, struct plb_grant *g)
+{
+	int rc = plb_balancer_next(b, pu, *now, g);
+	if (rc == PLB_NEXT_WAIT) {
+		*now = plb_balancer_wake(b);
+		assert_true(isfinite(*now));
+		return 0;
+	}
+	assert_int_equal(rc, PLB_NEXT_GRANT);
+	return 1;
+}
+
+/* PU pu runs g from *now at four_linear_samples' line and reports it. */
+static void run_linear(plb_balancer_t *b, int pu, const struct plb_grant *g, double *now)
+{
+	double t = 0.01 + 1e-5 * (double)g->units;
+	*now += t;
+	struct plb_sample smp = {g->id, t, 0, *now};
+	assert_int_equal(plb_balancer_done(b, pu, &smp), 0);
+}
+
 /* A warm start of one sample is kept (a PU that ran one block in an
  * earlier process), none leaves the model empty, and what goes in comes
  * back out of plb_balancer_model_get. */
@@ -1308,9 +1331,126 @@ static void test_void_block_report(void **state)
 	}
 }
 
+/* Of two late blocks, the one further past its predicted end is run
+ * again first: PU 0's block is due before PU 1's, both stall, and PU 2,
+ * free once the pool is empty, is asked long after both were due. */
+static void test_redo_most_late_first(void **state)
+{
+	(void)state;
+	plb_balancer_t *b;
+	assert_int_equal(plb_balancer_create(NULL, "plb-hac", 3, 100000, &b), 0);
+	four_linear_samples(b, 0, 3);
+	struct plb_grant g0, g1, g;
+	double now = 0;
+	assert_int_equal(plb_balancer_next(b, 0, now, &g0), PLB_NEXT_GRANT);
+	int asked1 = 0;
+	struct plb_balancer_stats st;
+	for (plb_balancer_stats(b, &st); st.units_pool > 0; plb_balancer_stats(b, &st)) {
+		if (!asked1 && now > 0.2) {
+			assert_int_equal(plb_balancer_next(b, 1, now, &g1), PLB_NEXT_GRANT);
+			asked1 = 1;
+			continue;
+		}
+		if (ask_or_wake(b, 2, &now, &g))
+			run_linear(b, 2, &g, &now);
+	}
+	assert_true(asked1);
+	double due0 = g0.predicted_s, due1 = 0.2 + g1.predicted_s;
+	if (!(due0 < due1))
+		fail_msg("the set-up wants PU 0's block due first: %g s, PU 1's %g s", due0, due1);
+	now = 1000 + 10 * due1;         /* both long overdue */
+	assert_int_equal(plb_balancer_next(b, 2, now, &g), PLB_NEXT_GRANT);
+	assert_int_equal(g.kind, PLB_GRANT_REDO);
+	if (!(g.offset >= g0.offset && g.offset < g0.offset + g0.units))
+		fail_msg("the re-run piece at %llu is not in PU 0's block [%llu, %llu), due at %g s, "
+			 "but PU 1's [%llu, %llu) is due at %g s", (unsigned long long)g.offset,
+			 (unsigned long long)g0.offset, (unsigned long long)(g0.offset + g0.units), due0,
+			 (unsigned long long)g1.offset, (unsigned long long)(g1.offset + g1.units), due1);
+	plb_balancer_destroy(b);
+}
+
+/* A stalled block is run again from its start in a piece of min_block
+ * (64) or more that leaves min_block or more of it, or all of it: a rest
+ * under min_block goes with the piece (once a piece ends first, the
+ * block's rest returns to the pool). PU 0 never ends its first block; PU
+ * 1 runs the rest of the domain, then the piece. Over W = 16000-24000 PU
+ * 0's first block is about 6000-8000 units, and PU 1's piece of it (the
+ * units it does in the block's time at its best rate: all but 1000 (1 -
+ * units / 8000) of them) would leave rests on both sides of 64: both
+ * cases must come up. */
+static void test_redo_piece_rest(void **state)
+{
+	(void)state;
+	int whole = 0, split = 0;
+	for (uint64_t W = 16000; W <= 24000; W += 250) {
+		plb_balancer_t *b;
+		assert_int_equal(plb_balancer_create(NULL, "plb-hac", 2, W, &b), 0);
+		four_linear_samples(b, 0, 2);
+		struct plb_grant g0, g;
+		double now = 0;
+		int pieces = 0;
+		assert_int_equal(plb_balancer_next(b, 0, now, &g0), PLB_NEXT_GRANT);
+		assert_true(g0.units >= 64);
+		while (!plb_balancer_finished(b)) {
+			if (!ask_or_wake(b, 1, &now, &g))
+				continue;
+			if (g.kind == PLB_GRANT_REDO) {
+				pieces++;
+				if (g.offset != g0.offset || g.units < 64 ||
+				    (g.units != g0.units && g0.units - g.units < 64))
+					fail_msg("W %llu: a piece of %llu units at %llu of the block [%llu, %llu)",
+						 (unsigned long long)W, (unsigned long long)g.units,
+						 (unsigned long long)g.offset, (unsigned long long)g0.offset,
+						 (unsigned long long)(g0.offset + g0.units));
+				whole += g.units == g0.units;
+				split += g.units != g0.units;
+			}
+			run_linear(b, 1, &g, &now);
+		}
+		assert_int_equal(pieces, 1);
+		plb_balancer_destroy(b);
+	}
+	if (!(whole > 0 && split > 0))
+		fail_msg("pieces of the whole block %d times, of part of it %d times: both wanted", whole, split);
+}
+
+/* A block leaves a rest of the pool's range behind only if that rest is
+ * min_block or more; less goes with the block (greedy, blocks of 100,
+ * min_block 20: 100 then 100 then the 20 left of 220; 100 then 119 of
+ * 219). */
+static void test_rest_below_min_block_joins(void **state)
+{
+	(void)state;
+	for (int c = 0; c < 2; c++) {
+		struct plb_params p;
+		plb_params_init(&p);
+		p.greedy_block = 100;
+		p.min_block = 20;
+		p.train_div = 1;        /* else min_block is cut to W / 32 */
+		uint64_t W = c ? 219 : 220;
+		plb_balancer_t *b;
+		assert_int_equal(plb_balancer_create(&p, "greedy", 1, W, &b), 0);
+		uint64_t want[2][3] = {{100, 100, 20}, {100, 119, 0}}, off = 0;
+		for (int k = 0; k < 3 && want[c][k]; k++) {
+			struct plb_grant g;
+			assert_int_equal(plb_balancer_next(b, 0, k, &g), PLB_NEXT_GRANT);
+			assert_int_equal(g.offset, off);
+			assert_int_equal(g.units, want[c][k]);
+			off += g.units;
+			struct plb_sample s = {g.id, 1, 0, k + 1};
+			assert_int_equal(plb_balancer_done(b, 0, &s), 0);
+		}
+		assert_true(plb_balancer_finished(b));
+		plb_balancer_destroy(b);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_redo_most_late_first),
+		cmocka_unit_test(test_rest_below_min_block_joins),
+		cmocka_unit_test(test_redo_piece_rest),
 		cmocka_unit_test(test_coverage_all_policies),
 		cmocka_unit_test(test_model_set_counts),
 		cmocka_unit_test(test_coverage_with_failures),

@@ -1041,6 +1041,24 @@ static void test_cliff_cap_window_past_fall(void **state)
 	plb__model_fini(&m);
 }
 
+/* Blocks that took no time fit a curve of 0 s: a block that then takes
+ * a second has no prediction to be a multiple of, and is no speed change
+ * (no rescale of the old samples, no count). */
+static void test_no_change_from_zero_prediction(void **state)
+{
+	(void)state;
+	struct plb__model m;
+	model_new(&m, 1e6, 32, 0.3);
+	assert_int_equal(plb__model_add(&m, 100, 0, 0), 0);
+	assert_int_equal(plb__model_add(&m, 200, 0, 0), 0);
+	assert_int_equal(plb__model_add(&m, 400, 0, 0), 0);
+	assert_true(plb__model_eval(&m, 150) == 0);
+	assert_int_equal(plb__model_add(&m, 150, 1, 0), 0);
+	assert_int_equal(m.changes, 0);
+	assert_false(m.after_change);
+	plb__model_fini(&m);
+}
+
 /* Bad samples and arguments give PLB_EINVAL and change nothing. */
 static void test_bad_samples(void **state)
 {
@@ -1173,6 +1191,7 @@ int main(void)
 		cmocka_unit_test(test_change_threshold_strict),
 		cmocka_unit_test(test_cliff_cap_window_past_fall),
 		cmocka_unit_test(test_cliff_one_mild_fall),
+		cmocka_unit_test(test_no_change_from_zero_prediction),
 		cmocka_unit_test(test_bad_samples),
 	};
 

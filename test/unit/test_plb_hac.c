@@ -205,6 +205,26 @@ static void test_flat_training_pair_gets_another_block(void **state)
 		fail_msg("PU 0's first regular block predicted %.3f s, takes %.3f s", p, e);
 }
 
+/* PU 0 takes 50 ms for any block (far below what saturates it): every
+ * training pair looks flat, but it gets at most TRAIN_EXTRA (2) blocks
+ * more than the usual two, then goes on to regular blocks. */
+static double flat0(int pu, int k, double units)
+{
+	(void)k;
+	return pu == 0 ? 0.05 : linear(pu, units);
+}
+
+static void test_flat_training_capped(void **state)
+{
+	(void)state;
+	struct drive d = {.time = flat0};
+	drive(&d, 100000);
+	assert_int_equal(d.pu[0].training, 4);
+	for (int k = 0; k < 4; k++)
+		assert_int_equal(d.kind[0][k], PLB_GRANT_TRAINING);
+	assert_int_equal(d.kind[0][4], PLB_GRANT_REGULAR);
+}
+
 /* The extra training block is for a pair that grew (the second block at
  * least 1.5x the first) and yet took hardly longer. PU 2 is the slowest
  * (30x below PU 0), so its second training block is cut to its speed:
@@ -796,6 +816,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_flat_training_pair_gets_another_block),
+		cmocka_unit_test(test_flat_training_capped),
 		cmocka_unit_test(test_shrunk_training_pair_gets_no_extra),
 		cmocka_unit_test(test_late_pu_does_not_hold_the_others),
 		cmocka_unit_test(test_block_time_bounded),

@@ -572,7 +572,8 @@ static void test_one_pu(void **state)
 	assert_int_equal(o.iters, 0);   /* nothing to solve: SLSQP not run */
 }
 
-/* S = 0: every share is 0 and T is the earliest avail. */
+/* S = 0: every share is 0 and T is the earliest avail, found with no
+ * iteration of either solver. */
 static void test_zero_S(void **state)
 {
 	struct curve k[3] = { { .a = 1, .W = 1 }, { .a = 2, .W = 1 },
@@ -583,11 +584,15 @@ static void test_zero_S(void **state)
 
 	(void)state;
 	bind(e, k, 3, avail);
+	o.iters = -1;
 	assert_int_equal(plb__solve_fast(e, 3, 0, x, &o), 0);
 	assert_true(x[0] == 0 && x[1] == 0 && x[2] == 0 && o.T == 0.2);
+	assert_int_equal(o.iters, 0);
 	x[1] = 5;
+	o.iters = -1;
 	assert_int_equal(plb__solve_slsqp(e, 3, 0, x, &o), 0);
 	assert_true(x[0] == 0 && x[1] == 0 && x[2] == 0 && o.T == 0.2);
+	assert_int_equal(o.iters, 0);
 }
 
 /* The split does not depend on the unit of time: the same curves with
