@@ -184,8 +184,10 @@ $(LIBPLB_SO): $(call obj,$(foreach l,$(RUN_LAYERS),$(call layer_src,$l)))
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) -shared -Wl,-soname,$(@F) $(if $(SANITIZE),,-Wl,--no-undefined) $(LDFLAGS) \
 	  -o $@ $^ $(RUN_LIBS) $(RT_LIBS) $(BAL_LIBS)
-# What pkg-config --libs --static adds to -lplb: the libraries libplb uses.
-LIBPLB_PRIVATE = $(RUN_LIBS) $(RT_LIBS) $(BAL_LIBS)
+# What pkg-config --libs --static adds to -lplb: the libraries libplb uses,
+# and the link flags its objects were built for (EXTRA_LDFLAGS: make
+# coverage's --coverage, whose objects call libgcov).
+LIBPLB_PRIVATE = $(RUN_LIBS) $(RT_LIBS) $(BAL_LIBS) $(EXTRA_LDFLAGS)
 
 define app_rule
 $(BUILD)/plb-$1: $(call obj,$(wildcard apps/$1/*.c)) $(call kern_lib,$1) $(call layer_libs,$(RUN_LAYERS))

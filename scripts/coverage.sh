@@ -20,7 +20,12 @@ rc=0
 "${MAKE[@]}" test >"$B/test.log" 2>&1 || rc=$?
 tail -n 1 "$B/test.log"
 [ $rc -eq 0 ] || { echo "coverage: make test failed (see $B/test.log); figures below are partial"; }
-gcovr -r . --object-directory "$B" --exclude 'test/' --exclude 'bench/' \
+# tests that build plb again in a folder of their own under $B (test/cli/
+# tsan.sh: $B/tsan, MPI=0) inherit --coverage; their objects are another
+# configuration of the same sources, which gcovr 5.2 cannot merge (a
+# function at two lines: an AssertionError), and are left out
+gcovr -r . --object-directory "$B" --exclude-directories "$B/tsan" \
+	--exclude 'test/' --exclude 'bench/' \
 	--exclude-unreachable-branches --json-summary "$B/coverage.json" \
 	--txt "$B/coverage.txt" >/dev/null
 python3 - "$B/coverage.json" <<'PY'

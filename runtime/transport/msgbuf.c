@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "runtime/transport/transport.h"
 
@@ -68,12 +69,22 @@ static void *cache_take(size_t need)
 	return buf;
 }
 
-/* Maps the whole pages of [buf, buf + len) now, in one call. */
+/* The whole pages inside [buf, buf + len): *a and the length (0: none). */
+static size_t whole_pages(void *buf, size_t len, void **a)
+{
+	long ps = sysconf(_SC_PAGESIZE);        /* glibc: a load, no system call */
+	uintptr_t page = ps > 0 ? (uintptr_t)ps : 4096;
+	uintptr_t s = ((uintptr_t)buf + page - 1) & ~(page - 1);
+	uintptr_t e = ((uintptr_t)buf + len) & ~(page - 1);
+	*a = (void *)s;
+	return e > s ? e - s : 0;
+}
+
 int plb__populate(void *buf, size_t len)
 {
-	uintptr_t a = ((uintptr_t)buf + 4095) & ~(uintptr_t)4095;
-	uintptr_t e = ((uintptr_t)buf + len) & ~(uintptr_t)4095;
-	return e > a ? madvise((void *)a, e - a, MADV_POPULATE_WRITE) : 0;
+	void *a;
+	size_t n = whole_pages(buf, len, &a);
+	return n ? madvise(a, n, MADV_POPULATE_WRITE) : 0;
 }
 
 /* A new buffer of at least 2 MiB asks for transparent huge pages (where
@@ -81,10 +92,10 @@ int plb__populate(void *buf, size_t len)
  * fewer pages to map and zero. */
 static void populate_new(void *buf, size_t len)
 {
-	uintptr_t a = ((uintptr_t)buf + 4095) & ~(uintptr_t)4095;
-	uintptr_t e = ((uintptr_t)buf + len) & ~(uintptr_t)4095;
-	if (e - a >= ((size_t)2 << 20))
-		(void)madvise((void *)a, e - a, MADV_HUGEPAGE);
+	void *a;
+	size_t n = whole_pages(buf, len, &a);
+	if (n >= ((size_t)2 << 20))
+		(void)madvise(a, n, MADV_HUGEPAGE);
 	(void)plb__populate(buf, len);
 }
 

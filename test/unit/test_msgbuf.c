@@ -106,12 +106,12 @@ static void test_full_drops_smallest(void **state)
 	assert_int_equal(st.hits, 2);
 }
 
-/* How many of the n pages at p are resident. */
-static size_t resident(const char *p, size_t n)
+/* How many of the n pages of size ps at p are resident. */
+static size_t resident(const char *p, size_t n, size_t ps)
 {
 	unsigned char v[64];
 	assert_true(n <= sizeof v);
-	assert_int_equal(mincore((void *)p, n * 4096, v), 0);
+	assert_int_equal(mincore((void *)p, n * ps, v), 0);
 	size_t k = 0;
 	for (size_t i = 0; i < n; i++)
 		k += v[i] & 1;
@@ -122,30 +122,29 @@ static void test_populate(void **state)
 {
 	(void)state;
 	enum { PAGES = 16 };
-	assert_int_equal(sysconf(_SC_PAGESIZE), 4096);
-	char *p = mmap(NULL, PAGES * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	size_t ps = (size_t)sysconf(_SC_PAGESIZE);
+	char *p = mmap(NULL, PAGES * ps, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	assert_true(p != MAP_FAILED);
-	assert_int_equal(resident(p, PAGES), 0);        /* fresh: nothing mapped yet */
-	p[3 * 4096 + 5] = 'x';                          /* one page written before */
+	assert_int_equal(resident(p, PAGES, ps), 0);    /* fresh: nothing mapped yet */
+	p[3 * ps + 5] = 'x';                            /* one page written before */
 	/* from mid page 1 to mid page 9: the whole pages inside are 2..8 */
-	int rc = plb__populate(p + 4096 + 100, 8 * 4096);
+	int rc = plb__populate(p + ps + 100, 8 * ps);
 	if (rc) {
 		/* a kernel without MADV_POPULATE_WRITE (before 5.14) refuses it */
 		assert_int_equal(errno, EINVAL);
 		print_message("plb__populate refused (kernel before 5.14): only the contents checked\n");
 	} else {
-		assert_int_equal(resident(p + 2 * 4096, 7), 7);
-		assert_int_equal(resident(p, 1), 0);    /* the pages it only partly covers: left */
-		assert_int_equal(resident(p + 4096, 1), 0);
-		assert_int_equal(resident(p + 9 * 4096, PAGES - 9), 0);
+		assert_int_equal(resident(p + 2 * ps, 7, ps), 7);
+		assert_int_equal(resident(p, 2, ps), 0);        /* partly covered: left */
+		assert_int_equal(resident(p + 9 * ps, PAGES - 9, ps), 0);
 	}
-	assert_int_equal(p[3 * 4096 + 5], 'x');
-	for (size_t i = 2 * 4096; i < 9 * 4096; i++)
-		if (i != 3 * 4096 + 5)
+	assert_int_equal(p[3 * ps + 5], 'x');
+	for (size_t i = 2 * ps; i < 9 * ps; i++)
+		if (i != 3 * ps + 5)
 			assert_int_equal(p[i], 0);
 	assert_int_equal(plb__populate(p + 10, 100), 0); /* no whole page inside: nothing to do */
-	assert_int_equal(resident(p, 1), 0);
-	assert_int_equal(munmap(p, PAGES * 4096), 0);
+	assert_int_equal(resident(p, 1, ps), 0);
+	assert_int_equal(munmap(p, PAGES * ps), 0);
 }
 
 int main(void)
