@@ -1344,18 +1344,20 @@ static void test_redo_most_late_first(void **state)
 	double now = 0;
 	assert_int_equal(plb_balancer_next(b, 0, now, &g0), PLB_NEXT_GRANT);
 	int asked1 = 0;
+	double t1 = 0;
 	struct plb_balancer_stats st;
 	for (plb_balancer_stats(b, &st); st.units_pool > 0; plb_balancer_stats(b, &st)) {
 		if (!asked1 && now > 0.2) {
 			assert_int_equal(plb_balancer_next(b, 1, now, &g1), PLB_NEXT_GRANT);
 			asked1 = 1;
+			t1 = now;
 			continue;
 		}
 		if (ask_or_wake(b, 2, &now, &g))
 			run_linear(b, 2, &g, &now);
 	}
 	assert_true(asked1);
-	double due0 = g0.predicted_s, due1 = 0.2 + g1.predicted_s;
+	double due0 = g0.predicted_s, due1 = t1 + g1.predicted_s;
 	if (!(due0 < due1))
 		fail_msg("the set-up wants PU 0's block due first: %g s, PU 1's %g s", due0, due1);
 	now = 1000 + 10 * due1;         /* both long overdue */
