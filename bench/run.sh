@@ -9,7 +9,7 @@ echo
 echo "== model refit and inversion cost (bench_model)"
 "$BUILD"/bench/bench_model
 echo
-echo "== a block's message buffer: fresh, mapped in one call, kept (bench_msgbuf)"
+echo "== a block's message buffer: fresh, fresh with its pages mapped first, new (huge pages, mapped in one call), kept (bench_msgbuf)"
 "$BUILD"/bench/bench_msgbuf
 echo
 echo "== adaptation to a 4x slowdown (bench_adapt)"
