@@ -93,6 +93,7 @@ struct run {
 	double shown;           /* when it was last drawn (0: never) */
 	int warm;               /* PUs started from kept models */
 	int res, reuse;         /* input kept on the nodes; their stores kept (resident.c) */
+	int map_out;            /* the output's pages may be fresh: map each block's first */
 	double unkept, resident;        /* bytes over the nodes' budgets; held at the end */
 };
 
@@ -156,7 +157,7 @@ static int merge_list(struct run *r, struct merge *list, size_t n)
 	for (size_t k = 0; k < n; k++) {
 		struct merge *m = &list[k];
 		const char *data = plb__msg_data(m->msg);
-		if (m->len >= PLB__POPULATE_MIN)
+		if (r->map_out && m->len >= PLB__POPULATE_MIN)
 			(void)plb__populate((char *)r->job->out + m->at, m->len);
 		if (m->len)
 			memcpy((char *)r->job->out + m->at, data + r->accpad, m->len);
@@ -659,6 +660,8 @@ static int start_workers(struct run *r, const char *kernel)
 			memcpy(data + at, job->acc_identity, job->acc_bytes);
 		if (r->reuse)
 			h->flags |= PLB__F_REUSE;
+		if (!r->map_out)
+			h->flags |= PLB__F_OUT_MAPPED;
 		h->d0 = (double)job->in_unit;
 		h->d1 = (double)job->out_unit;
 		h->id = p->cfg.seed;
@@ -902,6 +905,11 @@ int plb_run(plb_t *p, const struct plb_job *job)
 		rc = r.res;
 		goto out;
 	}
+	/* the output the last run wrote whole has its pages mapped; until this
+	 * run ends well nothing is known of it (the app may free it after) */
+	size_t out_bytes = (size_t)r.W * job->out_unit;
+	r.map_out = !(job->out && job->out == p->out_mapped && out_bytes == p->out_mapped_bytes);
+	p->out_mapped = NULL;
 	double wall0 = r.sent = plb__now();
 	plb__trace_begin(p->trace);
 	if ((rc = start_workers(&r, job->kernel))) {
@@ -1016,6 +1024,10 @@ int plb_run(plb_t *p, const struct plb_job *job)
 	r.resident = plb__res_end(p, job, r.W, r.res, r.borrow, !rc);
 	if (!rc)
 		rc = report(&r, plb__now() - wall0);
+	if (!rc && p->last->rep.coverage_ok) {
+		p->out_mapped = job->out;
+		p->out_mapped_bytes = out_bytes;
+	}
 	/* the coverage record is kept apart from the balancer's counts: when
 	 * they disagree the output cannot be trusted (the report stays) */
 	if (!rc && !p->last->rep.coverage_ok)

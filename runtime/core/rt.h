@@ -92,6 +92,10 @@ struct plb {
 	char *foreign;          /* its records for PUs this cluster lacks */
 	size_t nforeign;
 	struct plb__res_domain res;
+	/* the output the last run wrote whole (NULL: none), and its bytes:
+	 * its pages are mapped, a run into it again maps none */
+	const void *out_mapped;
+	size_t out_mapped_bytes;
 	struct plb__waiter wt;  /* the run loop's sleep, which a waking transport cuts short */
 	struct plb__trace *trace;       /* --trace FILE, NULL: none */
 	int quiet;              /* --quiet: no warnings, no progress line */

@@ -73,6 +73,7 @@ struct plb__worker {
 				 * an earlier one) */
 	const void *shared;
 	size_t shared_bytes, in_unit, out_unit;
+	int out_mapped;         /* PLB__F_OUT_MAPPED: borrowed outputs need no mapping */
 	const void *acc_identity;       /* acc_bytes: each block's accumulator's start */
 	size_t acc_bytes, accpad;       /* accpad: acc_bytes rounded up to 16 */
 	double t0;
@@ -207,9 +208,10 @@ static void do_block(struct wpu *u, struct item *j)
 	if (borrowed) {
 		memcpy(&bw, plb__msg_data(j->msg), sizeof bw);
 		/* the kernel writes the job's output itself: its pages mapped in
-		 * one call, not one fault each (the master's merge does the same) */
+		 * one call, not one fault each (the master's merge does the same),
+		 * unless the last run wrote the same output */
 		size_t olen = (size_t)in->units * w->out_unit;
-		if (bw.out && olen >= PLB__POPULATE_MIN && !rc)
+		if (bw.out && !w->out_mapped && olen >= PLB__POPULATE_MIN && !rc)
 			(void)plb__populate((void *)(uintptr_t)bw.out, olen);
 	} else if ((in->flags & PLB__F_SEGMENTS) && !rc) {
 		const void *at = NULL;
@@ -602,6 +604,7 @@ static int on_start(struct plb *p, void *msg)
 	}
 	w->in_unit = (size_t)h->d0;
 	w->out_unit = (size_t)h->d1;
+	w->out_mapped = (h->flags & PLB__F_OUT_MAPPED) != 0;
 	w->seed = h->id;
 	w->pu0 = (int)h->offset;
 	w->t0 = plb__now();

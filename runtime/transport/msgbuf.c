@@ -13,11 +13,10 @@
  * (MADV_POPULATE_WRITE, Linux 5.14+; ignored where it is refused) rather
  * than one fault per page, and from 2 MiB on with transparent huge pages
  * (MADV_HUGEPAGE: used where /sys/kernel/mm/transparent_hugepage/enabled
- * says madvise or always). `build/bench/bench_msgbuf` times the three
- * ways to fill 48 MB; on the 2-core development VM (2026-11-23), fresh
- * malloc 0.18 s, a new buffer mapped in one call 0.072 s, with huge pages
- * too 0.010 s, a kept buffer 0.003 s. Threads share the cache under one
- * mutex. */
+ * says madvise or always). `build/bench/bench_msgbuf` times the ways to
+ * fill 48 MB; on the 2-core development VM (2026-11-23): fresh malloc
+ * 0.16-0.18 s, a new buffer 0.009 s (0.072 s before it asked for huge
+ * pages), a kept one 0.003 s. Threads share the cache under one mutex. */
 #define _DEFAULT_SOURCE         /* madvise */
 #include <malloc.h>
 #include <pthread.h>
@@ -96,7 +95,8 @@ static void populate_new(void *buf, size_t len)
 	size_t n = whole_pages(buf, len, &a);
 	if (n >= ((size_t)2 << 20))
 		(void)madvise(a, n, MADV_HUGEPAGE);
-	(void)plb__populate(buf, len);
+	if (n)
+		(void)madvise(a, n, MADV_POPULATE_WRITE);
 }
 
 void *plb__msg_alloc(uint32_t type, size_t len)

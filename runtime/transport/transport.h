@@ -75,6 +75,9 @@ _Static_assert(sizeof(struct plb__hdr) == PLB__HDR_SIZE, "header size");
 /* hdr.flags of a DONE: the emulated PU's real kernel ran past its model's
  * finish (its block took the host's time, not the model's). */
 #define PLB__F_OVERRAN 32u     /* (resident.h has 2 to 16) */
+/* hdr.flags of a START: the job's output is the one the last run wrote
+ * whole, so its pages are mapped: no PU need map them again (plb__populate). */
+#define PLB__F_OUT_MAPPED 64u
 struct plb__borrow {
 	uint64_t in, out;       /* addresses (uintptr_t); out 0 for START */
 };
