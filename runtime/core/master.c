@@ -42,6 +42,7 @@ struct slot {
 	int used, borrowed;
 	enum plb_grant_kind kind;
 	double predicted_s;
+	double sent;            /* plb__now() when dispatch began packing it */
 };
 
 struct mpu {
@@ -64,6 +65,8 @@ struct run {
 	uint64_t W;
 	double t0, now, end;
 	double sent;            /* just before START went: a worker's run clock starts after it */
+	double (*way)[2];       /* per worker: START's way to it is within [way[0], way[1]],
+				 * from its blocks' times (clock_done) */
 	double cpu0, cpu;       /* the master thread's CPU seconds at t0; in the run */
 	struct plb__coverage cov;
 	int *touched;
@@ -215,6 +218,7 @@ static int dispatch(struct run *r, int i, const struct plb_grant *g)
 	struct plb *p = r->p;
 	struct mpu *u = &r->pu[i];
 	const struct plb_job *job = r->job;
+	double sent = plb__now();
 	int borrow = r->borrow && !overlaps_live(r, g->offset, g->units), nseg = 0;
 	size_t len = borrow ? sizeof(struct plb__borrow)
 		     : r->res ? plb__res_len(p, u->peer, job, g, &nseg)
@@ -261,7 +265,7 @@ static int dispatch(struct run *r, int i, const struct plb_grant *g)
 		 (unsigned long long)g->units, (unsigned long long)g->offset,
 		 plb_grant_kind_name(g->kind),
 		 g->predicted_s);
-	u->s[k] = (struct slot){g->id, g->offset, g->units, 1, borrow, g->kind, g->predicted_s};
+	u->s[k] = (struct slot){g->id, g->offset, g->units, 1, borrow, g->kind, g->predicted_s, sent};
 	u->nout++;
 	r->bytes_out += (double)(PLB__HDR_SIZE + len);
 	int rc = p->tp->ops->send(p->tp, p->peer[u->peer].rank, msg);
@@ -327,20 +331,46 @@ static int lose(struct run *r, int i)
 	return 0;
 }
 
-/* --trace: a block that came back, placed by the worker's clock (from the
- * run's START, which left at r->sent: the block can only look early, by
- * START's way to the worker, and never past its arrival here). */
+/* A DONE narrows where its worker's run clock (which starts when START
+ * arrives there) lies against this one: the block arrived after its
+ * packing began here, and its DONE was heard after it was sent. Returns
+ * the estimate of START's way to the worker: the middle of what every
+ * block of the run so far allows (the least way out taken as the least way
+ * back, as NTP does); its lower end alone while no DONE has come back. */
+static double clock_done(struct run *r, const struct plb__hdr *h, const struct slot *sl, int peer)
+{
+	double *w = r->way[peer];
+	if (isfinite(h->t_arrive) && isfinite(h->t_end)) {
+		w[0] = fmax(w[0], sl->sent - r->sent - h->t_arrive);
+		w[1] = fmin(w[1], plb__now() - r->sent - h->t_end);
+	}
+	if (!isfinite(w[1]))
+		return w[0];
+	return w[0] <= w[1] ? 0.5 * (w[0] + w[1]) : w[1];
+}
+
+/* --trace: a block that came back, placed by its worker's clock moved by
+ * START's estimated way (clock_done: the block is never placed past its
+ * DONE's arrival here, nor its transfer before its packing began). A real
+ * PU whose block crossed the link (link > 0) shows the input's way as its
+ * transfer: from the start of its packing here to its arrival there. */
 static void trace_done(struct run *r, int i, const struct plb__hdr *h, const struct slot *sl,
-		       int dropped)
+		       double link, int dropped)
 {
 	if (!r->p->trace)
 		return;
-	double end = fmin(r->sent + h->t_end, plb__now()), start = end - h->exec_s;
-	double xs = isfinite(h->t_xfer) ? r->sent + h->t_xfer : start - h->xfer_s;
+	double at = r->sent + clock_done(r, h, sl, r->pu[i].peer);
+	double end = fmin(at + h->t_end, plb__now()), start = end - h->exec_s;
+	double xs = isfinite(h->t_xfer) ? at + h->t_xfer : start - h->xfer_s;
+	double xe = xs + h->xfer_s;
+	if (link > 0 && !isfinite(h->t_xfer)) {
+		xs = sl->sent;
+		xe = fmin(fmax(at + h->t_arrive, xs), start);
+	}
 	struct plb__trace_block tb = {
 		.pu = i, .id = sl->id, .offset = sl->offset, .units = sl->units,
 		.kind = plb_grant_kind_name(sl->kind), .predicted_s = sl->predicted_s,
-		.xfer_start = xs, .xfer_end = xs + h->xfer_s, .start = start, .end = end,
+		.xfer_start = xs, .xfer_end = xe, .start = start, .end = end,
 		.dropped = dropped};
 	plb__trace_block(r->p->trace, &tb);
 	plb__trace_after(r->p->trace, r->b, i, r->now);
@@ -462,6 +492,25 @@ static void touch(struct run *r, int i)
 	}
 }
 
+/* A real PU's block that travelled (not borrowed): the time it spent
+ * between the nodes. That is the block's round trip, from the start of its
+ * packing here to now, less its time on the worker, from its DISPATCH's
+ * arrival to its DONE: the packing, the input's and the output's way over
+ * the network, queueing behind other blocks' sends, and this loop's delay
+ * in hearing back; no clocks are compared across nodes. Logged and traced
+ * only: the link is shared by every PU's blocks, so charged to the PU
+ * whose block waited it moves work to PUs whose bytes take the same way
+ * (docs/DESIGN.md). An emulated PU's transfer model stands for its link. */
+static double link_time(const struct plb *p, int i, const struct plb__hdr *h,
+			const struct slot *sl)
+{
+	if (sl->borrowed || p->pu[i].model >= 0 || !isfinite(h->t_arrive) ||
+	    !isfinite(h->t_end))
+		return 0;
+	double t = (plb__now() - sl->sent) - (h->t_end - h->t_arrive);
+	return t > 0 ? t : 0;
+}
+
 static int on_done(struct run *r, int peer, void *msg)
 {
 	struct plb *p = r->p;
@@ -500,18 +549,19 @@ static int on_done(struct run *r, int peer, void *msg)
 		return plb__fail(p, PLB_EIO, "DONE for block %llu from %s does not match its grant (%llu bytes, expected %zu)",
 				 (unsigned long long)sl.id, p->pu[i].name, (unsigned long long)h->len,
 				 r->accpad + want);
+	double link = link_time(p, i, h, &sl);
 	struct plb_sample smp = {.grant_id = sl.id, .exec_s = h->exec_s, .xfer_s = h->xfer_s,
 				 .finish = r->now - r->t0};
-	plb__log(PLB__LOG_DEBUG, "master", "t=%.4f done %llu on %s: exec %.4f s, xfer %.4f s",
-		 smp.finish, (unsigned long long)sl.id, p->pu[i].name, h->exec_s, h->xfer_s);
+	plb__log(PLB__LOG_DEBUG, "master", "t=%.4f done %llu on %s: exec %.4f s, xfer %.4f s, link %.4f s",
+		 smp.finish, (unsigned long long)sl.id, p->pu[i].name, h->exec_s, h->xfer_s, link);
 	rc = plb_balancer_done(r->b, i, &smp);
 	if (rc == PLB_ESTALE) {
-		trace_done(r, i, h, &sl, 1);
+		trace_done(r, i, h, &sl, link, 1);
 		return 0;
 	}
 	if (rc)
 		return plb__fail(p, rc, "balancer: %s", plb_strerror(rc));
-	trace_done(r, i, h, &sl, 0);
+	trace_done(r, i, h, &sl, link, 0);
 	struct merge m = {msg, sl.offset * r->job->out_unit, want, sl.offset};
 	if (r->borrow && !sl.borrowed) {
 		/* a borrowed copy of these units may still be writing them */
@@ -881,15 +931,18 @@ int plb_run(plb_t *p, const struct plb_job *job)
 	r.pu = calloc((size_t)r.npu, sizeof *r.pu);
 	r.touched = calloc((size_t)r.npu, sizeof *r.touched);
 	r.merge = calloc(BATCH, sizeof *r.merge);
-	if (!r.pu || !r.touched || !r.merge) {
+	r.way = calloc((size_t)p->npeer + 1, sizeof *r.way);
+	if (!r.pu || !r.touched || !r.merge || !r.way) {
 		rc = plb__fail(p, PLB_ENOMEM, "out of memory");
 		goto out;
 	}
-	for (int w = 0; w < p->npeer; w++)
+	for (int w = 0; w < p->npeer; w++) {
+		r.way[w][1] = INFINITY;
 		for (int k = 0; k < p->peer[w].npu; k++) {
 			r.pu[p->peer[w].pu0 + k].peer = w;
 			r.pu[p->peer[w].pu0 + k].local = k;
 		}
+	}
 	rc = plb_balancer_create(&p->cfg.params, p->policy, r.npu, r.W, &r.b);
 	if (rc) {
 		rc = plb__fail(p, rc, "cannot create the balancer (policy %s, %d PUs, %llu units): %s",
@@ -1056,6 +1109,7 @@ out:
 	free(r.pu);
 	free(r.touched);
 	free(r.merge);
+	free(r.way);
 	return rc;
 }
 

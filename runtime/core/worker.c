@@ -277,6 +277,7 @@ static void do_block(struct wpu *u, struct item *j)
 	h->xfer_s = t.xfer_s;
 	h->busy_s = t.busy_s;
 	h->t_xfer = t.xfer_at - w->t0;
+	h->t_arrive = j->arrive - w->t0;
 	if (t.overran > 0)
 		h->flags |= PLB__F_OVERRAN;
 	h->t_end = plb__now() - w->t0;

@@ -36,7 +36,7 @@ enum plb__msg_type {
 				 * a rank is lost, end without MPI_Finalize) */
 };
 
-/* 112 bytes; the payload follows at PLB__HDR_SIZE (16-byte aligned). */
+/* 128 bytes; the payload follows at PLB__HDR_SIZE (16-byte aligned). */
 struct plb__hdr {
 	uint32_t type;
 	int32_t pu;             /* the worker's local PU index */
@@ -52,9 +52,13 @@ struct plb__hdr {
 	double t_xfer, t_end;   /* DONE: when the block's transfer stage began (NAN:
 				 * not known) and when it ended, on the worker's
 				 * clock from its run's START (for traces) */
+	double t_arrive;        /* DONE: when the block's DISPATCH arrived, on the
+				 * same clock (the master takes the time from there
+				 * to t_end out of the block's round trip) */
+	uint64_t spare;         /* 0 */
 	uint64_t len;           /* payload bytes */
 };
-#define PLB__HDR_SIZE 112
+#define PLB__HDR_SIZE 128
 _Static_assert(sizeof(struct plb__hdr) == PLB__HDR_SIZE, "header size");
 
 /* START's payload: the kernel name in a field of this size (NUL-padded, so

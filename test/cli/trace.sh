@@ -30,6 +30,27 @@ if have_mpirun; then
 	check "mpirun: trace agrees with the report, three runs" ck "$TMP/mpi.json" "$TMP/out" --runs 3
 	nodes=$(python3 -c "import json,sys; print(sorted(e['args']['name'] for e in json.load(open(sys.argv[1]))['traceEvents'] if e['name'] == 'process_name'))" "$TMP/mpi.json")
 	check "mpirun: a process per worker rank (got $nodes)" grep -q "'node a (rank 1, .*'node b (rank 2, .*'node c (rank 3, " <<<"$nodes"
+	# a real PU on a worker: each block's way over the link (from the
+	# master's packing to its arrival) as its transfer, before its compute
+	app_cluster_ini "$TMP/mm.ini" "poly 0.002 2e-5" "poly 1e-4 1e-6" "poly 0.001 1e-4"
+	check "plb-mm --trace under mpirun" mpi_run 3 "$BUILD/plb-mm" --config "$TMP/mm.ini" \
+		--n 300 --prec double --json --trace "$TMP/mm.json"
+	check "plb-mm under mpirun: trace agrees with the report" ck "$TMP/mm.json" "$TMP/out"
+	check "plb-mm under mpirun: the real CPU's blocks have their link time as transfers" \
+		python3 - "$TMP/mm.json" <<'PY'
+import json, sys
+ev = json.load(open(sys.argv[1]))['traceEvents']
+tid = {(e['pid'], e['args']['name']): e['tid'] for e in ev if e['name'] == 'thread_name'}
+pid, cpu = next(k for k in tid if k[1] == 'a.cpu')
+xfer = {e['args']['id']: e for e in ev if e.get('cat') == 'transfer' and e['pid'] == pid
+        and e['tid'] == tid.get((pid, cpu + ' transfer'))}
+blocks = {e['args']['id']: e for e in ev if e.get('ph') == 'X' and e.get('cat', '').startswith('block')
+          and e['pid'] == pid and e['tid'] == tid[pid, cpu]}
+print('a.cpu: %d blocks, %d with a transfer' % (len(blocks), len(xfer)))
+assert blocks and len(xfer) * 2 >= len(blocks)
+for i, x in xfer.items():
+    assert x['dur'] > 0 and x['ts'] + x['dur'] <= blocks[i]['ts'] + 1, (x, blocks[i])
+PY
 fi
 
 # plb-plot: the figures of a trace, and of the robustness bench
