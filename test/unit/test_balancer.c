@@ -431,6 +431,8 @@ static void test_lost_range_regranted(void **state)
 	assert_int_equal(g0.offset, 0);
 	assert_int_equal(g1.offset, 100);
 	assert_int_equal(plb_balancer_lost(b, 0, 1), 0);
+	/* told twice (a worker's LOST, then its rank gone): nothing more */
+	assert_int_equal(plb_balancer_lost(b, 0, 1.5), 0);
 	struct plb_sample s = {g1.id, 1, 0, 1};
 	assert_int_equal(plb_balancer_done(b, 1, &s), 0);
 	assert_int_equal(plb_balancer_next(b, 1, 1, &g2), PLB_NEXT_GRANT);
@@ -1194,6 +1196,15 @@ static void test_model_set_counts(void **state)
 	assert_int_equal(plb_balancer_model_get(b, 0, got, 4, NULL), 1);
 	assert_int_equal(plb_balancer_model_set(b, 0, &neg, 1, INFINITY), PLB_EINVAL);
 	plb_balancer_destroy(b);
+	/* a policy without models refuses a bad sample as well (the first
+	 * of several too), and takes good ones without keeping them */
+	assert_int_equal(plb_balancer_create(NULL, "greedy", 2, 100000, &b), 0);
+	struct plb_model_sample bad_first[2] = {{512, -0.1, 0.2}, {1024, 0.1, 0}};
+	assert_int_equal(plb_balancer_model_set(b, 0, bad_first, 2, INFINITY), PLB_EINVAL);
+	assert_int_equal(plb_balancer_model_set(b, 0, &neg, 1, INFINITY), PLB_EINVAL);
+	assert_int_equal(plb_balancer_model_set(b, 0, &one, 1, INFINITY), 0);
+	assert_int_equal(plb_balancer_model_get(b, 0, got, 4, NULL), 0);
+	plb_balancer_destroy(b);
 }
 
 /* A late block is run again by free PUs only: with none (one PU, or the
@@ -1227,6 +1238,37 @@ static void test_no_wake_without_free_pus(void **state)
 		assert_true(last_out > 0);      /* the pool was empty with a block out */
 		plb_balancer_destroy(b);
 	}
+}
+
+/* Nor for a free PU whose model holds nothing (its one block took no
+ * measurable time, which is no sample): how long it would take over a late
+ * block is not known, so the late block is not run again on it, and there
+ * is no time to wake the caller at. */
+static void test_no_wake_for_untrained_free_pu(void **state)
+{
+	(void)state;
+	plb_balancer_t *b;
+	assert_int_equal(plb_balancer_create(NULL, "plb-hac", 2, 2, &b), 0);
+	struct plb_grant g0, g1, g;
+	assert_int_equal(plb_balancer_next(b, 0, 0, &g0), PLB_NEXT_GRANT);
+	assert_int_equal(plb_balancer_next(b, 1, 0, &g1), PLB_NEXT_GRANT);
+	assert_true(g0.units == 1 && g1.units == 1);
+	struct plb_sample s = {g1.id, 0, 0, 0.001};
+	assert_int_equal(plb_balancer_done(b, 1, &s), 0);
+	assert_true(isnan(plb_balancer_predict(b, 1, 1)));
+	/* PU 0's first block is late from its start (it has no prediction) */
+	for (double now = 0.01; now < 1000; now *= 10) {
+		int nx = plb_balancer_next(b, 1, now, &g);
+		if (nx != PLB_NEXT_WAIT)
+			fail_msg("t=%g: %d, kind %d units %llu at %llu", now, nx, (int)g.kind, (unsigned long long)g.units, (unsigned long long)g.offset);
+		if (isfinite(plb_balancer_wake(b)))
+			fail_msg("t=%g: a wake-up at %g s for a PU with one sample", now,
+				 plb_balancer_wake(b));
+	}
+	s = (struct plb_sample){g0.id, 1000, 0, 1000};
+	assert_int_equal(plb_balancer_done(b, 0, &s), 0);
+	assert_true(plb_balancer_finished(b));
+	plb_balancer_destroy(b);
 }
 
 /* The other side: once the pool is empty, a free PU beside a busy one is
@@ -1482,6 +1524,7 @@ int main(void)
 		cmocka_unit_test(test_done_out_of_order),
 		cmocka_unit_test(test_transfer_counts_as_time),
 		cmocka_unit_test(test_no_wake_without_free_pus),
+		cmocka_unit_test(test_no_wake_for_untrained_free_pu),
 		cmocka_unit_test(test_wake_after_predicted_end),
 		cmocka_unit_test(test_void_block_report),
 	};
