@@ -336,13 +336,14 @@ static int lose(struct run *r, int i)
  * packing began here, and its DONE was heard after it was sent. Returns
  * the estimate of START's way to the worker: the middle of what every
  * block of the run so far allows (the least way out taken as the least way
- * back, as NTP does); its lower end alone while no DONE has come back. */
-static double clock_done(struct run *r, const struct plb__hdr *h, const struct slot *sl, int peer)
+ * back, as NTP does). heard: when this DONE was received (plb__now). */
+static double clock_done(struct run *r, const struct plb__hdr *h, const struct slot *sl,
+			 int peer, double heard)
 {
 	double *w = r->way[peer];
 	if (isfinite(h->t_arrive) && isfinite(h->t_end)) {
 		w[0] = fmax(w[0], sl->sent - r->sent - h->t_arrive);
-		w[1] = fmin(w[1], plb__now() - r->sent - h->t_end);
+		w[1] = fmin(w[1], heard - r->sent - h->t_end);
 	}
 	if (!isfinite(w[1]))
 		return w[0];
@@ -355,12 +356,12 @@ static double clock_done(struct run *r, const struct plb__hdr *h, const struct s
  * PU whose block crossed the link (link > 0) shows the input's way as its
  * transfer: from the start of its packing here to its arrival there. */
 static void trace_done(struct run *r, int i, const struct plb__hdr *h, const struct slot *sl,
-		       double link, int dropped)
+		       double heard, double link, int dropped)
 {
 	if (!r->p->trace)
 		return;
-	double at = r->sent + clock_done(r, h, sl, r->pu[i].peer);
-	double end = fmin(at + h->t_end, plb__now()), start = end - h->exec_s;
+	double at = r->sent + clock_done(r, h, sl, r->pu[i].peer, heard);
+	double end = fmin(at + h->t_end, heard), start = end - h->exec_s;
 	double xs = isfinite(h->t_xfer) ? at + h->t_xfer : start - h->xfer_s;
 	double xe = xs + h->xfer_s;
 	if (link > 0 && !isfinite(h->t_xfer)) {
@@ -494,7 +495,7 @@ static void touch(struct run *r, int i)
 
 /* A real PU's block that travelled (not borrowed): the time it spent
  * between the nodes. That is the block's round trip, from the start of its
- * packing here to now, less its time on the worker, from its DISPATCH's
+ * packing here to when its DONE was heard, less its time on the worker, from its DISPATCH's
  * arrival to its DONE: the packing, the input's and the output's way over
  * the network, queueing behind other blocks' sends, and this loop's delay
  * in hearing back; no clocks are compared across nodes. Logged and traced
@@ -502,12 +503,12 @@ static void touch(struct run *r, int i)
  * whose block waited it moves work to PUs whose bytes take the same way
  * (docs/DESIGN.md). An emulated PU's transfer model stands for its link. */
 static double link_time(const struct plb *p, int i, const struct plb__hdr *h,
-			const struct slot *sl)
+			const struct slot *sl, double heard)
 {
 	if (sl->borrowed || p->pu[i].model >= 0 || !isfinite(h->t_arrive) ||
 	    !isfinite(h->t_end))
 		return 0;
-	double t = (plb__now() - sl->sent) - (h->t_end - h->t_arrive);
+	double t = (heard - sl->sent) - (h->t_end - h->t_arrive);
 	return t > 0 ? t : 0;
 }
 
@@ -549,19 +550,19 @@ static int on_done(struct run *r, int peer, void *msg)
 		return plb__fail(p, PLB_EIO, "DONE for block %llu from %s does not match its grant (%llu bytes, expected %zu)",
 				 (unsigned long long)sl.id, p->pu[i].name, (unsigned long long)h->len,
 				 r->accpad + want);
-	double link = link_time(p, i, h, &sl);
+	double heard = plb__now(), link = link_time(p, i, h, &sl, heard);
 	struct plb_sample smp = {.grant_id = sl.id, .exec_s = h->exec_s, .xfer_s = h->xfer_s,
 				 .finish = r->now - r->t0};
 	plb__log(PLB__LOG_DEBUG, "master", "t=%.4f done %llu on %s: exec %.4f s, xfer %.4f s, link %.4f s",
 		 smp.finish, (unsigned long long)sl.id, p->pu[i].name, h->exec_s, h->xfer_s, link);
 	rc = plb_balancer_done(r->b, i, &smp);
 	if (rc == PLB_ESTALE) {
-		trace_done(r, i, h, &sl, link, 1);
+		trace_done(r, i, h, &sl, heard, link, 1);
 		return 0;
 	}
 	if (rc)
 		return plb__fail(p, rc, "balancer: %s", plb_strerror(rc));
-	trace_done(r, i, h, &sl, link, 0);
+	trace_done(r, i, h, &sl, heard, link, 0);
 	struct merge m = {msg, sl.offset * r->job->out_unit, want, sl.offset};
 	if (r->borrow && !sl.borrowed) {
 		/* a borrowed copy of these units may still be writing them */
