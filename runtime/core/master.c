@@ -495,10 +495,10 @@ static void touch(struct run *r, int i)
 
 /* A real PU's block that travelled (not borrowed): the time it spent
  * between the nodes. That is the block's round trip, from the start of its
- * packing here to when its DONE was heard, less its time on the worker, from its DISPATCH's
- * arrival to its DONE: the packing, the input's and the output's way over
- * the network, queueing behind other blocks' sends, and this loop's delay
- * in hearing back; no clocks are compared across nodes. Logged and traced
+ * packing here to its DONE's receipt, less its time on the worker (from
+ * its DISPATCH's arrival to its DONE): the packing, the input's and the
+ * output's way over the network, queueing behind other blocks' sends, and
+ * this loop's delay in hearing back; no clocks are compared across nodes. Logged and traced
  * only: the link is shared by every PU's blocks, so charged to the PU
  * whose block waited it moves work to PUs whose bytes take the same way
  * (docs/DESIGN.md). An emulated PU's transfer model stands for its link. */
