@@ -51,6 +51,10 @@ static void hec_fini(struct plb_balancer *b)
 	free(h->x);
 }
 
+/* Times that differ by less than this fraction of their mean differ by
+ * rounding only. */
+#define SPREAD_MIN 1e-9
+
 /* R^2 of PU i's model over its stored samples. */
 static double fit_r2(const struct plb__model *m)
 {
@@ -69,7 +73,10 @@ static double fit_r2(const struct plb__model *m)
 		ss_tot += (t - mean) * (t - mean);
 		ss_res += e * e;
 	}
-	return ss_tot > 0 ? 1 - ss_res / ss_tot : 1;
+	/* times alike to rounding (a fixed cost that hides the work) leave
+	 * nothing to explain: a spread of 1e-17 s over 0.05 s is no reason
+	 * to train on */
+	return ss_tot > m->n * (SPREAD_MIN * mean) * (SPREAD_MIN * mean) ? 1 - ss_res / ss_tot : 1;
 }
 
 /* The barrier has passed: decide what the next round is. */

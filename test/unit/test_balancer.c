@@ -45,6 +45,21 @@ static long stale_redo, stale_orig, redo_blocks;
  * from the middle of the pool. */
 static int hold_groups;
 
+/* The balancer's count of outstanding grants is the driver's: each busy
+ * PU holds one (it asks only when idle), a lost one none; others_busy,
+ * which every policy's wait rules read, rests on it. */
+static void check_outstanding(const plb_balancer_t *b, const struct drv_pu *pu, int n)
+{
+	int busy = 0, sum = 0;
+	for (int i = 0; i < n; i++) {
+		busy += pu[i].busy && !pu[i].lost;
+		sum += b->pu[i].nout;
+	}
+	if (b->nout_total != busy || sum != busy)
+		fail_msg("%d grants outstanding by the balancer's count, %d by its PUs', %d busy PUs",
+			 b->nout_total, sum, busy);
+}
+
 static long run_job(const char *policy, int n, uint64_t W, int nlose, uint64_t seed)
 {
 	rng_state = seed;
@@ -90,6 +105,7 @@ static long run_job(const char *policy, int n, uint64_t W, int nlose, uint64_t s
 			pu[i].finish = now + pu[i].exec;
 			pu[i].busy = 1;
 		}
+		check_outstanding(b, pu, n);
 		int next = -1;
 		for (int i = 0; i < n; i++)
 			if (pu[i].busy && !pu[i].lost) {
@@ -661,6 +677,55 @@ static void test_hec_training_without_samples(void **state)
 	plb_balancer_stats(b, &st);
 	assert_int_equal(st.training_blocks, 2 * 8);
 	plb_balancer_destroy(b);
+}
+
+/* PLB-HeC's training rounds over two PUs: PU 0's times are exact, PU 1's
+ * block k takes base + (-1)^k jitter seconds whatever its size. */
+static int hec_constant_rounds(double base, double jitter)
+{
+	plb_balancer_t *b;
+	assert_int_equal(plb_balancer_create(NULL, "plb-hec", 2, 1000000000, &b), 0);
+	double now = 0;
+	int rounds = 0;
+	for (int k = 0; k < 9; k++) {
+		struct plb_grant g[2];
+		double t0 = now;
+		for (int i = 0; i < 2; i++)
+			assert_int_equal(plb_balancer_next(b, i, now, &g[i]), PLB_NEXT_GRANT);
+		if (g[0].kind != PLB_GRANT_TRAINING)
+			break;
+		rounds++;
+		for (int i = 0; i < 2; i++) {
+			double t = i == 0 ? 1e-3 + (double)g[i].units / 1e6 : base + (k % 2 ? -jitter : jitter);
+			now = fmax(now, t0 + t);
+			struct plb_sample s = {g[i].id, t, 0, t0 + t};
+			assert_int_equal(plb_balancer_done(b, i, &s), 0);
+		}
+	}
+	struct plb_balancer_stats st;
+	plb_balancer_stats(b, &st);
+	plb_balancer_destroy(b);
+	assert_int_equal(st.training_blocks, 2 * rounds);
+	return rounds;
+}
+
+/* A PU whose blocks all take the same time, whatever their size (a fixed
+ * cost that hides the work), has no spread for a fit to explain: R^2 is
+ * 1, not 0/0 or a rounding error over a rounding error, and training ends
+ * after three rounds as for exact times. Alike means within 1e-9 of the
+ * mean: 0.05 s three times (their mean is off by rounding: 0.15 / 3 is
+ * 0.05000000000000001), 50 s +- 1e-8 s; 1 ms +- 1e-10 s is a spread, the
+ * size explains none of it, and training runs its eight rounds. */
+static void test_hec_training_constant_times(void **state)
+{
+	int r;
+	(void)state;
+	if ((r = hec_constant_rounds(0.05, 0)) != 3)
+		fail_msg("0.05 s a block: %d training rounds, expected 3", r);
+	if ((r = hec_constant_rounds(50, 1e-8)) != 3)
+		fail_msg("50 s +- 1e-8 s a block: %d training rounds, expected 3", r);
+	if ((r = hec_constant_rounds(1e-3, 1e-10)) != 8)
+		fail_msg("1 ms +- 1e-10 s a block: %d training rounds, expected 8", r);
 }
 
 /* PLB-HeC after training: rounds that end together reuse the split; a
@@ -1513,6 +1578,7 @@ int main(void)
 		cmocka_unit_test(test_hec_training_rounds),
 		cmocka_unit_test(test_hec_resolve_on_spread),
 		cmocka_unit_test(test_hec_training_without_samples),
+		cmocka_unit_test(test_hec_training_constant_times),
 		cmocka_unit_test(test_pool_merges),
 		cmocka_unit_test(test_pool_merges_at_capacity),
 		cmocka_unit_test(test_pool_take_whole_range_at_capacity),
