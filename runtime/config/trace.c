@@ -32,9 +32,12 @@ struct plb__trace {
 	uint64_t done;
 };
 
+/* Microseconds from the origin, on the nanosecond grid that "%.3f" writes:
+ * a slice's ts + dur then reads back as the next slice's ts, not a
+ * rounding past it. */
 static double us(const struct plb__trace *t, double s)
 {
-	return (s - t->origin) * 1e6;
+	return round((s - t->origin) * 1e9) / 1e3;
 }
 
 /* A JSON string: quotes, backslashes and control characters escaped. */
