@@ -1,6 +1,9 @@
 /* plb-bs: Black-Scholes prices of European calls and puts for n options
  * over the cluster. The options are the domain: a block of options goes to
- * a PU, their call and put prices come back.
+ * a PU, their call and put prices come back. Options drawn from a seed
+ * (--n) are drawn where they are priced, from the seed and their index:
+ * only the prices travel. Options read from a file travel with their
+ * blocks.
  *
  *   mpirun -np K plb-bs --config FILE [--n N | --input FILE.csv]
  *          [--prec single|double] [--seed S] [--verify] [--output FILE]
@@ -16,10 +19,12 @@
 #include "kernels/bs/bs.h"
 #include "plb.h"
 
-/* What every block shares: the precision. */
+/* What every block shares: the precision, and for drawn options the seed
+ * (the blocks then carry no input). */
 struct bs_shared {
 	int32_t prec;
-	int32_t pad[3];
+	int32_t drawn;
+	uint64_t seed;
 };
 
 static int bs_init(const struct plb_pu_info *pu, const void *shared, size_t bytes, void **state)
@@ -34,32 +39,64 @@ static int bs_init(const struct plb_pu_info *pu, const void *shared, size_t byte
 static int bs_cpu_run(void *state, const struct plb_block *b)
 {
 	const struct bs_shared *sh = state;
+	if (sh->drawn)
+		return plb__bs_cpu_drawn(sh->prec, sh->seed, b->offset, b->out, (size_t)b->units);
 	return plb__bs_cpu(sh->prec, b->in, b->out, (size_t)b->units);
 }
 
 #ifdef PLB_HAVE_CUDA
+/* A GPU's state: its stream and buffers, and for drawn options a host
+ * buffer they are drawn into before they are copied over. */
+struct bs_gpu {
+	struct plb__bs_cuda *c;
+	struct bs_shared sh;
+	void *opts;
+	size_t cap;             /* options opts holds */
+};
+
 static int bs_cuda_init(const struct plb_pu_info *pu, const void *shared, size_t bytes,
 			void **state)
 {
 	char err[256];
-	const struct bs_shared *sh = shared;
-	if (bytes != sizeof *sh)
+	struct bs_gpu *g;
+	if (bytes != sizeof g->sh)
 		return PLB_EINVAL;
-	int rc = plb__bs_cuda_create(pu->device, sh->prec, (struct plb__bs_cuda **)state, err,
-				     sizeof err);
-	if (rc)
+	if (!(g = calloc(1, sizeof *g)))
+		return PLB_ENOMEM;
+	memcpy(&g->sh, shared, sizeof g->sh);
+	int rc = plb__bs_cuda_create(pu->device, g->sh.prec, &g->c, err, sizeof err);
+	if (rc) {
 		fprintf(stderr, "plb-bs: %s: %s\n", pu->name, err);
-	return rc;
+		free(g);
+		return rc;
+	}
+	*state = g;
+	return 0;
 }
 
 static int bs_cuda_run(void *state, const struct plb_block *b)
 {
-	return plb__bs_cuda_run(state, b->in, b->out, (size_t)b->units);
+	struct bs_gpu *g = state;
+	size_t n = (size_t)b->units;
+	if (!g->sh.drawn)
+		return plb__bs_cuda_run(g->c, b->in, b->out, n);
+	if (n > g->cap) {
+		void *o = realloc(g->opts, n * plb__bs_in_unit(g->sh.prec));
+		if (!o)
+			return PLB_ENOMEM;
+		g->opts = o;
+		g->cap = n;
+	}
+	plb__bs_draw(g->sh.prec, g->opts, b->offset, n, g->sh.seed);
+	return plb__bs_cuda_run(g->c, g->opts, b->out, n);
 }
 
 static void bs_cuda_fini(void *state)
 {
-	plb__bs_cuda_destroy(state);
+	struct bs_gpu *g = state;
+	plb__bs_cuda_destroy(g->c);
+	free(g->opts);
+	free(g);
 }
 #endif
 
@@ -78,10 +115,12 @@ static void usage(FILE *f)
 		"  --config FILE      nodes and devices (INI; see README.md)\n"
 		"  --n N              price N options drawn from --seed (S in [5, 30), K in\n"
 		"                     [1, 100), T in [0.25, 10) years, r in [0.01, 0.05),\n"
-		"                     v in [0.1, 0.5))\n"
+		"                     v in [0.1, 0.5)); each node draws its blocks' options,\n"
+		"                     only the prices travel\n"
 		"  --input FILE       price the options of a CSV file: a header naming the\n"
 		"                     columns S,K,T,r,v (any order, others ignored), then one\n"
-		"                     option a line; '#' lines are comments\n"
+		"                     option a line; '#' lines are comments; they travel with\n"
+		"                     their blocks\n"
 		"  --prec P           single or double (default double)\n"
 		"  --seed S           seed of the drawn options (default 1)\n"
 		"  --verify           check every price against the serial reference and\n"
@@ -89,7 +128,7 @@ static void usage(FILE *f)
 		"  --output FILE      write the prices as CSV (call,put, one option a line)\n"
 		"  --runs K           price them K times, one report each (default 1); runs\n"
 		"                     after the first start from its models and the nodes\n"
-		"                     keep the options they were sent\n"
+		"                     keep the options of --input they were sent\n"
 		"  --json             the report as one JSON object\n"
 		"  --policy NAME      balancing policy (default: the file's [run] policy)\n"
 		"  --set KEY=VALUE    override a [balancer] parameter (repeatable)\n"
@@ -177,31 +216,31 @@ int main(int argc, char **argv)
 	if (rc)
 		goto out;
 	size_t iu = plb__bs_in_unit(prec), ou = plb__bs_out_unit(prec);
-	if (!in && !(in = malloc(count * iu))) {
-		fprintf(stderr, "plb-bs: out of memory for %zu options\n", count);
-		rc = PLB_ENOMEM;
-		goto out;
-	}
 	if (!(out = malloc(count * ou))) {
 		fprintf(stderr, "plb-bs: out of memory for %zu prices\n", count);
 		rc = PLB_ENOMEM;
 		goto out;
 	}
-	if (!input)
-		plb__bs_generate(prec, in, count, (uint64_t)a.seed);
-	struct bs_shared sh = {.prec = prec};
+	struct bs_shared sh = {.prec = prec, .drawn = !input, .seed = (uint64_t)a.seed};
 	struct plb_job job = {
 		.kernel = "bs", .units = count,
 		.signature = prec == PLB__BS_F64 ? "prec=double" : "prec=single",
 		.shared = &sh, .shared_bytes = sizeof sh,
-		.in = in, .in_unit = iu, .out = out, .out_unit = ou,
+		.in = in, .in_unit = input ? iu : 0, .out = out, .out_unit = ou,
 	};
 	if ((rc = app_runs(p, &job, &a)))
 		goto out;
 	if (output && (rc = write_csv(output, prec, out, count)))
 		goto out;
+	if (a.verify && !in && !(in = malloc(count * iu))) {
+		fprintf(stderr, "plb-bs: out of memory for %zu options to verify\n", count);
+		rc = PLB_ENOMEM;
+		goto out;
+	}
 	if (a.verify) {
 		size_t bad = 0;
+		if (!input)
+			plb__bs_generate(prec, in, count, (uint64_t)a.seed);
 		double er = 0, ep = 0;
 		rc = plb__bs_verify(prec, in, out, count, &bad, &er, &ep);
 		fprintf(stderr, "plb-bs: verify (serial reference, put-call parity; errors relative to S + K): %s, worst %.3g and %.3g",

@@ -79,9 +79,20 @@ void plb__bs_ref(const struct plb__bs_opt *o, double *call, double *put);
 PLB_WUR int plb__bs_verify(enum plb__bs_prec prec, const void *in, const void *out, size_t n,
 			   size_t *bad, double *err_ref, double *err_parity);
 
-/* n options drawn from seed: S in [5, 30), K in [1, 100), T in [0.25, 10),
- * r in [0.01, 0.05), v in [0.1, 0.5). The same on every machine. */
+/* Options [first, first + n) of those drawn from seed, into in: S in
+ * [5, 30), K in [1, 100), T in [0.25, 10), r in [0.01, 0.05), v in
+ * [0.1, 0.5). Option j depends on seed and j alone (a counter-based
+ * generator, splitmix64), so a node draws its own blocks' options and they
+ * are the same on every machine. plb__bs_generate: the first n. */
+void plb__bs_draw(enum plb__bs_prec prec, void *in, uint64_t first, size_t n, uint64_t seed);
 void plb__bs_generate(enum plb__bs_prec prec, void *in, size_t n, uint64_t seed);
+
+/* Prices options [first, first + n) drawn from seed into out (n call, put
+ * pairs in prec), drawing them a few hundred at a time: the prices
+ * plb__bs_cpu gives for plb__bs_generate's options. Returns 0 or
+ * PLB_EINVAL. */
+PLB_WUR int plb__bs_cpu_drawn(enum plb__bs_prec prec, uint64_t seed, uint64_t first, void *out,
+			      size_t n);
 
 /* Reads options from a CSV file: a header line naming the columns S, K,
  * T, r, v (in any order, other columns ignored), then one option a line;

@@ -97,22 +97,53 @@ int plb__bs_verify(enum plb__bs_prec prec, const void *in, const void *out, size
 	return first == n ? 0 : PLB_ESOLVE;
 }
 
-void plb__bs_generate(enum plb__bs_prec prec, void *in, size_t n, uint64_t seed)
+/* splitmix64's output function: a 64-bit mix in which every input bit
+ * moves every output bit (Steele, Lea, Flood, OOPSLA 2014). */
+static uint64_t mix64(uint64_t z)
+{
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+	return z ^ (z >> 31);
+}
+
+void plb__bs_draw(enum plb__bs_prec prec, void *in, uint64_t first, size_t n, uint64_t seed)
 {
 	static const double lo[5] = {5, 1, 0.25, 0.01, 0.1}, hi[5] = {30, 100, 10, 0.05, 0.5};
-	uint64_t x = seed * 0x9E3779B97F4A7C15ULL + 1;
+	const uint64_t gamma = 0x9E3779B97F4A7C15ULL, base = mix64(seed);
 	for (size_t i = 0; i < n; i++) {
+		/* value k of option j is splitmix64's number 5 j + k + 1 */
+		uint64_t z = base + (5 * (first + i) + 1) * gamma;
 		double f[5];
-		for (int k = 0; k < 5; k++) {
-			x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-			f[k] = lo[k] + (hi[k] - lo[k]) * ((double)(x >> 11) * 0x1.0p-53);
-		}
+		for (int k = 0; k < 5; k++, z += gamma)
+			f[k] = lo[k] + (hi[k] - lo[k]) * ((double)(mix64(z) >> 11) * 0x1.0p-53);
 		if (prec == PLB__BS_F64)
 			((struct plb__bs_opt *)in)[i] = (struct plb__bs_opt){f[0], f[1], f[2], f[3], f[4]};
 		else
 			((struct plb__bs_optf *)in)[i] = (struct plb__bs_optf){
 				(float)f[0], (float)f[1], (float)f[2], (float)f[3], (float)f[4]};
 	}
+}
+
+void plb__bs_generate(enum plb__bs_prec prec, void *in, size_t n, uint64_t seed)
+{
+	plb__bs_draw(prec, in, 0, n, seed);
+}
+
+int plb__bs_cpu_drawn(enum plb__bs_prec prec, uint64_t seed, uint64_t first, void *out, size_t n)
+{
+	enum { CHUNK = 256 };   /* options drawn a pass: 10 KB, in L1 */
+	struct plb__bs_opt buf[CHUNK];
+	size_t ou = plb__bs_out_unit(prec);
+	if (n && !out)
+		return PLB_EINVAL;
+	for (size_t o = 0; o < n; o += CHUNK) {
+		size_t m = n - o < CHUNK ? n - o : CHUNK;
+		plb__bs_draw(prec, buf, first + o, m, seed);
+		int rc = plb__bs_cpu(prec, buf, (char *)out + o * ou, m);
+		if (rc)
+			return rc;
+	}
+	return 0;
 }
 
 /* ---- CSV ----------------------------------------------------------------- */

@@ -1,12 +1,12 @@
 # plb-bs end to end: in one process and under mpirun, every policy and
 # both precisions price every option right (the serial reference and
 # put-call parity); a CSV file's options give the prices the same options
-# drawn from a seed give; --runs keeps the options on the nodes (later runs
-# send under half the first run's bytes: blocks move between nodes as the
-# balance changes, by timing, which moved 27% once on a loaded machine;
-# test_resident_input holds the exact bytes); bad input
-# files and options are refused with file:line or the option, and what is
-# accepted.
+# drawn from a seed give (drawn on the nodes: no input sent); --runs keeps
+# a file's options on the nodes (later runs send under half the first
+# run's bytes: blocks move between nodes as the balance changes, by
+# timing, which moved 27% once on a loaded machine; test_resident_input
+# holds the exact bytes); bad input files and options are refused with
+# file:line or the option, and what is accepted.
 . "$(dirname "$0")/lib.bash"
 BUILD=${BUILD:-build}
 
@@ -28,26 +28,34 @@ for policy in plb-hac plb-hec hdss greedy static; do
 done
 
 # the same options from a file and from the seed: the same prices, to the
-# bit (the kernel's price of an option does not depend on the blocks)
+# bit (the kernel's price of an option does not depend on the blocks, nor
+# on whether it was drawn on the node or sent)
 check "plb-bs --output" one_run "$BUILD/plb-bs" --config "$TMP/bs.ini" --n 500 --seed 4 --prec double \
 	--output "$TMP/seeded.csv"
-python3 - "$TMP/opts.csv" <<'PY'
-# the generator's options for seed 4 (kernels/bs/bs_cpu.c), as CSV with
-# the columns shuffled and an extra one
+# the generator's options (kernels/bs/bs_cpu.c: value k of option j is
+# splitmix64's number 5 j + k + 1 from the seed), as CSV with the columns
+# shuffled and an extra one: draw_csv FILE SEED N
+draw_csv() {
+	python3 - "$@" <<'PY'
 import sys
+path, seed, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 lo, hi = [5, 1, 0.25, 0.01, 0.1], [30, 100, 10, 0.05, 0.5]
-M = (1 << 64) - 1
-x = (4 * 0x9E3779B97F4A7C15 + 1) & M
-with open(sys.argv[1], "w") as f:
-    f.write("# drawn from seed 4\nid,v,T,S,r,K\n")
-    for i in range(500):
-        v = []
-        for k in range(5):
-            x = (x * 6364136223846793005 + 1442695040888963407) & M
-            v.append(lo[k] + (hi[k] - lo[k]) * ((x >> 11) * 2.0 ** -53))
+M, G = (1 << 64) - 1, 0x9E3779B97F4A7C15
+def mix(z):
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & M
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & M
+    return z ^ (z >> 31)
+base = mix(seed)
+with open(path, "w") as f:
+    f.write("# drawn from seed %d\nid,v,T,S,r,K\n" % seed)
+    for j in range(n):
+        v = [lo[k] + (hi[k] - lo[k]) * ((mix((base + (5 * j + k + 1) * G) & M) >> 11) * 2.0 ** -53)
+             for k in range(5)]
         S, K, T, r, vol = v
-        f.write("%d,%r,%r,%r,%r,%r\n" % (i, vol, T, S, r, K))
+        f.write("%d,%r,%r,%r,%r,%r\n" % (j, vol, T, S, r, K))
 PY
+}
+draw_csv "$TMP/opts.csv" 4 500
 check "plb-bs --input" one_run "$BUILD/plb-bs" --config "$TMP/bs.ini" --input "$TMP/opts.csv" --prec double \
 	--output "$TMP/read.csv" --verify
 verified "plb-bs --input"
@@ -87,13 +95,24 @@ if have_mpirun; then
 		--prec double --output "$TMP/mpi.csv" --verify
 	verified "plb-bs --input, mpirun"
 	check "the same prices under mpirun" cmp "$TMP/seeded.csv" "$TMP/mpi.csv"
-	check "plb-bs --runs 3 under mpirun" mpi_run 3 "$BUILD/plb-bs" --config "$TMP/bs.ini" --n 30011 \
-		--runs 3 --verify --json
+	# drawn options are drawn on the nodes: no input is sent, only the
+	# shared data (the seed) and the blocks' headers, under 5% of the
+	# options' 40 bytes each; every price comes back
+	check "plb-bs --n under mpirun" mpi_run 3 "$BUILD/plb-bs" --config "$TMP/bs.ini" --n 30011 \
+		--prec double --json
+	check "drawn options: under 2 bytes an option sent (got $(json_get bytes_sent))" \
+		python3 -c "import sys; sys.exit(not float(sys.argv[1]) < 30011 * 2)" "$(json_get bytes_sent)"
+	check "drawn options: every price received (got $(json_get bytes_received))" \
+		python3 -c "import sys; sys.exit(not float(sys.argv[1]) >= 30011 * 16)" "$(json_get bytes_received)"
+	draw_csv "$TMP/big.csv" 1 30011
+	check "plb-bs --input --runs 3 under mpirun" mpi_run 3 "$BUILD/plb-bs" --config "$TMP/bs.ini" \
+		--input "$TMP/big.csv" --runs 3 --verify --json
 	verified "plb-bs --runs 3"
 	python3 - "$TMP/out" <<'PY' || check "plb-bs --runs 3: later runs send under half the first's bytes" false
 import json, sys
 runs = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
 assert len(runs) == 3 and all(r["coverage_ok"] for r in runs), runs
+assert runs[0]["bytes_sent"] > 30011 * 40, runs[0]["bytes_sent"]
 assert all(r["bytes_sent"] < 0.5 * runs[0]["bytes_sent"] for r in runs[1:]), [r["bytes_sent"] for r in runs]
 PY
 	check "a bad file under mpirun ends every rank" test "$(mpi_run 3 "$BUILD/plb-bs" --config "$TMP/bs.ini" --input "$TMP/neg.csv"; echo $?)" -ne 0

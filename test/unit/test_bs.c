@@ -88,7 +88,8 @@ static void test_blocks_and_verify(void **state)
 }
 
 /* The generator: in its ranges, the same options for the same seed, others
- * for another, and single the rounding of double. */
+ * for another, single the rounding of double, and any range of options
+ * drawn (and priced) on its own as it is in the whole. */
 static void test_generate(void **state)
 {
 	(void)state;
@@ -106,6 +107,26 @@ static void test_generate(void **state)
 		assert_true(a[i].T >= 0.25 && a[i].T < 10 && a[i].r >= 0.01 && a[i].r < 0.05);
 		assert_true(a[i].v >= 0.1 && a[i].v < 0.5);
 		assert_true(f[i].S == (float)a[i].S && f[i].v == (float)a[i].v);
+	}
+	/* option j depends on the seed and j alone: any range drawn apart is
+	 * that range of the whole, and prices of options drawn block by
+	 * block are the prices of the whole set, to the bit */
+	plb__bs_draw(PLB__BS_F64, b, 1234, 999, 9);
+	assert_memory_equal(a + 1234, b, 999 * sizeof *a);
+	plb__bs_draw(PLB__BS_F32, b, 4000, 1000, 9);
+	assert_memory_equal(f + 4000, b, 1000 * sizeof *f);
+	for (int prec = PLB__BS_F32; prec <= PLB__BS_F64; prec++) {
+		size_t ou = plb__bs_out_unit(prec);
+		char *whole = malloc(n * ou), *parts = malloc(n * ou);
+		assert_int_equal(plb__bs_cpu(prec, prec == PLB__BS_F64 ? (void *)a : (void *)f, whole, n), 0);
+		size_t cut[] = {0, 1, 300, 555, 4999, n};
+		for (int k = 0; k + 1 < 6; k++)
+			assert_int_equal(plb__bs_cpu_drawn(prec, 9, cut[k], parts + cut[k] * ou,
+							   cut[k + 1] - cut[k]), 0);
+		assert_memory_equal(whole, parts, n * ou);
+		assert_int_equal(plb__bs_cpu_drawn(prec, 9, 0, NULL, 1), PLB_EINVAL);
+		free(whole);
+		free(parts);
 	}
 	free(a);
 	free(b);
