@@ -4,8 +4,9 @@
 #  1. options priced per second on one core: a straightforward vectorised
 #     loop built for this machine (bench/bs_ref.c) against plb's CPU
 #     kernel called directly;
-#  2. plb-bs in one process on one core ([node a] cpu = 1) against one
-#     direct call of its kernel on all the options into fresh memory;
+#  2. plb-bs --n in one process on one core ([node a] cpu = 1) against one
+#     direct call of its kernel for drawn options (draw and price) on all
+#     the options into fresh memory;
 #  3. plb-bs on the demo cluster (config/bs-demo.ini, mpirun -np 3).
 N=${N:-4000000}
 DEMO_N=${DEMO_N:-16000000}
@@ -21,7 +22,7 @@ for prec in single double; do
 	plb=() direct=()
 	for i in $(seq 1 "$RUNS"); do
 		plb+=("$("$BUILD/plb-bs" --config "$T/cpu1.ini" --n "$N" --prec $prec --json | makespan)")
-		direct+=("$("$BUILD/bench/bs_ref" "$N" $prec | sed 's/.*one cold call \([0-9.]*\) s.*/\1/')")
+		direct+=("$("$BUILD/bench/bs_ref" "$N" $prec | sed 's/.*one cold call (drawing them) \([0-9.]*\) s.*/\1/')")
 	done
 	a=$(med "${plb[@]}") b=$(med "${direct[@]}")
 	python3 -c "print('%s: plb-bs %.4f s (runs %s), direct call %.4f s (runs %s): %.3fx' % ('$prec', $a, '${plb[*]}', $b, '${direct[*]}', $a / $b))"

@@ -4,8 +4,8 @@
  * this machine: what a single-node program would do), by plb's CPU kernel
  * called directly (its own loop: options one after the other in memory,
  * one binary for every x86-64 node), and one direct call of plb's kernel
- * on all n options into fresh memory (what plb-bs in one process does,
- * page faults included).
+ * for drawn options on all n of them into fresh memory (what plb-bs --n
+ * in one process does: draw and price, page faults included).
  *
  *   bs_ref N PREC      (PREC single or double; prints one line of figures)
  */
@@ -84,13 +84,14 @@ int main(int argc, char **argv)
 			       : ((float *)in)[5 * i] + ((float *)in)[5 * i + 1];
 		worst = fmax(worst, fabs(c - c2) / s);
 	}
-	/* one call into fresh memory, as plb-bs in one process */
+	/* one call into fresh memory, as plb-bs --n in one process: the
+	 * options drawn from seed 1 as they are priced */
 	char *fresh = malloc(n * plb__bs_out_unit(prec));
 	double t = plb__now();
-	if (!fresh || plb__bs_cpu(prec, in, fresh, n))
+	if (!fresh || plb__bs_cpu_drawn(prec, 1, 0, fresh, n))
 		return 1;
 	double cold = plb__now() - t;
-	printf("%s %zu: reference %.1f M options/s, plb kernel %.1f M options/s (%.2fx the reference's time); one cold call %.4f s; prices agree to %.1e of S + K\n",
+	printf("%s %zu: reference %.1f M options/s, plb kernel %.1f M options/s (%.2fx the reference's time); one cold call (drawing them) %.4f s; prices agree to %.1e of S + K\n",
 	       dbl ? "double" : "single", n, n / ref / 1e6, n / ker / 1e6, ker / ref, cold, worst);
 	free(in);
 	free(out);

@@ -1,6 +1,6 @@
-/* The Black-Scholes CPU kernel's entry (its loops are in bs_simd.c), the
- * serial reference, verification, the seeded generator and the CSV reader
- * (see bs.h). */
+/* The Black-Scholes CPU kernel's entry (its loops and the drawing of
+ * options are in bs_simd.c), the serial reference, verification, the
+ * drawn options' kernel and the CSV reader (see bs.h). */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -95,33 +95,6 @@ int plb__bs_verify(enum plb__bs_prec prec, const void *in, const void *out, size
 	if (err_parity)
 		*err_parity = wp;
 	return first == n ? 0 : PLB_ESOLVE;
-}
-
-/* splitmix64's output function: a 64-bit mix in which every input bit
- * moves every output bit (Steele, Lea, Flood, OOPSLA 2014). */
-static uint64_t mix64(uint64_t z)
-{
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-	return z ^ (z >> 31);
-}
-
-void plb__bs_draw(enum plb__bs_prec prec, void *in, uint64_t first, size_t n, uint64_t seed)
-{
-	static const double lo[5] = {5, 1, 0.25, 0.01, 0.1}, hi[5] = {30, 100, 10, 0.05, 0.5};
-	const uint64_t gamma = 0x9E3779B97F4A7C15ULL, base = mix64(seed);
-	for (size_t i = 0; i < n; i++) {
-		/* value k of option j is splitmix64's number 5 j + k + 1 */
-		uint64_t z = base + (5 * (first + i) + 1) * gamma;
-		double f[5];
-		for (int k = 0; k < 5; k++, z += gamma)
-			f[k] = lo[k] + (hi[k] - lo[k]) * ((double)(mix64(z) >> 11) * 0x1.0p-53);
-		if (prec == PLB__BS_F64)
-			((struct plb__bs_opt *)in)[i] = (struct plb__bs_opt){f[0], f[1], f[2], f[3], f[4]};
-		else
-			((struct plb__bs_optf *)in)[i] = (struct plb__bs_optf){
-				(float)f[0], (float)f[1], (float)f[2], (float)f[3], (float)f[4]};
-	}
 }
 
 void plb__bs_generate(enum plb__bs_prec prec, void *in, size_t n, uint64_t seed)
