@@ -283,7 +283,8 @@ static void test_params_and_names(void **state)
 
 /* static: after one profiling block each, the rest is split in one block
  * per PU in proportion to the profiled rates (here 1 : 3 units per
- * second, slow enough that an error of one unit/s in their sum shows). */
+ * second, slow enough that an error of one unit/s in their sum shows),
+ * also when a profiled PU is lost before the others are. */
 static void test_static_split(void **state)
 {
 	const uint64_t W = 100000;
@@ -304,6 +305,33 @@ static void test_static_split(void **state)
 		fail_msg("static split of %llu: %llu and %llu, expected 1 : 3",
 			 (unsigned long long)rest, (unsigned long long)s[0].units,
 			 (unsigned long long)s[1].units);
+	plb_balancer_destroy(b);
+
+	/* three PUs at 1 : 2 : 3; PU 0 is lost after its profiling, before
+	 * PU 2's is back: the others still wait for PU 2 (a lost profiled
+	 * PU no longer counts as profiled), and the split is 2 : 3 */
+	assert_int_equal(plb_balancer_create(NULL, "static", 3, W, &b), 0);
+	struct plb_grant h[3], t[3];
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(plb_balancer_next(b, i, 0, &h[i]), PLB_NEXT_GRANT);
+	for (int i = 0; i < 2; i++) {
+		double sec = (double)h[i].units / (i + 1.0);
+		struct plb_sample smp = {h[i].id, sec, 0, sec};
+		assert_int_equal(plb_balancer_done(b, i, &smp), 0);
+	}
+	assert_int_equal(plb_balancer_lost(b, 0, 1e5), 0);
+	assert_int_equal(plb_balancer_next(b, 1, 1e5, &t[1]), PLB_NEXT_WAIT);
+	double sec = (double)h[2].units / 3.0;
+	struct plb_sample smp = {h[2].id, sec, 0, 1e5 + 1};
+	assert_int_equal(plb_balancer_done(b, 2, &smp), 0);
+	for (int i = 1; i < 3; i++)
+		assert_int_equal(plb_balancer_next(b, i, 2e5, &t[i]), PLB_NEXT_GRANT);
+	rest = W - h[0].units - h[1].units - h[2].units;       /* PU 0's block was done */
+	if (t[1].units + t[2].units != rest ||
+	    llabs((long long)(3 * t[1].units) - (long long)(2 * t[2].units)) > 5)
+		fail_msg("static split of %llu after a loss: %llu and %llu, expected 2 : 3",
+			 (unsigned long long)rest, (unsigned long long)t[1].units,
+			 (unsigned long long)t[2].units);
 	plb_balancer_destroy(b);
 }
 
@@ -1007,6 +1035,10 @@ static void test_placement(void **state)
 	assert_int_equal(plb_balancer_group(b, 4, 0), PLB_EINVAL);
 	assert_int_equal(plb_balancer_group(b, 0, 4), PLB_EINVAL);
 	assert_int_equal(plb_balancer_hold(b, 0, 990, 11), PLB_EINVAL);
+	assert_int_equal(plb_balancer_hold(b, 0, 5, 0), PLB_EINVAL);        /* nothing to hold */
+	assert_int_equal(plb_balancer_hold(b, 0, 1001, 1), PLB_EINVAL);     /* past W */
+	assert_int_equal(plb_balancer_hold(b, 4, 0, 10), PLB_EINVAL);       /* no such group */
+	assert_int_equal(plb_balancer_hold(b, -1, 0, 10), PLB_EINVAL);
 	assert_int_equal(plb_balancer_hold(b, 0, 600, 250), 0);
 	assert_int_equal(plb_balancer_hold(b, 0, 800, 200), 0);        /* merged: [600, 1000) */
 	assert_int_equal(plb_balancer_hold(b, 1, 0, 400), 0);

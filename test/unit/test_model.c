@@ -763,7 +763,8 @@ static void test_window(void **state)
 /* A performance cliff: beyond 10000 units each unit costs 4x. Blocks of
  * 1000-8000 units keep their throughput, one of 16000 loses half of it:
  * the cap is 8000 (the largest block that kept it), more units are planned
- * as blocks of 8000, and the fall outlives the window (4 samples here). */
+ * as blocks of 8000, and the fall outlives the window (4 samples here);
+ * the same where a unit takes seconds. */
 static void test_cliff_cap(void **state)
 {
 	static const double u[] = {1000, 2000, 4000, 8000, 16000};
@@ -800,6 +801,15 @@ static void test_cliff_cap(void **state)
 	if (!(plb__model_cap(&m) == 4000))
 		fail_msg("the slow 16000-unit block first: cap %g, expected 4000",
 			 plb__model_cap(&m));
+	plb__model_fini(&m);
+
+	/* the same fall where a unit takes seconds (under one unit a second
+	 * at best): rates are compared, not required to exceed one */
+	static const double w[] = {1, 2, 4, 8, 16};
+	model_new(&m, 1e3, 32, 0.3);
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(plb__model_add(&m, w[i], 1 + 10 * w[i] + (w[i] > 10 ? 30 * (w[i] - 10) : 0), 0), 0);
+	assert_true(plb__model_cap(&m) == 8);
 	plb__model_fini(&m);
 
 	/* throughput that only rises (a fixed cost): no cap */
