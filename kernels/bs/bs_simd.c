@@ -1,15 +1,14 @@
 /* The Black-Scholes CPU kernel's loops and the drawing of options (see
  * bs.h), in a file of their own built with -O3 -ffast-math -fopenmp-simd
  * (Makefile): a chunk of options is moved from the unit-by-unit input
- * into one array a parameter, priced
- * by a loop the compiler vectorises (with glibc's vector exp and log,
- * libmvec), and the prices moved out. On x86-64 each loop is built for
- * AVX-512, AVX2 and the baseline, and the best one for the machine it runs
- * on is picked when the program starts (target_clones), so one binary
- * serves every node of a mixed cluster. The serial reference in bs_cpu.c
- * is built with the ordinary flags: it checks these loops, fast-math
- * included. Inputs must be finite, S, K, T, v > 0 (the reader checks
- * files; fast-math assumes no NaN). */
+ * into one array a parameter, priced by a loop the compiler vectorises
+ * (with glibc's vector exp and log, libmvec), and the prices moved out.
+ * On x86-64 each loop is built for AVX-512, AVX2 and the baseline, and the
+ * best one for the machine it runs on is picked when the program starts
+ * (target_clones), so one binary serves every node of a mixed cluster.
+ * The serial reference in bs_cpu.c is built with the ordinary flags: it
+ * checks these loops, fast-math included. Inputs must be finite, S, K, T,
+ * v > 0 (the reader checks files; fast-math assumes no NaN). */
 #include <math.h>
 #include <stdint.h>
 
@@ -85,8 +84,8 @@ static inline uint64_t mix64(uint64_t z)
  * u with u = m 2^-53 exact, one product and one sum, rounded as written
  * once fast-math's contraction into one FMA is off: the same bits on
  * every node, as the tests check against Python. */
-PLB_CLONES_ PLB_NO_CONTRACT_ void plb__bs_draw(enum plb__bs_prec prec, void *in, uint64_t first, size_t n,
-			      uint64_t seed)
+PLB_CLONES_ PLB_NO_CONTRACT_ void plb__bs_draw(enum plb__bs_prec prec, void *in, uint64_t first,
+					       size_t n, uint64_t seed)
 {
 	PLB_NO_CONTRACT_BODY_
 	static const double lo[5] = {5, 1, 0.25, 0.01, 0.1}, hi[5] = {30, 100, 10, 0.05, 0.5};
