@@ -691,19 +691,47 @@ static void test_hec_training_rounds(void **state)
 /* R^2 needs three samples: a PU whose blocks take no measurable time
  * (its model keeps no sample of them) never shows a fit good enough, so
  * training runs all eight rounds, next to a PU with exact times (what
- * follows is not this test's concern: that PU has no model to plan with). */
+ * follows is not this test's concern: that PU has no model to plan with).
+ * Either PU may be the one without samples: every PU's fit is looked at. */
 static void test_hec_training_without_samples(void **state)
 {
+	for (int zero = 0; zero < 2; zero++) {
+		plb_balancer_t *b;
+		assert_int_equal(plb_balancer_create(NULL, "plb-hec", 2, 1000000000, &b), 0);
+		double now = 0;
+		double f[2] = {1, 1};
+		f[zero] = 0;
+		for (int k = 0; k < 8; k++)
+			if (hec_round(b, 2, &now, f) != PLB_GRANT_TRAINING)
+				fail_msg("PU %d without samples: round %d is not training", zero, k + 1);
+		struct plb_balancer_stats st;
+		plb_balancer_stats(b, &st);
+		assert_int_equal(st.training_blocks, 2 * 8);
+		plb_balancer_destroy(b);
+	}
+}
+
+/* PLB-HeC's rounds are a barrier: a PU lost after its block of the round
+ * was back holds nothing, so losing it leaves the barrier waiting for the
+ * PU still out; the round ends only when that one is back. */
+static void test_hec_lost_after_done_keeps_barrier(void **state)
+{
 	plb_balancer_t *b;
-	assert_int_equal(plb_balancer_create(NULL, "plb-hec", 2, 1000000000, &b), 0);
-	double now = 0;
-	const double f[2] = {1, 0};
-	for (int k = 0; k < 8; k++)
-		if (hec_round(b, 2, &now, f) != PLB_GRANT_TRAINING)
-			fail_msg("a PU without samples: round %d is not training", k + 1);
-	struct plb_balancer_stats st;
-	plb_balancer_stats(b, &st);
-	assert_int_equal(st.training_blocks, 2 * 8);
+	assert_int_equal(plb_balancer_create(NULL, "plb-hec", 3, 1000000000, &b), 0);
+	struct plb_grant g[3];
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(plb_balancer_next(b, i, 0, &g[i]), PLB_NEXT_GRANT);
+	struct plb_sample s0 = {g[0].id, 0.01, 0, 0.01};
+	assert_int_equal(plb_balancer_done(b, 0, &s0), 0);
+	assert_int_equal(plb_balancer_lost(b, 0, 0.015), 0);
+	struct plb_sample s1 = {g[1].id, 0.02, 0, 0.02};
+	assert_int_equal(plb_balancer_done(b, 1, &s1), 0);
+	struct plb_grant n;
+	if (plb_balancer_next(b, 1, 0.02, &n) != PLB_NEXT_WAIT)
+		fail_msg("a new round began while PU 2's block of the last one was out");
+	struct plb_sample s2 = {g[2].id, 0.03, 0, 0.03};
+	assert_int_equal(plb_balancer_done(b, 2, &s2), 0);
+	assert_int_equal(plb_balancer_next(b, 1, 0.03, &n), PLB_NEXT_GRANT);
 	plb_balancer_destroy(b);
 }
 
@@ -1610,6 +1638,7 @@ int main(void)
 		cmocka_unit_test(test_hec_training_rounds),
 		cmocka_unit_test(test_hec_resolve_on_spread),
 		cmocka_unit_test(test_hec_training_without_samples),
+		cmocka_unit_test(test_hec_lost_after_done_keeps_barrier),
 		cmocka_unit_test(test_hec_training_constant_times),
 		cmocka_unit_test(test_pool_merges),
 		cmocka_unit_test(test_pool_merges_at_capacity),

@@ -543,6 +543,31 @@ static void test_one_sample_and_duplicates(void **state)
 	assert_true(relerr(plb__curve_eval(&c, 400), 2) < 0.05);
 }
 
+/* The weights' floor is a thousandth of the longest sample's time,
+ * wherever that sample is in the window: blocks of a tenth of a
+ * microsecond or less (a timer's resolution, not the device's rate:
+ * 10^-6 and 10^-8 s in turn, no curve follows them) beside a
+ * 1 s block of 10^5 units do not bend the curve away from the long one. */
+static void test_weight_floor_from_longest(void **state)
+{
+	static const double u[] = {1e5, 1, 2, 4, 8, 16};
+	static const double t[] = {1.0, 1e-6, 1e-8, 1e-6, 1e-8, 1e-6};
+	(void)state;
+	for (int first = 0; first < 2; first++) {
+		struct plb__model m;
+		model_new(&m, 1e6, 32, 1e3);
+		for (int k = 0; k < 6; k++) {
+			int i = first ? k : (k + 1) % 6;   /* the long one first, or last */
+			assert_int_equal(plb__model_add(&m, u[i], t[i], 0), 0);
+		}
+		double e = plb__model_eval(&m, 1e5);
+		if (!(relerr(e, 1.0) < 0.05))
+			fail_msg("the 1 s block %s: E(10^5) = %g s, expected 1 s within 5%%",
+				 first ? "first" : "last", e);
+		plb__model_fini(&m);
+	}
+}
+
 /* Tiny blocks of a huge domain (e^x ~ 1, collinear columns) still fit. */
 static void test_rank_deficient(void **state)
 {
@@ -1003,6 +1028,17 @@ static void test_cliff_one_mild_fall(void **state)
 		}
 		plb__model_fini(&m);
 	}
+	/* the refuting block first (the window's oldest sample): a block
+	 * larger than the mild slow one, near the best rate, still refutes it */
+	model_new(&m, 1e6, 8, 10);
+	assert_int_equal(plb__model_add(&m, 4000, 0.41, 0), 0);
+	assert_int_equal(plb__model_add(&m, 1000, 0.1, 0), 0);
+	assert_int_equal(plb__model_add(&m, 2000, 0.2, 0), 0);
+	assert_int_equal(plb__model_add(&m, 3000, 0.3 / 0.7, 0), 0);
+	if (!(isinf(plb__model_cap(&m)) && isinf(m.x_fall)))
+		fail_msg("a mild slow block after a larger one near the best rate: cap %g, fall %g; expected none",
+			 plb__model_cap(&m), m.x_fall);
+	plb__model_fini(&m);
 	/* the mild one first, in a window it fills: counted once, still no
 	 * fall */
 	model_new(&m, 1e6, 4, 10);
@@ -1193,6 +1229,7 @@ int main(void)
 		cmocka_unit_test(test_no_false_change),
 		cmocka_unit_test(test_window),
 		cmocka_unit_test(test_cliff_cap),
+		cmocka_unit_test(test_weight_floor_from_longest),
 		cmocka_unit_test(test_no_cliff_from_microsecond_blocks),
 		cmocka_unit_test(test_beyond_w),
 		cmocka_unit_test(test_inverse_held),
