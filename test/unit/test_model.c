@@ -543,6 +543,57 @@ static void test_one_sample_and_duplicates(void **state)
 	assert_true(relerr(plb__curve_eval(&c, 400), 2) < 0.05);
 }
 
+static double t_cliff(double u) { return 1e-3 + 1e-6 * u + (u > 2e4 ? 3e-6 * (u - 2e4) : 0); }
+
+/* The model is a function of the set of samples in its window, not of
+ * their order (with speed changes, which read the order, not detected):
+ * every rotation of the samples, and their reverse, give the same curve,
+ * transfer line, cap and fall. Each sample comes first in one of the
+ * orders, so a loop over the samples that skips one is seen. */
+static void test_sample_order_invariance(void **state)
+{
+	static const truth_fn fs[] = {t_affine, t_xlnx, t_square, t_gpu, t_cliff, t_sat};
+	static const double probe[] = {0.5, 1, 3, 10, 40, 300};
+	enum { N = 9 };
+	(void)state;
+	for (size_t f = 0; f < sizeof fs / sizeof *fs; f++) {
+		double u[N], t[N], x[N], ref[6], cap = 0, fall = 0;
+		rng_seed(100 + f);
+		logspace(u, N, 1e3, 6e4);
+		for (int i = 0; i < N; i++) {
+			t[i] = fs[f](u[i]) * (1 + 0.04 * rng_normal());
+			x[i] = 1e-5 + 1e-10 * u[i] * (1 + 0.1 * rng_normal());
+		}
+		/* the orders: rotations by r (0..N-1), then the reverse */
+		for (int r = 0; r <= N; r++) {
+			struct plb__model m;
+			model_new(&m, 1e7, 32, 1e3);
+			for (int k = 0; k < N; k++) {
+				int i = r < N ? (k + r) % N : N - 1 - k;
+				assert_int_equal(plb__model_add(&m, u[i], t[i], x[i]), 0);
+			}
+			for (int j = 0; j < 6; j++) {
+				double e = plb__model_eval(&m, probe[j] * 1e3);
+				if (r == 0)
+					ref[j] = e;
+				else if (!(relerr(e, ref[j]) < 1e-6))
+					fail_msg("curve %zu, order %d: E(%g) = %.9g, in the first order %.9g",
+						 f, r, probe[j] * 1e3, e, ref[j]);
+			}
+			if (r == 0) {
+				cap = plb__model_cap(&m);
+				fall = m.x_fall;
+			} else if (plb__model_cap(&m) != cap || m.x_fall != fall) {
+				fail_msg("curve %zu, order %d: cap %g and fall %g, in the first order %g and %g",
+					 f, r, plb__model_cap(&m), m.x_fall, cap, fall);
+			}
+			plb__model_fini(&m);
+		}
+		if (fs[f] == t_cliff && !(cap < 6e4))
+			fail_msg("the cliff at 20000 units was not found (cap %g)", cap);
+	}
+}
+
 /* The weights' floor is a thousandth of the longest sample's time,
  * wherever that sample is in the window: blocks of a tenth of a
  * microsecond or less (a timer's resolution, not the device's rate:
@@ -1230,6 +1281,7 @@ int main(void)
 		cmocka_unit_test(test_window),
 		cmocka_unit_test(test_cliff_cap),
 		cmocka_unit_test(test_weight_floor_from_longest),
+		cmocka_unit_test(test_sample_order_invariance),
 		cmocka_unit_test(test_no_cliff_from_microsecond_blocks),
 		cmocka_unit_test(test_beyond_w),
 		cmocka_unit_test(test_inverse_held),
