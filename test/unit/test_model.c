@@ -595,10 +595,10 @@ static void test_sample_order_invariance(void **state)
 }
 
 /* The weights' floor is a thousandth of the longest sample's time,
- * wherever that sample is in the window: blocks of a tenth of a
- * microsecond or less (a timer's resolution, not the device's rate:
- * 10^-6 and 10^-8 s in turn, no curve follows them) beside a
- * 1 s block of 10^5 units do not bend the curve away from the long one. */
+ * wherever that sample is in the window: blocks of a microsecond or
+ * less (a timer's resolution, not the device's rate: 10^-6 and 10^-8 s
+ * in turn, which no curve follows) beside a 1 s block of 10^5 units do
+ * not bend the curve away from the long one. */
 static void test_weight_floor_from_longest(void **state)
 {
 	static const double u[] = {1e5, 1, 2, 4, 8, 16};
