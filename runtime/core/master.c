@@ -474,6 +474,14 @@ static int watch_peers(struct run *r)
 	}
 	int lost = 0;
 	for (int k = 0; k < p->npeer && !rc; k++) {
+		/* a worker cannot answer a run it has not received: until its
+		 * first word in a run, while a send to it is under way (START
+		 * with the run's shared data, its first blocks: a slow link, a
+		 * loaded machine) it is not silent, for peer_timeout_s from the
+		 * run's start at most (a send to a dead rank never ends) */
+		if (p->peer[k].rank >= 0 && !p->peer[k].spoke && now - r->t0 < limit &&
+		    p->tp->ops->pending_to && p->tp->ops->pending_to(p->tp, p->peer[k].rank) > 0)
+			p->peer[k].heard = fmax(p->peer[k].heard, now);
 		double silent = now - p->peer[k].heard, lim, block;
 		/* peer_limit is lo at least: its scan of the PUs only then */
 		if (p->peer[k].rank >= 0 && silent > lo && silent > (lim = peer_limit(r, k, &block))) {
@@ -647,6 +655,7 @@ static int on_message(struct run *r, void *msg, int src)
 		return 0;       /* a rank taken out (it came back late): ignored */
 	p->peer[peer].gap = fmax(p->peer[peer].gap, r->now - p->peer[peer].heard);
 	p->peer[peer].heard = r->now;
+	p->peer[peer].spoke = 1;
 	r->bytes_in += (double)(PLB__HDR_SIZE + h->len);
 	switch (h->type) {
 	case PLB__MSG_ALIVE:
@@ -976,6 +985,7 @@ int plb_run(plb_t *p, const struct plb_job *job)
 	r.cpu0 = plb__cpu_now();
 	for (int w = 0; w < p->npeer; w++) {
 		p->peer[w].heard = r.t0;
+		p->peer[w].spoke = 0;
 		/* a rank gone in an earlier run has no PU in this one */
 		for (int k = 0; p->peer[w].rank < 0 && k < p->peer[w].npu && !rc; k++)
 			rc = lose(&r, p->peer[w].pu0 + k);

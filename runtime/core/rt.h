@@ -39,6 +39,7 @@ struct plb__peer {
 	int rank, npu, pu0;             /* pu0: its first PU's global index */
 	int node;                       /* its [node] section in the config */
 	double heard;                   /* its last message (plb__now), in a run */
+	int spoke;                      /* it has said something in this run */
 	double gap;                     /* its longest silence so far, in runs */
 	int gone_rank;                  /* rank taken out for silence (rank is -1 then); 0: none */
 	char host[256];

@@ -691,8 +691,8 @@ static int handle(struct plb *p, void *msg)
 		if (rc) {
 			/* the master took this rank out (it was silent too long) */
 			p->tp->no_finalize = 1;
-			return plb__fail(p, rc, "the master took this rank out of the job: it had said nothing for longer than [network] peer_timeout_s = %g s (a frozen or swapping process?); this worker stops",
-					 p->cfg.peer_timeout_s);
+			return plb__fail(p, rc, "the master took this rank out of the job: it had said nothing for longer than its limit, [network] peer_timeout_min_s = %g s or more up to peer_timeout_s = %g s (the master's log gives the limit; a frozen or swapping process?); this worker stops",
+					 plb__peer_timeout_min(&p->cfg), p->cfg.peer_timeout_s);
 		}
 		/* heard (the master then waits for BYE as long as closing takes) */
 		msg = plb__msg_alloc(PLB__MSG_ALIVE, 0);

@@ -324,11 +324,21 @@ static int mpi_pending(const struct plb__transport *t)
 	return ((const struct mpi_transport *)t)->npend;
 }
 
+static int mpi_pending_to(const struct plb__transport *t, int dst)
+{
+	const struct mpi_transport *m = (const struct mpi_transport *)t;
+	int n = 0;
+	for (int i = 0; i < m->npend; i++)
+		n += m->dst[i] == dst;
+	return n;
+}
+
 static const struct plb__transport_ops mpi_ops = {
 	.name = "mpi",
 	.send = mpi_send,
 	.recv = mpi_recv,
 	.pending = mpi_pending,
+	.pending_to = mpi_pending_to,
 	.flush = mpi_flush,
 	.destroy = mpi_destroy,
 	.forget = mpi_forget,

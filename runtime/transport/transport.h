@@ -128,6 +128,8 @@ struct plb__transport_ops {
 	/* Sends still under way (they move only while recv or flush is called,
 	 * so callers poll more often while there are some). */
 	int (*pending)(const struct plb__transport *t);
+	/* Sends to rank dst still under way. NULL: never asked (one process). */
+	int (*pending_to)(const struct plb__transport *t, int dst);
 	/* Waits until every queued send has left (at most timeout_s). */
 	PLB_WUR int (*flush)(struct plb__transport *t, double timeout_s);
 	/* Ends the transport (MPI_Finalize, unless t->no_finalize) and frees t. */
