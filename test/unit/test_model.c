@@ -549,7 +549,8 @@ static double t_cliff(double u) { return 1e-3 + 1e-6 * u + (u > 2e4 ? 3e-6 * (u 
  * their order (with speed changes, which read the order, not detected):
  * every rotation of the samples, and their reverse, give the same curve,
  * transfer line, cap and fall. Each sample comes first in one of the
- * orders, so a loop over the samples that skips one is seen. */
+ * orders, so a loop of the fit or the cliff search that skips the
+ * window's first sample is seen (the speed-change loops are not run). */
 static void test_sample_order_invariance(void **state)
 {
 	static const truth_fn fs[] = {t_affine, t_xlnx, t_square, t_gpu, t_cliff, t_sat};
