@@ -485,6 +485,9 @@ static int watch_peers(struct run *r)
 		double silent = now - p->peer[k].heard, lim, block;
 		/* peer_limit is lo at least: its scan of the PUs only then */
 		if (p->peer[k].rank >= 0 && silent > lo && silent > (lim = peer_limit(r, k, &block))) {
+			/* the loop's clock may be a merge of outputs old: the
+			 * balancer, the log and the report take it out now */
+			r->now = fmax(r->now, now);
 			rc = rank_lost(r, k, silent, lim, block);
 			lost = 1;
 		}
