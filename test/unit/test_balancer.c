@@ -811,6 +811,36 @@ static long hec_solves_after(int slow, int slow_from)
 	return st.solves - before;
 }
 
+/* A PU that has not asked for a block yet (its worker still starting,
+ * say) is in no round: it is no finish time of the round, so rounds that
+ * end together are not re-solved on its account. Two like PUs of three
+ * run in lockstep through training (all eight rounds: the third has no
+ * samples) and four regular rounds. */
+static void test_hec_absent_pu_no_resolve(void **state)
+{
+	(void)state;
+	plb_balancer_t *b;
+	assert_int_equal(plb_balancer_create(NULL, "plb-hec", 3, 1000000000, &b), 0);
+	double now = 0;
+	const double f[2] = {1, 1};
+	struct plb_balancer_stats st;
+	long before = -1;
+	for (int k = 0; k < 13; k++) {
+		enum plb_grant_kind kind = hec_round(b, 2, &now, f);
+		if (k == 8) {
+			assert_int_equal(kind, PLB_GRANT_REGULAR);
+			plb_balancer_stats(b, &st);
+			before = st.solves;
+		}
+	}
+	plb_balancer_stats(b, &st);
+	assert_int_equal(st.training_blocks, 2 * 8);
+	if (st.solves != before)
+		fail_msg("rounds that end together, a third PU that never asked: %ld re-solves, expected none",
+			 st.solves - before);
+	plb_balancer_destroy(b);
+}
+
 static void test_hec_resolve_on_spread(void **state)
 {
 	long n;
@@ -961,13 +991,15 @@ static void test_transfer_counts_as_time(void **state)
 		plb_balancer_t *b;
 		assert_int_equal(plb_balancer_create(NULL, pol, 2, 200000, &b), 0);
 		struct plb_grant g[2];
-		double finish[2] = {0, 0}, units[2] = {0, 0}, now = 0;
-		int busy[2] = {0, 0};
+		double finish[2] = {0, 0}, units[2] = {0, 0}, now = 0, second[2] = {0, 0};
+		int busy[2] = {0, 0}, ntrain[2] = {0, 0};
 		for (;;) {
 			for (int i = 0; i < 2; i++)
 				if (!busy[i] && plb_balancer_next(b, i, now, &g[i]) == PLB_NEXT_GRANT) {
 					busy[i] = 1;
 					finish[i] = now + (exec_per[i] + xfer_per[i]) * (double)g[i].units;
+					if (g[i].kind == PLB_GRANT_TRAINING && ++ntrain[i] == 2)
+						second[i] = (double)g[i].units;
 				}
 			int k = busy[0] && (!busy[1] || finish[0] <= finish[1]) ? 0 : busy[1] ? 1 : -1;
 			if (k < 0)
@@ -984,6 +1016,13 @@ static void test_transfer_counts_as_time(void **state)
 		if (!(units[1] < 0.75 * units[0]))
 			fail_msg("%s: the PU at 2 ms a unit (1.5 of it transfer) did %.0f units, "
 				 "the one at 1 ms %.0f", pol, units[1], units[0]);
+		/* PLB-HAC's and PLB-HeC's second training block: twice the
+		 * first for the faster PU, scaled by its relative speed for
+		 * the other (half here) */
+		if ((!strcmp(pol, "plb-hac") || !strcmp(pol, "plb-hec")) &&
+		    !(second[1] > 0 && second[1] < 0.75 * second[0]))
+			fail_msg("%s: second training blocks %.0f units for the PU at 2 ms a unit, "
+				 "%.0f for the one at 1 ms", pol, second[1], second[0]);
 	}
 }
 
@@ -1330,6 +1369,16 @@ static void test_model_set_counts(void **state)
 	assert_int_equal(plb_balancer_model_set(b, 0, &one, 1, INFINITY), 0);
 	assert_int_equal(plb_balancer_model_get(b, 0, got, 4, NULL), 0);
 	plb_balancer_destroy(b);
+	/* a cliff is any block size above 0: one unit (a model file of a PU
+	 * whose throughput fell past its smallest block) is kept as it is */
+	assert_int_equal(plb_balancer_create(NULL, "plb-hac", 2, 100000, &b), 0);
+	double cliff = 0;
+	assert_int_equal(plb_balancer_model_set(b, 0, &one, 1, 1), 0);
+	assert_int_equal(plb_balancer_model_get(b, 0, got, 4, &cliff), 1);
+	if (cliff != 1)
+		fail_msg("a cliff set at 1 unit reads back as %g", cliff);
+	assert_int_equal(plb_balancer_model_set(b, 1, &one, 1, 0), PLB_EINVAL);
+	plb_balancer_destroy(b);
 }
 
 /* A late block is run again by free PUs only: with none (one PU, or the
@@ -1637,6 +1686,7 @@ int main(void)
 		cmocka_unit_test(test_hdss_weight_one),
 		cmocka_unit_test(test_hec_training_rounds),
 		cmocka_unit_test(test_hec_resolve_on_spread),
+		cmocka_unit_test(test_hec_absent_pu_no_resolve),
 		cmocka_unit_test(test_hec_training_without_samples),
 		cmocka_unit_test(test_hec_lost_after_done_keeps_barrier),
 		cmocka_unit_test(test_hec_training_constant_times),

@@ -137,6 +137,12 @@ static void test_interior_peak(void **state)
 	add(&c, "poly 0.01 0 1e-6", NULL);
 	near(plb__bound_lower(c.p, 1, 1e6, 0), 200.0, "T_lb, best block of 0.02 s");
 	clear(&c);
+	/* a table whose best block is its first point, one unit: 0.01 s
+	 * (100 units/s), then 4 units/s from 2 units on; the largest block
+	 * that ends by T_lb (40 units) is no better, so T_lb = W / 100 */
+	add(&c, "table 1:0.01 2:0.5 100:25", NULL);
+	near(plb__bound_lower(c.p, 1, 1000, 0), 10.0, "T_lb, best block of one unit");
+	clear(&c);
 }
 
 /* A domain smaller than one unit per PU still splits: W = 1 over two PUs of

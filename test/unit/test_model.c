@@ -484,6 +484,35 @@ static void test_no_flattening_beyond_samples(void **state)
 	}
 }
 
+/* The floor's secant: the mean time of the largest blocks (sizes within
+ * 20% of the largest) less that of the smallest, over the largest size
+ * less the smallest. Exact times of 1 + 0.3 ln u + 6.6e-5 u at 1000, 1100, 2000,
+ * 4000 and 4100 units: that curve's slope at W = 1e5 is 0.35 of the
+ * secant, so it is refused, and the curve kept grows at least half as
+ * steeply as the secant up to W. Over the sizes' sum, or with a group's
+ * total for its mean, the floor would let the curve through. */
+static void test_flattening_floor_from_group_means(void **state)
+{
+	static const double u[] = {1000, 1100, 2000, 4000, 4100};
+	double t[5];
+	struct plb__model m;
+
+	(void)state;
+	model_new(&m, 1e5, 32, 0.3);
+	for (int i = 0; i < 5; i++) {
+		t[i] = 1 + 0.3 * log(u[i]) + 6.6e-5 * u[i];
+		assert_int_equal(plb__model_add(&m, u[i], t[i], 0), 0);
+	}
+	double secant = (0.5 * (t[3] + t[4]) - 0.5 * (t[0] + t[1])) / (u[4] - u[0]);
+	for (double v = 8200; v <= 1e5; v *= 2) {
+		double floor = plb__model_eval(&m, 4100) + 0.5 * secant * (v - 4100);
+		if (!(plb__model_eval(&m, v) >= floor * 0.999))
+			fail_msg("E(%g) = %g s, under half the secant from 4100 units (%g s)", v,
+				 plb__model_eval(&m, v), floor);
+	}
+	plb__model_fini(&m);
+}
+
 /* E is non-decreasing on [0, 2W] and held below u_lo, for 1..32 samples. */
 static void test_model_increasing(void **state)
 {
@@ -1271,6 +1300,7 @@ int main(void)
 		cmocka_unit_test(test_no_flattening_beyond_samples),
 		cmocka_unit_test(test_fit_fills_curve),
 		cmocka_unit_test(test_fit_all_terms),
+		cmocka_unit_test(test_flattening_floor_from_group_means),
 		cmocka_unit_test(test_model_increasing),
 		cmocka_unit_test(test_one_sample_and_duplicates),
 		cmocka_unit_test(test_rank_deficient),

@@ -789,6 +789,13 @@ static void test_model_set_checks(void **state)
 	assert_true(isinf(cliff));
 	assert_int_equal(plb_balancer_model_set(b, 0, ok, 2, 0), PLB_EINVAL);
 	assert_int_equal(plb_balancer_model_set(b, 2, ok, 2, INFINITY), PLB_EINVAL);
+	/* no balancer, a negative count, samples promised but none given,
+	 * a cliff that is no number: each refused on its own */
+	assert_int_equal(plb_balancer_model_set(NULL, 0, ok, 2, INFINITY), PLB_EINVAL);
+	assert_int_equal(plb_balancer_model_set(b, 0, ok, -1, INFINITY), PLB_EINVAL);
+	assert_int_equal(plb_balancer_model_set(b, 0, NULL, 2, INFINITY), PLB_EINVAL);
+	assert_int_equal(plb_balancer_model_set(b, 0, ok, 2, NAN), PLB_EINVAL);
+	assert_int_equal(plb_balancer_model_get(b, 0, got, 4, NULL), 0);
 	assert_int_equal(plb_balancer_model_set(b, 0, ok, 2, 150), 0);
 	/* model_get fills as many samples as it has, no more */
 	for (int i = 0; i < 4; i++)
