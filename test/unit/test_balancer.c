@@ -1369,16 +1369,6 @@ static void test_model_set_counts(void **state)
 	assert_int_equal(plb_balancer_model_set(b, 0, &one, 1, INFINITY), 0);
 	assert_int_equal(plb_balancer_model_get(b, 0, got, 4, NULL), 0);
 	plb_balancer_destroy(b);
-	/* a cliff is any block size above 0: one unit (a model file of a PU
-	 * whose throughput fell past its smallest block) is kept as it is */
-	assert_int_equal(plb_balancer_create(NULL, "plb-hac", 2, 100000, &b), 0);
-	double cliff = 0;
-	assert_int_equal(plb_balancer_model_set(b, 0, &one, 1, 1), 0);
-	assert_int_equal(plb_balancer_model_get(b, 0, got, 4, &cliff), 1);
-	if (cliff != 1)
-		fail_msg("a cliff set at 1 unit reads back as %g", cliff);
-	assert_int_equal(plb_balancer_model_set(b, 1, &one, 1, 0), PLB_EINVAL);
-	plb_balancer_destroy(b);
 }
 
 /* A late block is run again by free PUs only: with none (one PU, or the

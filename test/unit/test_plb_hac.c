@@ -804,6 +804,12 @@ static void test_model_set_checks(void **state)
 	assert_true(got[0].units == 100 && got[1].units == 200 && got[1].exec_s == 0.2);
 	assert_true(got[2].units == -1 && got[2].exec_s == -1);
 	assert_true(cliff == 150);
+	/* a cliff is any block size above 0: one unit (a model file of a PU
+	 * whose throughput fell past its smallest block) is kept as it is */
+	assert_int_equal(plb_balancer_model_set(b, 1, ok, 2, 1), 0);
+	assert_int_equal(plb_balancer_model_get(b, 1, got, 4, &cliff), 2);
+	if (cliff != 1)
+		fail_msg("a cliff set at 1 unit reads back as %g", cliff);
 	assert_int_equal(plb_balancer_model_get(b, 0, got, 1, NULL), 2);  /* all it has */
 	assert_int_equal(plb_balancer_model_get(b, -1, got, 4, NULL), PLB_EINVAL);
 	assert_int_equal(plb_balancer_model_get(b, 2, got, 4, NULL), PLB_EINVAL);
