@@ -173,8 +173,16 @@ void plb__trace_block(struct plb__trace *t, const struct plb__trace_block *b)
 	fputs(",\"predicted_s\":", t->f);
 	put_num(t->f, b->predicted_s > 0 ? b->predicted_s : NAN);
 	fputs("}}", t->f);
+	/* The transfer row takes the same care; a transfer that lies wholly
+	 * before the last one's end (two arrivals read in one pass, placed by
+	 * a clock estimate that moved between them) has nothing left to draw
+	 * and is left out: the block's xfer_s still says how long it took. */
 	if (!(b->xfer_end > b->xfer_start))
 		return;
+	double xs = fmax(us(t, b->xfer_start), p->last_xend), xe = us(t, b->xfer_end);
+	if (!(xe > xs))
+		return;
+	p->last_xend = xe;
 	int tid = 2 + 2 * b->pu;
 	if (!p->xfer_named) {
 		char name[200];
@@ -182,8 +190,6 @@ void plb__trace_block(struct plb__trace *t, const struct plb__trace_block *b)
 		snprintf(name, sizeof name, "%s transfer", p->name);
 		meta(t, 1 + p->node, tid, "thread_name", name, 2 * b->pu + 1);
 	}
-	double xs = fmax(us(t, b->xfer_start), p->last_xend), xe = fmax(us(t, b->xfer_end), xs);
-	p->last_xend = xe;
 	ev(t, "X", 1 + p->node, tid, "transfer");
 	fprintf(t->f, ",\"cat\":\"transfer\",\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"id\":%llu,\"units\":%llu}}",
 		xs, xe - xs, (unsigned long long)b->id, (unsigned long long)b->units);

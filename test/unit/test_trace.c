@@ -174,6 +174,45 @@ static void test_back_to_back_rounding(void **state)
 	unlink(path);
 }
 
+/* Transfers placed by a clock estimate that moved between two blocks: one
+ * that starts before the last transfer's end starts at that end, its own
+ * end kept; one that lies wholly before it has nothing left to draw and
+ * is left out (it was a zero-length slice, seen as a CI failure of
+ * trace.sh), while its block is written with its xfer_s. */
+static void test_transfer_behind_the_last(void **state)
+{
+	(void)state;
+	char path[] = "/tmp/plb-trace-XXXXXX", err[300];
+	scratch(path);
+	struct plb__trace *t;
+	assert_int_equal(plb__trace_open(&t, path, 0, err, sizeof err), 0);
+	plb__trace_node(t, 0, "a");
+	assert_int_equal(plb__trace_pu(t, 0, 0, "a.cpu"), 0);
+	const double x[3][2] = {{1.000, 1.004}, {1.003, 1.006}, {1.002, 1.0055}};
+	for (int k = 0; k < 3; k++) {
+		struct plb__trace_block b = {.pu = 0, .id = (uint64_t)k + 1, .units = 1,
+					     .kind = "regular", .xfer_start = x[k][0],
+					     .xfer_end = x[k][1], .start = 1.01 + k * 0.01,
+					     .end = 1.015 + k * 0.01};
+		plb__trace_block(t, &b);
+	}
+	assert_int_equal(plb__trace_close(t, err, sizeof err), 0);
+
+	cJSON *doc, *ev = events(path, &doc);
+	cJSON *x1 = find(ev, "X", "transfer", 0), *x2 = find(ev, "X", "transfer", 1);
+	assert_non_null(x2);
+	assert_null(find(ev, "X", "transfer", 2));
+	assert_float_equal(num(x1, "ts") + num(x1, "dur"), 1004000, 1e-3);
+	assert_float_equal(num(x2, "ts"), 1004000, 1e-3);
+	assert_float_equal(num(x2, "ts") + num(x2, "dur"), 1006000, 1e-3);
+	assert_int_equal((int)num(cJSON_GetObjectItem(x2, "args"), "id"), 2);
+	cJSON *b3 = find(ev, "X", "regular", 2);
+	assert_non_null(b3);
+	assert_float_equal(num(cJSON_GetObjectItem(b3, "args"), "xfer_s"), 0.0035, 1e-9);
+	cJSON_Delete(doc);
+	unlink(path);
+}
+
 /* A balancer's events: the counter of units done, solves, and each PU's
  * model with its curve as the balancer predicts it. */
 static void test_balancer_events(void **state)
@@ -268,6 +307,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_names_slices_and_nulls),
 		cmocka_unit_test(test_back_to_back_rounding),
+		cmocka_unit_test(test_transfer_behind_the_last),
 		cmocka_unit_test(test_balancer_events),
 		cmocka_unit_test(test_write_errors),
 	};
