@@ -21,7 +21,15 @@ The block time is t0 + (x + a xs (1 - exp(-x/xs))) / R, and with a
 performance cliff (the block outgrows device memory or a cache) the time
 per unit beyond the size xc is m times larger (m 2.5-6). The transfer is a
 latency (10 us-1 ms) plus a cost per unit drawn as 0.1% to 300% of the
-compute cost per unit (negligible to dominant). Noise 0-8%.
+compute cost per unit (negligible to dominant). Noise 0-8%: the relative
+sd of the device's speed over pieces of 0.05-2 s of the run (noise_time),
+each piece drawn once for every policy, so a block many pieces long
+averages them, and two policies running on one device at one time meet the
+same speed (measured on a 2-core VM, one thread: the spread of a dgemm's
+time was 6.3% over 1 ms, 1.9% over 10 ms, 4.6% over 0.1 s and 1.8% over
+1 s, a streaming loop's 13%, 4.3%, 3.4% and 3.5%: what a device's speed
+does over a second does not average away within it, as independent draws
+per block would have it).
 
 Families: see FAMILIES below; "mixed" draws everything at once.
 """
@@ -52,6 +60,7 @@ class Model:
         self.a, self.xs, self.noise = a, xs, noise
         self.xfer_per_unit, self.lat, self.cliff = xfer_per_unit, lat, cliff
         self.change, self.fail = None, None
+        self.noise_time = 0.0
 
     def compute(self, x):
         t = self.t0 + (x + self.a * self.xs * (1 - math.exp(-x / self.xs))) / self.R
@@ -81,12 +90,13 @@ class Model:
                + (f", cliff: x {self.cliff[1]:.3g} per unit above {self.cliff[0]:.4g} units"
                   if self.cliff else "")]
         out.append(f"; transfer {self.lat * 1e6:.0f} us + {self.xfer_per_unit:.3g} s per unit, "
-                   f"noise {self.noise:.3f}")
+                   f"noise {self.noise:.3f} per piece of {self.noise_time:.3g} s of the run")
         out.append(f"[model {self.name}]")
         out.append(f"class = {self.kind if self.kind != 'offload' else 'mic'}")
         out.append("compute = " + table([(v, self.compute(v)) for v in xs]))
         out.append(f"transfer = poly {self.lat:.4g} {self.xfer_per_unit:.4g}")
         out.append(f"noise = {self.noise:.3f}")
+        out.append(f"noise_time = {self.noise_time:.3g}")
         if self.change:
             out.append("change = " + " ".join(f"{t:.4g}:{f:.4g}" for t, f in self.change))
         if self.fail is not None:
@@ -103,23 +113,31 @@ def draw(family, seed):
     def logu(lo, hi):
         return math.exp(U(math.log(lo), math.log(hi)))
 
+    # How long a device's speed stays put (its noise's pieces): drawn from
+    # a stream of its own, so the other draws are those of before.
+    nrng = random.Random(f"{family}:{seed}:noise_time")
+
+    def timed(m):
+        m.noise_time = math.exp(nrng.uniform(math.log(0.05), math.log(2)))
+        return m
+
     cpu_rate = logu(200, 3000)
     xfer_scale = logu(0.001, 3)          # transfer cost against compute, per unit
 
     def cpu(name):
         R = cpu_rate * logu(0.3, 1.5)
-        return Model(name, "cpu", R, logu(5e-5, 5e-4), U(0.1, 0.5), logu(16, 64),
-                     U(0, 0.08), xfer_scale * logu(0.3, 3) / R / 4, logu(1e-5, 1e-4))
+        return timed(Model(name, "cpu", R, logu(5e-5, 5e-4), U(0.1, 0.5), logu(16, 64),
+                     U(0, 0.08), xfer_scale * logu(0.3, 3) / R / 4, logu(1e-5, 1e-4)))
 
     def gpu(name):
         R = cpu_rate * logu(3, 30)
-        return Model(name, "gpu", R, logu(5e-5, 3e-4), U(0.5, 2), logu(64, 2048),
-                     U(0, 0.08), xfer_scale * logu(0.3, 3) / R, logu(2e-5, 1e-3))
+        return timed(Model(name, "gpu", R, logu(5e-5, 3e-4), U(0.5, 2), logu(64, 2048),
+                     U(0, 0.08), xfer_scale * logu(0.3, 3) / R, logu(2e-5, 1e-3)))
 
     def offload(name):
         R = cpu_rate * logu(1, 3)
-        return Model(name, "offload", R, logu(0.02, 3), U(0.5, 2), logu(128, 1024),
-                     U(0, 0.08), xfer_scale * logu(0.3, 3) / R, logu(1e-4, 1e-3))
+        return timed(Model(name, "offload", R, logu(0.02, 3), U(0.5, 2), logu(128, 1024),
+                     U(0, 0.08), xfer_scale * logu(0.3, 3) / R, logu(1e-4, 1e-3)))
 
     # device generations of this cluster, then machines built from them
     ncpu_t, ngpu_t = rng.randint(1, 3), rng.randint(1, 4)
@@ -169,6 +187,7 @@ def draw(family, seed):
         m = machines[mi][k]
         c = Model(f"{m.name}-{tag}{mi}-{k}", m.kind, m.R, m.t0, m.a, m.xs, m.noise,
                   m.xfer_per_unit, m.lat, list(m.cliff) if m.cliff else None)
+        c.noise_time = m.noise_time
         machines[mi][k] = c
         return c
 

@@ -95,6 +95,8 @@ static const struct key keys[] = {
 	 "'table U:S U:S ...' or 'poly C0 C1 ...', transfer seconds per block of x units"},
 	{S_MODEL, "noise", K_NUM, F_HI_OPEN, 0, 1, 0, NULL, MODEL(noise),
 	 "a relative standard deviation in [0, 1)"},
+	{S_MODEL, "noise_time", K_NUM, 0, 0.001, 1e6, 0, NULL, MODEL(noise_time),
+	 "seconds in [0.001, 1e6]: noise is the device's speed, one draw per piece of this many seconds of the run that every block in it meets (leave out for a draw per block)"},
 	{S_MODEL, "change", K_CHANGE, 0, 0, 0, 0, NULL, 0,
 	 "'T:F T:F ...', from T seconds on times are multiplied by F; T >= 0 strictly increasing, F > 0"},
 	{S_MODEL, "fail", K_NUM, 0, 0, DBL_MAX, INFINITY, NULL, MODEL(fail_t),

@@ -305,3 +305,51 @@ double plb__rng_noise(struct plb__rng *r, double sd)
 	double s2 = log1p(sd * sd);     /* lognormal: var = (e^s2 - 1) mean^2 */
 	return exp(sqrt(s2) * plb__rng_normal(r) - s2 / 2);
 }
+
+void plb__noise_seed(struct plb__noise *nz, uint64_t seed, uint64_t stream)
+{
+	plb__rng_seed(&nz->rng, seed, stream);
+	nz->seed = seed;
+	nz->stream = stream;
+}
+
+/* The speed factor of piece k of a stage: its own stream, drawn afresh. */
+static double piece(const struct plb__noise *nz, double sd, int stage, uint64_t k)
+{
+	struct plb__rng r;
+	plb__rng_seed(&r, nz->seed ^ (k * 0x9E3779B97F4A7C15ULL), 2 * nz->stream + (uint64_t)stage);
+	return plb__rng_noise(&r, sd);
+}
+
+double plb__devmodel_stage(const struct plb__devmodel *m, struct plb__noise *nz, int stage,
+			   double t0, double work)
+{
+	double tau = m->noise_time;
+	if (!(tau > 0) || !(m->noise > 0))
+		return plb__devmodel_finish(m, t0, work * plb__rng_noise(&nz->rng, m->noise));
+	if (!(work > 0))
+		return t0;
+	double t = t0, f = 1;
+	int i = 0;
+	uint64_t k = (uint64_t)floor(fmax(t0, 0) / tau);
+	while (i < m->nchange && m->change_t[i] <= t)
+		f = m->change_f[i++];
+	/* Walk the pieces of constant speed: a noise piece, cut where a
+	 * speed change falls inside it. */
+	for (;;) {
+		double end = (double)(k + 1) * tau;
+		if (end <= t) {         /* t on a piece's edge, by rounding */
+			k++;
+			continue;
+		}
+		if (i < m->nchange && m->change_t[i] < end)
+			end = m->change_t[i];
+		double g = f * piece(nz, m->noise, stage, k), cap = (end - t) / g;
+		if (work <= cap)
+			return t + work * g;
+		work -= cap;
+		t = end;
+		while (i < m->nchange && m->change_t[i] <= t)
+			f = m->change_f[i++];
+	}
+}

@@ -35,6 +35,9 @@ struct plb__devmodel {
 	struct plb__curve_spec compute; /* required */
 	struct plb__curve_spec transfer;/* optional: NONE means 0 s */
 	double noise;                   /* relative sd of a lognormal factor, mean 1 */
+	double noise_time;              /* 0: a factor drawn per stage of each block; > 0: the
+					 * device's speed, one factor per piece of this many
+					 * seconds of the run, the same whatever runs in it */
 	int nchange;
 	double *change_t, *change_f;    /* from change_t[i] on, times x change_f[i]; t increasing */
 	double fail_t;                  /* INFINITY: never fails */
@@ -71,5 +74,19 @@ double plb__rng_uniform(struct plb__rng *r);    /* [0, 1) */
 double plb__rng_normal(struct plb__rng *r);     /* N(0, 1) */
 /* Lognormal factor with mean 1 and relative sd `sd` (1 when sd == 0). */
 double plb__rng_noise(struct plb__rng *r, double sd);
+
+/* An emulated PU's noise: the stream of per-stage draws (noise_time 0), or
+ * the key of its speed's pieces in time (noise_time > 0), which depend on
+ * (seed, stream, stage, piece) only, so every policy, whatever its blocks,
+ * meets the same device. */
+struct plb__noise { struct plb__rng rng; uint64_t seed, stream; };
+void plb__noise_seed(struct plb__noise *nz, uint64_t seed, uint64_t stream);
+enum { PLB__STAGE_XFER, PLB__STAGE_COMPUTE };
+/* When a stage needing `work` seconds at base speed, started at t0, ends,
+ * with the model's speed changes and its noise (plb__devmodel_finish, the
+ * work scaled by one draw, when noise_time is 0; else integrated over the
+ * pieces its span covers, so a block many pieces long averages them). */
+double plb__devmodel_stage(const struct plb__devmodel *m, struct plb__noise *nz, int stage,
+			   double t0, double work);
 
 #endif

@@ -22,7 +22,7 @@
 
 struct emu {
 	const struct plb__devmodel *m;
-	struct plb__rng rng;
+	struct plb__noise nz;
 	double xfer_free, comp_free;    /* the stages are free from (run time) */
 	double busy_until;              /* the PU is busy until (run time) */
 	int blocks;                     /* blocks begun in this run */
@@ -89,7 +89,7 @@ static void emu_begin(struct plb__dev *d)
 	struct emu *e = d->state;
 	e->xfer_free = e->comp_free = e->busy_until = 0;
 	e->blocks = 0;
-	plb__rng_seed(&e->rng, d->run.seed, d->run.stream);
+	plb__noise_seed(&e->nz, d->run.seed, d->run.stream);
 }
 
 static int emu_run(struct plb__dev *d, const struct plb_kernel_class *kc, void *kstate,
@@ -98,12 +98,12 @@ static int emu_run(struct plb__dev *d, const struct plb_kernel_class *kc, void *
 	struct emu *e = d->state;
 	const struct plb__devmodel *m = e->m;
 	double t0 = d->run.t0, u = (double)b->units;
-	double G = plb__curve_spec_eval(&m->transfer, u) * plb__rng_noise(&e->rng, m->noise);
-	double F = plb__curve_spec_eval(&m->compute, u) * plb__rng_noise(&e->rng, m->noise);
+	double G = plb__curve_spec_eval(&m->transfer, u);
+	double F = plb__curve_spec_eval(&m->compute, u);
 	double xs = fmax(arrive - t0, e->xfer_free);
-	double xe = plb__devmodel_finish(m, xs, G);
+	double xe = plb__devmodel_stage(m, &e->nz, PLB__STAGE_XFER, xs, G);
 	double cs = fmax(xe, e->comp_free);
-	double ce = plb__devmodel_finish(m, cs, F);
+	double ce = plb__devmodel_stage(m, &e->nz, PLB__STAGE_COMPUTE, cs, F);
 	int rc = 0;
 
 	e->xfer_free = xe;

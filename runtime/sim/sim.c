@@ -28,7 +28,7 @@ struct job {
 
 struct spu {
 	const struct plb__devmodel *m;
-	struct plb__rng rng;
+	struct plb__noise nz;
 	double xfer_free, comp_free;
 	int dead, noticed, finished, parked;
 	int kfailed;                    /* its kernel failed (the model's fail_block) */
@@ -234,13 +234,13 @@ static void on_grant_arrive(struct sim *s, const struct ev *e)
 		return;         /* sent to a dead PU: lost until the master notices */
 	const struct plb__devmodel *m = p->m;
 	double u = (double)j->g.units;
-	double G = plb__curve_spec_eval(&m->transfer, u) * plb__rng_noise(&p->rng, m->noise);
-	double F = plb__curve_spec_eval(&m->compute, u) * plb__rng_noise(&p->rng, m->noise);
+	double G = plb__curve_spec_eval(&m->transfer, u);
+	double F = plb__curve_spec_eval(&m->compute, u);
 	j->xs = fmax(e->t, p->xfer_free);
-	j->xe = plb__devmodel_finish(m, j->xs, G);
+	j->xe = plb__devmodel_stage(m, &p->nz, PLB__STAGE_XFER, j->xs, G);
 	p->xfer_free = j->xe;
 	j->cs = fmax(j->xe, p->comp_free);
-	j->ce = plb__devmodel_finish(m, j->cs, F);
+	j->ce = plb__devmodel_stage(m, &p->nz, PLB__STAGE_COMPUTE, j->cs, F);
 	p->comp_free = j->ce;
 	j->fails = ++p->begun == m->fail_block;
 	double b0 = fmax(j->xs, p->busy_until), b1 = fmin(j->ce, m->fail_t);
@@ -405,7 +405,7 @@ int plb__sim_run(const struct plb__config *cfg, const struct plb__sim_opts *o,
 	for (int i = 0; i < s.n; i++) {
 		struct spu *p = &s.pu[i];
 		p->m = models[i] = &cfg->models[cfg->pus[i].model];
-		plb__rng_seed(&p->rng, o->seed, (uint64_t)i);
+		plb__noise_seed(&p->nz, o->seed, (uint64_t)i);
 		res->names[i] = strdup(cfg->pus[i].name);
 		if (!res->names[i]) {
 			rc = PLB_ENOMEM;

@@ -115,7 +115,8 @@ static const char full[] =
 	"fail = 45\n"                                   /* 29 */
 	"[model i7]\n"                                  /* 30 */
 	"compute = poly 0.001 1e-5\n"                   /* 31 */
-	"class = cpu\n";                                /* 32 */
+	"class = cpu\n"                                 /* 32 */
+	"noise_time = 0.25\n";                          /* 33 */
 
 /* A full file parses into the right fields, PUs in scenario order. */
 static void test_full_file(void **state)
@@ -175,6 +176,8 @@ static void test_full_file(void **state)
 	assert_int_equal(k->transfer.n, 2);
 	assert_near(k->transfer.c[1], 1.6e-6, 0);
 	assert_near(k->noise, 0.05, 0);
+	assert_near(k->noise_time, 0, 0);      /* left out: a draw per block */
+	assert_near(i7->noise_time, 0.25, 0);
 	assert_int_equal(k->nchange, 2);
 	assert_near(k->change_t[0], 30, 0);
 	assert_near(k->change_f[0], 4, 0);
@@ -328,6 +331,7 @@ static void test_error_bad_values(void **state)
 	}
 	static const struct { const char *line, *key; } model[] = {
 		{"noise = 1", "noise"}, {"noise = -0.1", "noise"},
+		{"noise_time = 0", "noise_time"}, {"noise_time = 0.0005", "noise_time"},
 		{"fail = -1", "fail"}, {"fail = soon", "fail"},
 		{"change = 10:0", "change"}, {"change = 10:-2", "change"},
 		{"change = 20:1 10:2", "change"}, {"change = 10:1 10:2", "change"},

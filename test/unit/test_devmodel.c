@@ -278,6 +278,92 @@ static void test_work_until(void **state)
 
 /* Same (seed, stream) gives the same sequence; other streams or seeds do
  * not, including swapped (seed, stream) pairs. */
+/* noise_time 0: a stage is plb__devmodel_finish of its work times one
+ * draw of the PU's stream, in call order (the scenarios written before
+ * noise_time replay to the bit). */
+static void test_stage_per_block_draws(void **state)
+{
+	(void)state;
+	double t[] = {2}, f[] = {3};
+	struct plb__devmodel m = model_with(1, t, f);
+	m.noise = 0.05;
+	struct plb__noise nz;
+	struct plb__rng r;
+	plb__noise_seed(&nz, 7, 3);
+	plb__rng_seed(&r, 7, 3);
+	for (int k = 0; k < 5; k++) {
+		double t0 = 0.7 * k, w = 0.9;
+		double want = plb__devmodel_finish(&m, t0, w * plb__rng_noise(&r, 0.05));
+		assert_near(plb__devmodel_stage(&m, &nz, k % 2, t0, w), want, EPS);
+	}
+}
+
+/* noise_time > 0: the speed is a function of (seed, stream, stage, time),
+ * not of the blocks run. Two ways of cutting the same work give the same
+ * end (stages add up, across speed changes too), a fresh stream and a used
+ * one agree, a stage within one piece runs at one speed, and the stages'
+ * pieces are apart. */
+static void test_stage_pieces_in_time(void **state)
+{
+	(void)state;
+	double t[] = {1.25, 3.1}, f[] = {2, 0.5};
+	struct plb__devmodel m = model_with(2, t, f);
+	m.noise = 0.08;
+	m.noise_time = 0.1;
+	struct plb__noise a, b;
+	plb__noise_seed(&a, 11, 4);
+	plb__noise_seed(&b, 11, 4);
+	double one = plb__devmodel_stage(&m, &a, PLB__STAGE_COMPUTE, 0.05, 2.5);
+	double at = 0.05;
+	for (int k = 0; k < 10; k++)
+		at = plb__devmodel_stage(&m, &b, PLB__STAGE_COMPUTE, at, 0.25);
+	assert_near(at, one, 1e-9);
+	assert_near(plb__devmodel_stage(&m, &a, PLB__STAGE_COMPUTE, 0.05, 2.5), one, 0);
+	/* within the piece [0.2, 0.3) and before any change: one speed */
+	double e1 = plb__devmodel_stage(&m, &a, PLB__STAGE_COMPUTE, 0.21, 0.01);
+	double e2 = plb__devmodel_stage(&m, &a, PLB__STAGE_COMPUTE, 0.25, 0.02);
+	assert_near((e1 - 0.21) / 0.01, (e2 - 0.25) / 0.02, 1e-9);
+	assert_true(fabs((e1 - 0.21) / 0.01 - 1) > 1e-6);      /* noise there */
+	double x1 = plb__devmodel_stage(&m, &a, PLB__STAGE_XFER, 0.21, 0.01);
+	assert_true(fabs(x1 - e1) > 1e-9);
+	/* another stream, another device */
+	plb__noise_seed(&b, 11, 5);
+	assert_true(fabs(plb__devmodel_stage(&m, &b, PLB__STAGE_COMPUTE, 0.21, 0.01) - e1) > 1e-9);
+	/* no work ends where it starts */
+	assert_near(plb__devmodel_stage(&m, &a, PLB__STAGE_COMPUTE, 0.4, 0), 0.4, 0);
+}
+
+/* A stage within one piece has the model's noise as its relative sd; one
+ * 100 pieces long averages them, a tenth of it. Over 2000 seeds the sds
+ * are known to a few percent. */
+static void test_stage_long_blocks_average(void **state)
+{
+	(void)state;
+	struct plb__devmodel m = model_with(0, NULL, NULL);
+	m.noise = 0.05;
+	m.noise_time = 0.5;
+	enum { N = 2000 };
+	double s[2] = {0}, s2[2] = {0};
+	for (int k = 0; k < N; k++) {
+		struct plb__noise nz;
+		plb__noise_seed(&nz, (uint64_t)k, 0);
+		double r[2] = {(plb__devmodel_stage(&m, &nz, PLB__STAGE_COMPUTE, 1.0, 0.25) - 1.0) / 0.25,
+			       (plb__devmodel_stage(&m, &nz, PLB__STAGE_COMPUTE, 0, 50) - 0) / 50};
+		for (int j = 0; j < 2; j++) {
+			s[j] += r[j];
+			s2[j] += r[j] * r[j];
+		}
+	}
+	double sd[2];
+	for (int j = 0; j < 2; j++) {
+		double mean = s[j] / N;
+		sd[j] = sqrt(s2[j] / N - mean * mean);
+		assert_near(mean, 1, 4 * 0.05 / sqrt(N) + 0.001);
+	}
+	assert_near(sd[0], 0.05, 0.005);
+	assert_near(sd[1], 0.005, 0.0015);
+}
+
 static void test_rng_deterministic_and_streams_differ(void **state)
 {
 	(void)state;
@@ -382,6 +468,9 @@ int main(void)
 		cmocka_unit_test(test_curve_parse_errors),
 		cmocka_unit_test(test_factor),
 		cmocka_unit_test(test_finish_across_changes),
+		cmocka_unit_test(test_stage_per_block_draws),
+		cmocka_unit_test(test_stage_pieces_in_time),
+		cmocka_unit_test(test_stage_long_blocks_average),
 		cmocka_unit_test(test_work_until),
 		cmocka_unit_test(test_rng_deterministic_and_streams_differ),
 		cmocka_unit_test(test_rng_normal_moments),
