@@ -72,26 +72,50 @@ double plb__devmodel_factor(const struct plb__devmodel *m, double t)
 	return f;
 }
 
-double plb__devmodel_finish(const struct plb__devmodel *m, double t0,
-			    double work)
+/* The speed factor of piece k of a stage: its own stream, drawn afresh. */
+static double piece(const struct plb__noise *nz, double sd, int stage, uint64_t k)
 {
-	double t = t0, f = 1;
+	struct plb__rng r;
+	plb__rng_seed(&r, nz->seed ^ (k * 0x9E3779B97F4A7C15ULL), 2 * nz->stream + (uint64_t)stage);
+	return plb__rng_noise(&r, sd);
+}
+
+/* When `work` seconds at base speed, started at t0, end: the pieces of
+ * constant speed walked, each cut where a speed change falls, and with nz
+ * (noise pieces of m->noise_time) also where a noise piece ends. */
+static double walk(const struct plb__devmodel *m, const struct plb__noise *nz, int stage,
+		   double t0, double work)
+{
+	double t = t0, f = 1, tau = nz ? m->noise_time : INFINITY;
 	int i = 0;
+	uint64_t k = nz ? (uint64_t)floor(fmax(t0, 0) / tau) : 0;
 
 	if (!(work > 0))
 		return t0;
-	while (i < m->nchange && m->change_t[i] <= t0)
+	while (i < m->nchange && m->change_t[i] <= t)
 		f = m->change_f[i++];
-	/* Walk the constant-speed pieces, spending work at rate 1/f. */
-	for (; i < m->nchange; i++) {
-		double cap = (m->change_t[i] - t) / f;
-		if (work <= cap)
-			break;
-		work -= cap;
-		t = m->change_t[i];
-		f = m->change_f[i];
+	for (;;) {
+		double end = nz ? (double)(k + 1) * tau : INFINITY;
+		if (end <= t) {         /* t on a piece's edge, by rounding */
+			k++;
+			continue;
+		}
+		if (i < m->nchange && m->change_t[i] < end)
+			end = m->change_t[i];
+		double g = nz ? f * piece(nz, m->noise, stage, k) : f;
+		if (!(end < INFINITY) || work <= (end - t) / g)
+			return t + work * g;
+		work -= (end - t) / g;
+		t = end;
+		while (i < m->nchange && m->change_t[i] <= t)
+			f = m->change_f[i++];
 	}
-	return t + work * f;
+}
+
+double plb__devmodel_finish(const struct plb__devmodel *m, double t0,
+			    double work)
+{
+	return walk(m, NULL, 0, t0, work);
 }
 
 double plb__devmodel_work_until(const struct plb__devmodel *m, double t)
@@ -313,43 +337,10 @@ void plb__noise_seed(struct plb__noise *nz, uint64_t seed, uint64_t stream)
 	nz->stream = stream;
 }
 
-/* The speed factor of piece k of a stage: its own stream, drawn afresh. */
-static double piece(const struct plb__noise *nz, double sd, int stage, uint64_t k)
-{
-	struct plb__rng r;
-	plb__rng_seed(&r, nz->seed ^ (k * 0x9E3779B97F4A7C15ULL), 2 * nz->stream + (uint64_t)stage);
-	return plb__rng_noise(&r, sd);
-}
-
 double plb__devmodel_stage(const struct plb__devmodel *m, struct plb__noise *nz, int stage,
 			   double t0, double work)
 {
-	double tau = m->noise_time;
-	if (!(tau > 0) || !(m->noise > 0))
-		return plb__devmodel_finish(m, t0, work * plb__rng_noise(&nz->rng, m->noise));
-	if (!(work > 0))
-		return t0;
-	double t = t0, f = 1;
-	int i = 0;
-	uint64_t k = (uint64_t)floor(fmax(t0, 0) / tau);
-	while (i < m->nchange && m->change_t[i] <= t)
-		f = m->change_f[i++];
-	/* Walk the pieces of constant speed: a noise piece, cut where a
-	 * speed change falls inside it. */
-	for (;;) {
-		double end = (double)(k + 1) * tau;
-		if (end <= t) {         /* t on a piece's edge, by rounding */
-			k++;
-			continue;
-		}
-		if (i < m->nchange && m->change_t[i] < end)
-			end = m->change_t[i];
-		double g = f * piece(nz, m->noise, stage, k), cap = (end - t) / g;
-		if (work <= cap)
-			return t + work * g;
-		work -= cap;
-		t = end;
-		while (i < m->nchange && m->change_t[i] <= t)
-			f = m->change_f[i++];
-	}
+	if (!(m->noise_time > 0) || !(m->noise > 0))
+		return walk(m, NULL, stage, t0, work * plb__rng_noise(&nz->rng, m->noise));
+	return walk(m, nz, stage, t0, work);
 }
