@@ -25,11 +25,10 @@ compute cost per unit (negligible to dominant). Noise 0-8%: the relative
 sd of the device's speed over pieces of 0.05-2 s of the run (noise_time),
 each piece drawn once for every policy, so a block many pieces long
 averages them, and two policies running on one device at one time meet the
-same speed (measured on a 2-core VM, one thread: the spread of a dgemm's
-time was 6.3% over 1 ms, 1.9% over 10 ms, 4.6% over 0.1 s and 1.8% over
-1 s, a streaming loop's 13%, 4.3%, 3.4% and 3.5%: what a device's speed
-does over a second does not average away within it, as independent draws
-per block would have it).
+same speed: what a device's speed does over a second does not average
+away within it, as independent draws per block would have it (the
+spread of a real kernel's time against its length: `OPENBLAS_NUM_THREADS=1
+build/bench/noise_spread`, figures in docs/FIGURES.md).
 
 Families: see FAMILIES below; "mixed" draws everything at once.
 """
