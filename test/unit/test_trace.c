@@ -39,6 +39,19 @@ static char *slurp(const char *path)
 	return buf;
 }
 
+/* A fresh trace at the mkstemp pattern path with one node "a" and its PU
+ * 0 "a.cpu", times from origin. */
+static struct plb__trace *one_pu(char *path, double origin)
+{
+	char err[300];
+	struct plb__trace *t;
+	scratch(path);
+	assert_int_equal(plb__trace_open(&t, path, origin, err, sizeof err), 0);
+	plb__trace_node(t, 0, "a");
+	assert_int_equal(plb__trace_pu(t, 0, 0, "a.cpu"), 0);
+	return t;
+}
+
 /* The events of the file, parsed (the caller deletes the document). */
 static cJSON *events(const char *path, cJSON **doc)
 {
@@ -139,11 +152,7 @@ static void test_back_to_back_rounding(void **state)
 {
 	(void)state;
 	char path[] = "/tmp/plb-trace-XXXXXX", err[300];
-	scratch(path);
-	struct plb__trace *t;
-	assert_int_equal(plb__trace_open(&t, path, 0.123456789123, err, sizeof err), 0);
-	plb__trace_node(t, 0, "a");
-	assert_int_equal(plb__trace_pu(t, 0, 0, "a.cpu"), 0);
+	struct plb__trace *t = one_pu(path, 0.123456789123);
 	enum { N = 600 };
 	uint64_t x = 88172645463325252ULL;
 	double at = 1.0;
@@ -183,11 +192,7 @@ static void test_transfer_behind_the_last(void **state)
 {
 	(void)state;
 	char path[] = "/tmp/plb-trace-XXXXXX", err[300];
-	scratch(path);
-	struct plb__trace *t;
-	assert_int_equal(plb__trace_open(&t, path, 0, err, sizeof err), 0);
-	plb__trace_node(t, 0, "a");
-	assert_int_equal(plb__trace_pu(t, 0, 0, "a.cpu"), 0);
+	struct plb__trace *t = one_pu(path, 0);
 	const double x[3][2] = {{1.000, 1.004}, {1.003, 1.006}, {1.002, 1.0055}};
 	for (int k = 0; k < 3; k++) {
 		struct plb__trace_block b = {.pu = 0, .id = (uint64_t)k + 1, .units = 1,
