@@ -115,10 +115,8 @@ int plb_balancer_create(const struct plb_params *params, const char *policy,
 	}
 	if (pol->state_size && !(b->ps = calloc(1, pol->state_size)))
 		goto err;
-	if (pol->init && pol->init(b) != 0) {
-		b->pol = NULL;  /* no fini for a failed init */
-		goto err;
-	}
+	if (pol->init && pol->init(b) != 0)
+		goto err;       /* fini frees what init got */
 	*out = b;
 	return 0;
 err:
@@ -130,7 +128,7 @@ void plb_balancer_destroy(plb_balancer_t *b)
 {
 	if (!b)
 		return;
-	if (b->pol && b->pol->fini)
+	if (b->pol && b->pol->fini && b->ps)   /* no state: init never ran */
 		b->pol->fini(b);
 	if (b->model)
 		for (int i = 0; i < b->n; i++)
@@ -525,10 +523,10 @@ int plb_balancer_done(plb_balancer_t *b, int pu, const struct plb_sample *s)
 	u->last_exec_s = s->exec_s + s->xfer_s;
 	if (b->model) {
 		/* a tiny or zero-time block says nothing about the curve */
-		int changes = b->model[pu].changes;
+		int changes = b->model[pu].changes, rc;
 		if (s->exec_s + s->xfer_s > 0 &&
-		    plb__model_add(&b->model[pu], (double)g.units, s->exec_s, s->xfer_s) != 0)
-			return PLB_EINVAL;
+		    (rc = plb__model_add(&b->model[pu], (double)g.units, s->exec_s, s->xfer_s)) != 0)
+			return rc;
 		b->st.speed_changes += b->model[pu].changes - changes;
 		if (b->pol->redo_late)
 			note_rate(b, pu);

@@ -86,8 +86,9 @@ void plb_balancer_destroy(plb_balancer_t *b);
 
 /* Ask for PU pu's next block at time now. Returns PLB_NEXT_GRANT (g filled),
  * PLB_NEXT_WAIT, PLB_NEXT_DONE, or PLB_EINVAL / PLB_ESTATE (a lost PU, or
- * more outstanding grants than allowed). A PU may hold several grants; the
- * caller decides how many it asks for (pipelining). */
+ * more outstanding grants than allowed), or PLB_ENOMEM (a solve's scratch).
+ * A PU may hold several grants; the caller decides how many it asks for
+ * (pipelining). */
 PLB_WUR int plb_balancer_next(plb_balancer_t *b, int pu, double now,
 			      struct plb_grant *g);
 
@@ -95,7 +96,9 @@ PLB_WUR int plb_balancer_next(plb_balancer_t *b, int pu, double now,
  * outstanding on that PU (done twice, or returned when the PU was lost:
  * the units are not counted twice) or lost a race (a late block whose
  * re-run ended first, or a re-run whose original ended first): the caller
- * drops its results. PLB_EINVAL for a bad sample. */
+ * drops its results. PLB_EINVAL for a bad sample, PLB_ENOMEM when the
+ * PU's model could not be refitted (the block counts as done). After an
+ * error other than PLB_ESTALE, destroy the balancer. */
 PLB_WUR int plb_balancer_done(plb_balancer_t *b, int pu,
 			      const struct plb_sample *s);
 
