@@ -431,6 +431,14 @@ int plb__model_add(struct plb__model *m, double units, double exec_s,
 double plb__model_inverse(const struct plb__model *m, double t,
 			  double max_units)
 {
+	int steps;
+	return plb__model_inverse_steps(m, t, max_units, &steps);
+}
+
+double plb__model_inverse_steps(const struct plb__model *m, double t,
+				double max_units, int *steps)
+{
+	*steps = 0;
 	if (!(max_units > 0) || isnan(t))
 		return 0;
 	double fhi = model_e(m, max_units, NULL, NULL, NULL) - t;
@@ -451,6 +459,7 @@ double plb__model_inverse(const struct plb__model *m, double t,
 	double x = lo - flo * (hi - lo) / (fhi - flo), dx_old = hi - lo;
 	double dx = dx_old;
 	for (int it = 0; it < 100; it++) {
+		++*steps;
 		double d, f = model_e(m, x, &d, NULL, NULL) - t;
 		if (f == 0)
 			return x;
@@ -461,12 +470,13 @@ double plb__model_inverse(const struct plb__model *m, double t,
 		if (hi - lo <= 1e-14 * hi)
 			break;
 		double xn = d > 0 ? x - f / d : NAN;
-		if (!(xn > lo && xn < hi) || fabs(2 * f) > fabs(dx_old * d)) {
+		/* a step below the resolution of x (xn == x: at a bracket's
+		 * end) is convergence, not a step out of the bracket */
+		if (fabs(xn - x) <= 1e-14 * x)
+			return xn;
+		if (!(xn > lo && xn < hi) || fabs(2 * f) > fabs(dx_old * d))
 			xn = (lo > 0 && hi > 4 * lo) ? sqrt(lo * hi)
 						      : 0.5 * (lo + hi);
-		} else if (fabs(xn - x) <= 1e-14 * x) {
-			return xn;
-		}
 		dx_old = dx;
 		dx = xn - x;
 		x = xn;

@@ -54,16 +54,22 @@ double plb__model_xfer(const struct plb__model *m, double units);
 /* Largest x in [0, max_units] with E(x) <= t (0 if E(0) > t). */
 double plb__model_inverse(const struct plb__model *m, double t,
 			  double max_units);
+/* The same, and in *steps the evaluations of E it took past the bracket's
+ * ends (a test of its convergence). */
+double plb__model_inverse_steps(const struct plb__model *m, double t,
+				double max_units, int *steps);
 
 /* A PU's throughput (units per second of a block) can fall with block size:
  * past a performance cliff (the block outgrows device memory or a cache),
  * a larger block takes more time per unit. Once a block's measured
  * throughput is CLIFF_DROP below the best measured at a smaller size, no
  * block is worth running past the size of the largest sample that stayed
- * near the best: that is x_cap, INFINITY until a fall is seen. The fall is
- * remembered when its sample leaves the window (no block past it is ever
- * planned again, so the window would otherwise forget it and re-run the
- * cliff). */
+ * near the best: that is x_cap. The fall is remembered when its sample
+ * leaves the window (no block past it is ever planned again, so the window
+ * would otherwise forget it and re-run the cliff). A mild drop at the
+ * largest sizes (x_soft: CLIFF_SOFT, model.c) caps x_cap the same way,
+ * until a block as large runs near the best rate; with neither, x_cap is
+ * INFINITY. */
 double plb__model_cap(const struct plb__model *m);
 /* A fall seen at block size x before these samples (an earlier run's
  * x_fall; INFINITY: none): remembered as one seen now would be. */
