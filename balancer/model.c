@@ -34,6 +34,21 @@
  * stream from memory, and capped every block of that PU at 120 points,
  * each paying a millisecond of round trip that no sample shows). */
 #define CLIFF_MIN_S 1e-3
+/* A block larger than every block that ran near the best throughput, and
+ * this much below it (or 3 x the fit's own scatter, where that is more),
+ * stops growth (x_soft): no block is planned past the largest one that
+ * ran near the best, also once the slow one has left the window (a
+ * cliff:22 GPU's 34% slow block left it 32 blocks later, and the next
+ * block, 4x the largest, ran wholly past the cliff). Too little to call
+ * a cliff (it may be a slow period or noise: not carried to another run
+ * as x_fall is), enough to say that a larger block is a bet against the
+ * samples:
+ * a block that enters a cliff only partly slows by less than CLIFF_DROP
+ * (a GPU whose time per unit jumped 4.7x past 89,872 units ran a block of
+ * 97,765 23% below its best rate), and the next, larger one would run
+ * wholly past it. A false alarm costs little: the blocks it allows ran at
+ * the best rate measured. */
+#define CLIFF_SOFT 0.05
 
 /* Relative-error weights 1/t^2: block times span orders of magnitude and
  * the noise is multiplicative, so every block should count alike rather
@@ -115,7 +130,7 @@ int plb__model_init(struct plb__model *m, double W,
 	m->max_terms = (int)p->model_max_terms;
 	m->change_threshold = p->change_threshold;
 	m->F.scale = W;
-	m->x_fall = m->x_cap = INFINITY;
+	m->x_fall = m->x_soft = m->x_soft_kept = m->x_cap = INFINITY;
 	return 0;
 }
 
@@ -263,7 +278,26 @@ static double sample_rate(const struct plb__model *m, int i)
 	return t > 0 ? s->units / t : INFINITY;
 }
 
-/* x_fall and x_cap from the stored samples (model.h). */
+/* The throughput below which a block larger than every block that ran
+ * near the best rate `best` (measured at `ubest` units) is a soft fall:
+ * CLIFF_SOFT below it, or 3 x the scatter of the samples up to ubest
+ * about the fit where that is more. */
+static double soft_low(const struct plb__model *m, double best, double ubest)
+{
+	double ss = 0;
+	int k = 0;
+	for (int i = 0; i < m->n; i++) {
+		const struct plb__sample *s = sample_at(m, i);
+		double e = model_e(m, s->units, NULL, NULL, NULL), t = s->exec_s + s->xfer_s;
+		if (s->units <= ubest && e > 0 && t > 0) {
+			ss += log(t / e) * log(t / e);
+			k++;
+		}
+	}
+	return best * fmin(1 - CLIFF_SOFT, exp(-3 * sqrt(ss / (k > 0 ? k : 1))));
+}
+
+/* x_fall, x_soft and x_cap from the stored samples (model.h). */
 static void find_cliff(struct plb__model *m)
 {
 	double best = 0, ubest = 0;
@@ -281,7 +315,7 @@ static void find_cliff(struct plb__model *m)
 	double low = (1 - CLIFF_DROP) * best;
 	/* slow blocks: larger than the best one, CLIFF_DROP below its rate */
 	int nslow = 0, steep = 0;
-	double first = INFINITY, probe = INFINITY;
+	double first = INFINITY;
 	for (int i = 0; i < m->n; i++) {
 		double u = sample_at(m, i)->units, r = sample_rate(m, i);
 		if (u > ubest && r < low) {
@@ -290,32 +324,37 @@ static void find_cliff(struct plb__model *m)
 			first = fmin(first, u);
 		}
 	}
-	if (nslow >= 2 || steep) {
-		if (first < m->x_fall)
-			m->x_fall = first;
-	} else if (nslow == 1) {
-		/* one block a little slow may be noise, a neighbour or a device
-		 * warming up: until a second one is slow no block grows past
-		 * it, and a block as large that runs near the best rate refutes
-		 * it */
-		probe = first;
-		for (int i = 0; i < m->n; i++)
-			if (sample_at(m, i)->units >= first && sample_rate(m, i) >= low)
-				probe = INFINITY;
-	}
-	if (m->x_fall == INFINITY) {
-		m->x_cap = probe;
+	if ((nslow >= 2 || steep) && first < m->x_fall)
+		m->x_fall = first;
+	/* a soft fall: blocks larger than every one that ran near the best,
+	 * or one kept from samples that left the window, unless a block as
+	 * large has run near the best since */
+	double sl = soft_low(m, best, ubest), good = 0, slow = INFINITY;
+	for (int i = 0; i < m->n; i++)
+		if (sample_rate(m, i) >= sl)
+			good = fmax(good, sample_at(m, i)->units);
+	for (int i = 0; i < m->n; i++)
+		if (sample_at(m, i)->units > good)
+			slow = fmin(slow, sample_at(m, i)->units);
+	if (good >= m->x_soft_kept)
+		m->x_soft_kept = INFINITY;
+	m->x_soft = fmin(slow, m->x_soft_kept);
+	double fall = fmin(m->x_fall, m->x_soft);
+	if (fall == INFINITY) {
+		m->x_cap = INFINITY;
 		return;
 	}
+	if (fall == m->x_fall)
+		sl = low;
 	double cap = 0;
 	for (int i = 0; i < m->n; i++) {
 		double u = sample_at(m, i)->units;
-		if (u < m->x_fall && u > cap && sample_rate(m, i) >= low)
+		if (u < fall && u > cap && sample_rate(m, i) >= sl)
 			cap = u;
 	}
 	/* no sample left below the fall: half of it, where the fall began at
 	 * the latest as far as anything says */
-	m->x_cap = cap > 0 ? cap : 0.5 * m->x_fall;
+	m->x_cap = cap > 0 ? cap : 0.5 * fall;
 }
 
 void plb__model_note_fall(struct plb__model *m, double x)
@@ -414,6 +453,8 @@ int plb__model_add(struct plb__model *m, double units, double exec_s,
 	m->after_change = r != 1;
 	struct plb__sample ns = {units, exec_s, xfer_s};
 	if (drop) {
+		/* a soft fall outlives the samples that showed it */
+		m->x_soft_kept = fmin(m->x_soft_kept, m->x_soft);
 		m->s[m->head] = ns;
 		m->head = (m->head + 1) % m->cap;
 	} else {

@@ -26,6 +26,8 @@ struct plb__model {
 	int changes;                    /* speed changes detected */
 	int after_change;               /* the last sample revealed a change */
 	double x_fall;                  /* smallest block whose throughput fell (a cliff), or INFINITY */
+	double x_soft;                  /* smallest block past the best that ran a little slow, or INFINITY */
+	double x_soft_kept;             /* x_soft when a sample left the window: it outlives its samples */
 	double x_cap;                   /* largest block worth running, or INFINITY */
 };
 

@@ -308,6 +308,16 @@ static double block_limit(struct plb_balancer *b, int pu, double now, double bus
 	if (t_fix > t)
 		t = fmin(t_fix, plb__model_eval(m, (double)b->pu[pu].max_block) + t);
 	double x = plb__model_inverse(m, t, pool);
+	double mb = (double)b->pu[pu].max_block;
+	if (x > mb) {
+		/* past its samples: by probe_fraction of the time left, or up to
+		 * where the fixed cost at its largest block, extended along the
+		 * tangent there, is block_overhead of a block */
+		double f = p->block_overhead, d = plb__model_deriv(m, mb);
+		double eff = d > 0 ? fixed_cost(b, pu) * (1 - f) / (f * d) : INFINITY;
+		double probe = plb__model_inverse(m, plb__model_eval(m, mb) + p->probe_fraction * left, pool);
+		x = fmin(x, fmax(mb, fmax(eff, probe)));
+	}
 	return fmin(plb__model_cap(m), fmin(grow, x));
 }
 
