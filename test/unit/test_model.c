@@ -1097,16 +1097,30 @@ static void test_change_threshold_strict(void **state)
  * cliff by a little, or met a slow period), far beyond the 0.5% scatter of
  * the samples before it: blocks are held at the largest that ran near the
  * best, 4000, though 8% is no fall (x_fall stays INFINITY), and still
- * once the slow block has left the window (8 samples). Where the samples
- * before it scatter by 10% either way, the same block says nothing: no
- * cap. A larger block near the best rate lifts the cap. */
+ * once the slow block has left the window (8 samples); also where the
+ * samples before it scatter by 2% either way. Where they scatter by 10%,
+ * the same block says nothing: no cap. A larger block near the best rate
+ * lifts the cap. */
 static void test_soft_fall_holds_growth(void **state)
 {
 	static const double quiet[] = {1.005, 0.995, 1.005, 0.995, 1.005, 0.995};
 	static const double noisy[] = {1.1, 0.9, 1.1, 0.9, 1.1, 0.9};
+	static const double some[] = {1.02, 0.98, 1.02, 0.98, 1.02, 0.98};
 	struct plb__model m;
 
 	(void)state;
+	/* 2% either way: 3 x the scatter, 6%, is below the 8% drop (the
+	 * scatter is the RMS over the samples, not their sum) */
+	model_new(&m, 1e6, 8, 10);
+	for (int i = 0; i < 6; i++) {
+		double u = 500 * (1 << (i / 2)) * (1 + i % 2);
+		assert_int_equal(plb__model_add(&m, u, 1e-4 * u * some[i], 0), 0);
+	}
+	assert_int_equal(plb__model_add(&m, 8000, 0.8 * 0.98 / 0.92, 0), 0);
+	if (plb__model_cap(&m) != 4000)
+		fail_msg("8%% slow past samples scattered 2%%: cap %g, expected 4000",
+			 plb__model_cap(&m));
+	plb__model_fini(&m);
 	for (int n = 0; n < 2; n++) {
 		const double *f = n ? noisy : quiet;
 		model_new(&m, 1e6, 8, 10);      /* no speed change detection here */
