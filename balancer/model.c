@@ -35,19 +35,18 @@
  * each paying a millisecond of round trip that no sample shows). */
 #define CLIFF_MIN_S 1e-3
 /* A block larger than every block that ran near the best throughput, and
- * this much below it (or 3 x the fit's own scatter, where that is more),
- * stops growth (x_soft): no block is planned past the largest one that
- * ran near the best, also once the slow one has left the window (a
- * cliff:22 GPU's 34% slow block left it 32 blocks later, and the next
- * block, 4x the largest, ran wholly past the cliff). Too little to call
- * a cliff (it may be a slow period or noise: not carried to another run
- * as x_fall is), enough to say that a larger block is a bet against the
- * samples:
- * a block that enters a cliff only partly slows by less than CLIFF_DROP
- * (a GPU whose time per unit jumped 4.7x past 89,872 units ran a block of
- * 97,765 23% below its best rate), and the next, larger one would run
- * wholly past it. A false alarm costs little: the blocks it allows ran at
- * the best rate measured. */
+ * this much below it (or 3 x the scatter of the samples about the fit,
+ * where that is more), stops growth (x_soft): no block is planned past
+ * the largest one that ran near the best. Too little to call a cliff (it
+ * may be a slow period or noise, so it is not carried to another run as
+ * x_fall is), enough to say that a larger block is a bet against the
+ * samples: a block that enters a cliff only partly slows by less than
+ * CLIFF_DROP (a GPU whose time per unit jumped 4.7x past 89,872 units ran
+ * a block of 97,765 23% below its best rate), and the next, larger one
+ * would run wholly past it. It holds after the slow block has left the
+ * window (a cliff:22 GPU's 34% slow block left it 32 blocks later, and
+ * the next block, 4x the largest, ran wholly past the cliff). A false
+ * alarm costs little: the blocks it allows ran at the best rate measured. */
 #define CLIFF_SOFT 0.05
 
 /* Relative-error weights 1/t^2: block times span orders of magnitude and

@@ -43,6 +43,10 @@
  *   and never past its model's cliff cap (model.h): a share larger than a
  *   block runs as several blocks, the rest kept for the PU's next
  *   request; solves see the PU's time for x units as blocks of the cap.
+ *   Past its largest block a block takes at most probe_fraction of the
+ *   time the PU has left more than that one, unless the fixed cost per
+ *   block (extended along the tangent there) is still above
+ *   block_overhead: the block that finds a cliff enters it by a little.
  * - A block is planned for at most block_time_fraction of the time its PU
  *   has left (to the predicted end of all work), so one surprise costs
  *   little, or longer where the PU's fixed cost needs it: the fixed costs
