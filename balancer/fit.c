@@ -254,13 +254,17 @@ struct fitws {
  * samples barely determine must not decide the curve far beyond them.
  * Returns 0 and fills coef (per basis function of x) and *score, or -1 if
  * the subset is rank deficient or (if loo) a sample's leave-one-out
- * prediction is undefined. */
+ * prediction is undefined; then coef is all 0 (no curve passes shape_ok)
+ * and *score INFINITY, so that nothing stale is ever read from them. */
 static int fit_subset(const struct fitws *ws, const double *norm,
 		      const double *top, double bsq, int n, unsigned mask,
 		      int loo, double coef[NB], double *score)
 {
 	int idx[NB], k = 0;
 	double tau[NB + 1], work[NB + 1], c[NB], R[NB][NB];
+
+	memset(coef, 0, NB * sizeof(double));
+	*score = INFINITY;
 
 	for (int j = 0; j < NB; j++)
 		if (mask & BIT(j))
@@ -318,10 +322,10 @@ static int fit_subset(const struct fitws *ws, const double *norm,
 		ftop += top[idx[j]] * c[j];
 	}
 	double se2 = n > k ? rss / (n - k) * zz / (ftop * ftop) : 0;
-	*score = press / bsq + EXTRAP_WEIGHT * se2;
-	if (!(ftop > 0) || !isfinite(*score))
+	double sc = press / bsq + EXTRAP_WEIGHT * se2;
+	if (!(ftop > 0) || !isfinite(sc))
 		return -1;
-	memset(coef, 0, NB * sizeof(double));
+	*score = sc;
 	for (int j = 0; j < k; j++)
 		coef[idx[j]] = c[j] / norm[idx[j]];
 	return 0;

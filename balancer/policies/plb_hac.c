@@ -408,7 +408,9 @@ static int hac_next(struct plb_balancer *b, int pu, double now, double *units,
 	    busy + plb__model_eval(m, minb) > others_end(b, pu, now, &oend))
 		return PLB_NEXT_WAIT;
 	/* a prefetch (pipelining: the PU still runs a block) takes its share of
-	 * a step it does not hold yet; it never starts a step itself */
+	 * a step it does not hold yet; it starts a step only by the rules
+	 * below that do not ask for a free PU (its share no longer fits before
+	 * the step's end, or the step is overdue and it has none left) */
 	if (b->pu[pu].nout > 0 && (h->step == 0 || P->step >= h->step))
 		return PLB_NEXT_WAIT;
 	if (h->step > 0 && h->x[pu] < 0) {
