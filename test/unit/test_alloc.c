@@ -80,14 +80,23 @@ static double block_time(int pu, int k, double units)
 	return (fixed[pu] + per[pu] * units) * (1 + 0.05 * sin(1.7 * k + pu));
 }
 
-/* One job to the end or to its first error: the error (0: none). PU 2 is
- * lost a third of the way through. */
+/* One job to the end or to its first error: the error (0: none). PUs 0
+ * and 1 share a node that holds the first third of the input (placement),
+ * and PU 2 is lost a third of the way through. */
 static int job(const char *policy)
 {
 	plb_balancer_t *b;
 	int rc = plb_balancer_create(NULL, policy, NPU, W, &b);
 	if (rc)
 		return rc;
+	for (int i = 0; i < NPU && rc == 0; i++)
+		rc = plb_balancer_group(b, i, i < 2 ? 0 : 1);
+	if (rc == 0)
+		rc = plb_balancer_hold(b, 0, 0, W / 3);
+	if (rc) {
+		plb_balancer_destroy(b);
+		return rc;
+	}
 	struct plb__coverage cov = {0};
 	struct plb_grant g[NPU];
 	int busy[NPU] = {0}, blocks[NPU] = {0}, lost = 0;

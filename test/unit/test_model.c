@@ -813,6 +813,38 @@ static void test_speed_change(void **state)
 		assert_true(relerr(plb__model_eval(&m, x), want) < 0.1);
 	}
 	plb__model_fini(&m);
+
+	/* a change is judged within the sampled sizes from the samples near
+	 * the block, every sample counted: a block of the oldest and smallest
+	 * sample's size, 4x slower, has two samples within CHANGE_NEAR (3x),
+	 * that one and 2000 (without the oldest the range would start at
+	 * 2000 / 1.5 units, and one near sample is too few) */
+	model_new(&m, W, 32, 0.3);
+	static const double sizes[] = {1000, 4000, 8000, 2000, 16000};
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(plb__model_add(&m, sizes[i], t_affine(sizes[i]), 0), 0);
+	assert_int_equal(m.changes, 0);
+	assert_int_equal(plb__model_add(&m, 1000, 4 * t_affine(1000), 0), 0);
+	assert_int_equal(m.changes, 1);
+	plb__model_fini(&m);
+
+	/* but a block below the sampled sizes is the fit's extrapolation:
+	 * 2000 units against samples at 4000 and 5000 (both within 3x) */
+	model_new(&m, W, 32, 0.3);
+	assert_int_equal(plb__model_add(&m, 4000, t_affine(4000), 0), 0);
+	assert_int_equal(plb__model_add(&m, 5000, t_affine(5000), 0), 0);
+	assert_int_equal(plb__model_add(&m, 2000, 4 * t_affine(2000), 0), 0);
+	assert_int_equal(m.changes, 0);
+	plb__model_fini(&m);
+
+	/* and one near sample is too few, also in a full window (4 here) */
+	model_new(&m, W, 4, 0.3);
+	static const double far[] = {1000, 8000, 16000, 32000};
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(plb__model_add(&m, far[i], t_affine(far[i]), 0), 0);
+	assert_int_equal(plb__model_add(&m, 1000, 4 * t_affine(1000), 0), 0);
+	assert_int_equal(m.changes, 0);
+	plb__model_fini(&m);
 }
 
 /* Steady PUs (sweeping sizes, GPU training steps) raise no false alarm. */
