@@ -531,6 +531,18 @@ int plb_balancer_done(plb_balancer_t *b, int pu, const struct plb_sample *s)
 		if (b->pol->redo_late)
 			note_rate(b, pu);
 	}
+	/* The PU's queued blocks (pipelining) run after this one, so their
+	 * predicted ends follow from when it ended. Chained from the ends
+	 * predicted at their grants instead, they drift by every earlier
+	 * block's error: a transfer overlapped with compute is predicted on
+	 * top of it at every block, and the drift, read as a gap to fill,
+	 * put long gap blocks at the end of the job. */
+	double start = s->finish;
+	for (int i = 0; i < u->nout; i++) {
+		struct plb__grant_rec *o = &u->out[i];
+		o->pred_end = fmax(start, o->t_grant) + o->pred_s;
+		start = o->pred_end;
+	}
 	if (b->pol->done)
 		b->pol->done(b, pu, &g, s);
 	return 0;

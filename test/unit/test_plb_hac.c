@@ -604,9 +604,12 @@ static void test_untrained_late_block_run_again(void **state)
 /* Pipelining: each PU holds up to two blocks and asks for the second
  * while it runs the first, its blocks timed by time(). Every unit counts
  * once. Returns when the last unit was done; *prefetches and *steps: what
- * happened. With no_step set, fails if a prefetch starts a step. */
+ * happened. With no_step set, fails if a prefetch starts a step. Each
+ * sample reports a transfer of xfer_frac times the block's time besides,
+ * moved while the block ahead ran (it costs the PU nothing). */
 static double drive_pipelined(double (*time)(int, int, double), const struct plb_params *par,
-			      uint64_t W, int no_step, int *prefetches, int *steps)
+			      uint64_t W, int no_step, double xfer_frac, int *prefetches,
+			      int *steps)
 {
 	static unsigned char count[MAXW];
 	assert_true(W <= MAXW);
@@ -648,7 +651,7 @@ static double drive_pipelined(double (*time)(int, int, double), const struct plb
 			break;
 		now = end[next];
 		struct plb_grant g = q[next][0];
-		struct plb_sample smp = {g.id, t[next][0], 0, now};
+		struct plb_sample smp = {g.id, t[next][0], xfer_frac * t[next][0], now};
 		q[next][0] = q[next][1];
 		t[next][0] = t[next][1];
 		if (--nq[next])
@@ -680,8 +683,24 @@ static void test_prefetch_starts_no_step(void **state)
 {
 	(void)state;
 	int prefetches, steps;
-	drive_pipelined(plain, NULL, 50000, 1, &prefetches, &steps);
+	drive_pipelined(plain, NULL, 50000, 1, 0, &prefetches, &steps);
 	assert_true(prefetches > 10 && steps > 3);      /* the case */
+}
+
+/* A transfer that overlaps the block ahead is still in each sample, so a
+ * prefetched block's predicted end, chained from the block ahead's,
+ * drifts by it at every block; a queued block's end is predicted again
+ * from when the block ahead ended. Transfers of 30% of each block's time,
+ * all hidden, cost the job 0.1% (6.8% when the chain drifts: the drift
+ * reads as time to fill with gap blocks, which then end late). */
+static void test_queued_block_ends_follow_the_block_ahead(void **state)
+{
+	(void)state;
+	int prefetches, steps;
+	double base = drive_pipelined(plain, NULL, 100000, 0, 0, &prefetches, &steps);
+	double done = drive_pipelined(plain, NULL, 100000, 0, 0.3, &prefetches, &steps);
+	if (done > 1.02 * base)
+		fail_msg("with hidden transfers all done at %.3f s, %.3f s without", done, base);
 }
 
 /* PU 3 is 60x slower than in plain(): its first block (64 units) is back
@@ -747,15 +766,15 @@ static void test_prefetching_slow_pu_waits(void **state)
 	plb_params_init(&par);
 	par.initial_block = 64;
 	int prefetches, steps;
-	double base = drive_pipelined(plain, &par, 100000, 0, &prefetches, &steps);
-	double done = drive_pipelined(pu3_crawls, &par, 100000, 0, &prefetches, &steps);
+	double base = drive_pipelined(plain, &par, 100000, 0, 0, &prefetches, &steps);
+	double done = drive_pipelined(pu3_crawls, &par, 100000, 0, 0, &prefetches, &steps);
 	double three = base * 3697.0 / (3697.0 - 1.0 / 6e-3);
 	if (done > 1.03 * three)
 		fail_msg("PU 3 crawling: all done at %.3f s; the three others alone take about %.3f s",
 			 done, three);
 	plb_params_init(&par);
-	base = drive_pipelined(plain, &par, 100000, 0, &prefetches, &steps);
-	done = drive_pipelined(pu3_fixed, &par, 100000, 0, &prefetches, &steps);
+	base = drive_pipelined(plain, &par, 100000, 0, 0, &prefetches, &steps);
+	done = drive_pipelined(pu3_fixed, &par, 100000, 0, 0, &prefetches, &steps);
 	assert_true(prefetches > 10);   /* the case */
 	if (done > 1.03 * base)
 		fail_msg("PU 3 with 1 s per block: all done at %.3f s, %.3f s without that cost",
@@ -931,6 +950,7 @@ int main(void)
 		cmocka_unit_test(test_untrained_late_block_run_again),
 		cmocka_unit_test(test_prefetch_starts_no_step),
 		cmocka_unit_test(test_prefetching_slow_pu_waits),
+		cmocka_unit_test(test_queued_block_ends_follow_the_block_ahead),
 		cmocka_unit_test(test_slow_pu_second_training_block_waits),
 		cmocka_unit_test(test_slow_pu_second_training_block_waits_in_step_one),
 		cmocka_unit_test(test_second_run_starts_from_the_models),
