@@ -302,17 +302,16 @@ static double block_limit(struct plb_balancer *b, int pu, double now, double bus
 	struct hac_state *h = b->ps;
 	const struct plb_params *p = &b->p;
 	const struct plb__model *m = &b->model[pu];
-	double pool = (double)b->pool;
-	double grow = p->max_growth * (double)b->pu[pu].max_block;
+	double pool = (double)b->pool, mb = (double)b->pu[pu].max_block;
+	double grow = p->max_growth * mb;
 	double left = h->T_all - now - busy;
 	if (!(left > 0))
 		return fmin(plb__model_cap(m), grow);
 	double t_fix = fmin(h->t_fix[pu], p->stretch_fraction * left);
 	double t = p->block_time_fraction * left;
 	if (t_fix > t)
-		t = fmin(t_fix, plb__model_eval(m, (double)b->pu[pu].max_block) + t);
+		t = fmin(t_fix, plb__model_eval(m, mb) + t);
 	double x = plb__model_inverse(m, t, pool);
-	double mb = (double)b->pu[pu].max_block;
 	if (x > mb) {
 		/* past its samples: by probe_fraction of the time left, or up to
 		 * where the fixed cost at its largest block, extended along the

@@ -314,10 +314,16 @@ static void test_block_time_bounded(void **state)
  * on the PU with 80% of the cluster's speed, so the job ends 17% after the
  * same job without a cliff (25% allowed); without the cap every later
  * block of PU 0 would run past the cliff too. */
+/* linear(), with PU 0's units past `at` costing 5x. */
+static double cliff_at(int pu, double units, double at)
+{
+	return linear(pu, units) + (pu == 0 && units > at ? 4 * 3.3e-4 * (units - at) : 0);
+}
+
 static double cliffed(int pu, int k, double units)
 {
 	(void)k;
-	return linear(pu, units) + (pu == 0 && units > 2000 ? 4 * 3.3e-4 * (units - 2000) : 0);
+	return cliff_at(pu, units, 2000);
 }
 
 static void test_cliff_not_rerun(void **state)
@@ -345,7 +351,7 @@ static void test_cliff_not_rerun(void **state)
 static double cliffed_late(int pu, int k, double units)
 {
 	(void)k;
-	return linear(pu, units) + (pu == 0 && units > 20000 ? 4 * 3.3e-4 * (units - 20000) : 0);
+	return cliff_at(pu, units, 20000);
 }
 
 static void test_growth_past_samples_bounded(void **state)
