@@ -16,7 +16,7 @@
 	X(train_div, 32, 1, 1e9,                                               \
 	  "first blocks are at most W/(train_div*PUs), so no PU starts with a block it cannot finish in a small part of the run") \
 	X(min_block, 64, 1, 1e15,                                              \
-	  "smallest block ever granted, except the domain's last units; at most W/(train_div*PUs), so a domain of few costly units does not train in blocks worth much of the run") \
+	  "smallest block ever granted, except the domain's last units; at most W/(train_div*PUs), so a domain of few costly units does not train in blocks worth much of the run. PLB-HAC: a PU whose share is smaller waits for the next step, unless the busy PUs could not run the rest dry before its block of this size would end") \
 	X(gap_threshold_ms, 400, 0, 1e9,                                       \
 	  "PLB-HAC: a PU finishing this much earlier than predicted gets a gap-filling block") \
 	X(end_fraction, 0.7, 0, 1,                                             \

@@ -61,7 +61,8 @@
  *   as one block once its training probe is back: the bounds above guard
  *   against surprises that another PU could absorb.
  * - A block that would end well after the predicted end of all work and
- *   after every busy PU waits while others work; a second training block
+ *   after every busy PU waits while others work, unless they could not
+ *   run the pool dry before it ends; a second training block
  *   too, for a PU so slow that its first was back after the others had
  *   planned the rest.
  * - A late block is run again by the free PUs once the pool is empty
@@ -70,7 +71,10 @@
  * - Gap filling: a PU finishing a regular block earlier than predicted by
  *   more than gap_threshold_ms gets a gap block of that length first.
  * - A PU whose share is below min_block waits for the next step, unless
- *   min_block fits before its planned end or nobody else is busy. Once the
+ *   min_block fits before its planned end or nobody else is busy, or the
+ *   busy PUs could not run the pool dry before it would finish min_block
+ *   (the last units of a job, with many PUs free: left to the fastest
+ *   free PU alone, they ran one after another). Once the
  *   step's planned end has passed, the PU it waits for is late (a model
  *   was wrong, as with few noisy samples on a real PU), and a free PU
  *   starts the next step itself rather than idle until the late one ends. */
@@ -277,6 +281,29 @@ static double others_end(const struct plb_balancer *b, int pu, double now, doubl
 	return *memo;
 }
 
+/* Whether the busy PUs, from when each is free, could not run the whole
+ * pool before PU pu (free in `busy`) would finish a block of x units:
+ * then leaving the block to them does not end the job sooner, even where
+ * pu is slower than they are. Each runs at its rate at its largest block,
+ * the most it can do in a short time. The free PUs do not count: each
+ * decides for itself when asked, and counting them would have every free
+ * PU leave the last units to the others (which, with many PUs free at the
+ * end of a job, then run one after another). A scan of every PU, so
+ * called only when the cheaper tests failed. */
+static int busy_cannot_finish(const struct plb_balancer *b, int pu, double now, double busy,
+			      double x)
+{
+	double t = busy + plb__model_eval(&b->model[pu], x), room = 0;
+	for (int i = 0; i < b->n && room < (double)b->pool; i++) {
+		if (i == pu || b->pu[i].lost || b->pu[i].nout == 0 || !plb__model_ready(&b->model[i]))
+			continue;
+		double left = t - plb__busy_for(b, i, now);
+		if (left > 0)
+			room += left * b->pu[i].rate;
+	}
+	return room < (double)b->pool;
+}
+
 /* Whether a block of x units on PU pu would end well after all the rest
  * is predicted done (a slow PU, a large fixed cost) and after the last
  * busy PU is free: it would only delay the end, so the PU leaves the
@@ -404,7 +431,8 @@ static int hac_next(struct plb_balancer *b, int pu, double now, double *units,
 	 * wrong): a free PU with nothing left in the step does not wait for it */
 	int overdue = h->step > 0 && now > h->T_end;
 	if (h->step > 0 && P->wait_step == h->step && !overdue && plb__others_busy(b, pu) &&
-	    busy + plb__model_eval(m, minb) > others_end(b, pu, now, &oend))
+	    busy + plb__model_eval(m, minb) > others_end(b, pu, now, &oend) &&
+	    !busy_cannot_finish(b, pu, now, busy, minb))
 		return PLB_NEXT_WAIT;
 	/* a prefetch (pipelining: the PU still runs a block) takes its share of
 	 * a step it does not hold yet; it starts a step only by the rules
@@ -450,16 +478,18 @@ static int hac_next(struct plb_balancer *b, int pu, double now, double *units,
 		x = cap;
 	if (x < minb) {
 		/* it fits before its planned end, or before the last busy PU
-		 * is predicted to finish: then it delays nobody */
+		 * is predicted to finish: then it delays nobody; or the busy
+		 * PUs could not finish the pool sooner */
 		double t = busy + plb__model_eval(m, minb);
-		int fits = t <= 1.1 * (h->end[pu] - now) || t <= others_end(b, pu, now, &oend);
+		int fits = t <= 1.1 * (h->end[pu] - now) || t <= others_end(b, pu, now, &oend) ||
+			   busy_cannot_finish(b, pu, now, busy, minb);
 		if (!fits && plb__others_busy(b, pu)) {
 			P->wait_step = h->step;
 			return PLB_NEXT_WAIT;
 		}
 		x = minb;
 	}
-	if (ends_late(b, pu, now, busy, x, &oend)) {
+	if (ends_late(b, pu, now, busy, x, &oend) && !busy_cannot_finish(b, pu, now, busy, x)) {
 		P->wait_step = h->step;
 		return PLB_NEXT_WAIT;
 	}
