@@ -28,7 +28,7 @@
 	X(block_overhead, 0.01, 0.0001, 1,                                     \
 	  "PLB-HAC: a step's blocks grow until the PU's fixed cost per block is at most this fraction of the block, within stretch_fraction of the time the PU has left; past block_time_fraction only so far as all PUs' fixed costs, each weighed by its share of the work, cost this fraction of the cluster's throughput") \
 	X(stretch_fraction, 0.8, 0.05, 1,                                      \
-	  "PLB-HAC: a block grown for efficiency takes at most this fraction of the time its PU has left") \
+	  "PLB-HAC: a block grown for efficiency takes at most this fraction of the time its PU has left, or all of it where the rest would be less than twice the PU's fixed cost per block (a block for the rest would be mostly that cost)") \
 	X(block_time_fraction, 0.2, 0.01, 1,                                  \
 	  "PLB-HAC: a block is planned to take at most this fraction of the time its PU has left, unless its fixed cost per block needs longer (see block_overhead), and then at most this fraction of it longer than its largest block so far: a k-fold surprise on one block then costs nothing while k * fraction <= 1") \
 	X(probe_fraction, 0.05, 0.001, 1,                                     \

@@ -28,7 +28,9 @@
  *   per block (the tangent's intercept, E - x E') is block_overhead of the
  *   block's time, but within stretch_fraction of the time the PU has left
  *   (from the split of the whole rest), so the end is still approached
- *   geometrically. A coprocessor
+ *   geometrically, or within all of it where the rest would be less than
+ *   twice the PU's fixed cost (a block for it would be mostly that cost).
+ *   A coprocessor
  *   with a 0.2 s offload cost thus runs a few long blocks while the CPUs
  *   follow the steps; it is simply busy through several of them.
  * - Each PU's share comes with its planned end. A PU taking a share solved
@@ -152,6 +154,19 @@ static double fixed_cost(const struct plb_balancer *b, int pu)
 	return fmin(fmax(c, 0), plb__model_eval(m, 0));
 }
 
+/* How long a block of PU pu may be stretched for efficiency, of the
+ * `left` seconds the PU has: stretch_fraction of them, so that the end is
+ * still approached geometrically, or all of them where the rest would be
+ * less than twice the PU's fixed cost per block. A block for that rest
+ * would spend over half its time on the fixed cost: an offload device
+ * with 1 s per block left 20% of its last 9 s for later and ran it as
+ * three more blocks, each mostly its fixed cost. */
+static double stretch_time(const struct plb_balancer *b, int pu, double left)
+{
+	double t = b->p.stretch_fraction * left;
+	return left - t < 2 * fixed_cost(b, pu) ? left : t;
+}
+
 /* Each PU's block time for efficiency: PU i with fixed cost c_i per block
  * and share s_i of the rest loses s_i c_i / d_i of the cluster's throughput
  * with blocks of d_i seconds. Keeping the sum at block_overhead with the
@@ -246,7 +261,7 @@ static int new_step(struct plb_balancer *b, double now)
 		 * of the time this PU has left, so the end is still approached
 		 * geometrically */
 		double a = h->a[i];
-		double most = h->xr[i] > 0 ? plb__model_inverse(m, p->stretch_fraction * (TR - a),
+		double most = h->xr[i] > 0 ? plb__model_inverse(m, stretch_time(b, i, TR - a),
 								  h->xr[i]) : 0;
 		if (most > h->x[i])
 			h->x[i] = fmax(h->x[i], efficient_block(m, p->block_overhead, most));
@@ -334,7 +349,7 @@ static double block_limit(struct plb_balancer *b, int pu, double now, double bus
 	double left = h->T_all - now - busy;
 	if (!(left > 0))
 		return fmin(plb__model_cap(m), grow);
-	double t_fix = fmin(h->t_fix[pu], p->stretch_fraction * left);
+	double t_fix = fmin(h->t_fix[pu], stretch_time(b, pu, left));
 	double t = p->block_time_fraction * left;
 	if (t_fix > t)
 		t = fmin(t_fix, plb__model_eval(m, mb) + t);

@@ -982,6 +982,42 @@ static void test_free_pus_share_the_last_units(void **state)
 			 idle);
 }
 
+/* PU 3 is an offload device: 1 s of start-up per block, then the fastest
+ * per unit. Once its blocks are long, what it has left after a block
+ * stretched to stretch_fraction (0.8) of its time would run as one more
+ * block spending over half its time on the start-up; the stretched block
+ * takes it all instead. Without the rule PU 3 ended the job with a block
+ * of min_block (64 units: 1.02 s, 98% start-up) and the jobs ended 3.2%
+ * (W = 100,000: 17.09 s, not 16.56 s) and 3.4% (W = 150,000) later. */
+static double big_fixed(int pu, int k, double units)
+{
+	(void)k;
+	return pu == 3 ? 1.0 + 2.5e-4 * units : linear(pu, units);
+}
+
+static void test_no_block_mostly_fixed_cost_at_the_end(void **state)
+{
+	(void)state;
+	static struct drive d;
+	static const uint64_t W[] = {100000, 150000};
+	for (int w = 0; w < 2; w++) {
+		memset(&d, 0, sizeof d);
+		d.time = big_fixed;
+		drive(&d, W[w]);
+		int grown = 0;  /* a block mostly work (4000 units: 1 s) has run */
+		for (int k = 0; k < d.pu[3].blocks; k++) {
+			if (d.kind[3][k] != PLB_GRANT_REGULAR)
+				continue;
+			if (grown && d.units[3][k] < 4000)
+				fail_msg("W = %llu: PU 3's block %d at %.3f s: %.0f units, %.0f%% start-up",
+					 (unsigned long long)W[w], k, d.start[3][k], d.units[3][k],
+					 100 / big_fixed(3, k, d.units[3][k]));
+			grown |= d.units[3][k] >= 4000;
+		}
+		assert_true(grown);     /* the case */
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1009,6 +1045,7 @@ int main(void)
 		cmocka_unit_test(test_model_set_checks),
 		cmocka_unit_test(test_late_trainers_join_the_step),
 		cmocka_unit_test(test_free_pus_share_the_last_units),
+		cmocka_unit_test(test_no_block_mostly_fixed_cost_at_the_end),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
