@@ -319,6 +319,16 @@ static int busy_cannot_finish(const struct plb_balancer *b, int pu, double now, 
 	return room < (double)b->pool;
 }
 
+/* busy_cannot_finish for min_block, at most once per request (*memo < 0:
+ * not yet): both the wait for the next step and the min_block rule ask. */
+static int busy_cannot_finish_minb(const struct plb_balancer *b, int pu, double now,
+				   double busy, int *memo)
+{
+	if (*memo < 0)
+		*memo = busy_cannot_finish(b, pu, now, busy, b->p.min_block);
+	return *memo;
+}
+
 /* Whether a block of x units on PU pu would end well after all the rest
  * is predicted done (a slow PU, a large fixed cost) and after the last
  * busy PU is free: it would only delay the end, so the PU leaves the
@@ -427,6 +437,7 @@ static int hac_next(struct plb_balancer *b, int pu, double now, double *units,
 	/* when it is free of what it holds, and when the others are (a scan:
 	 * computed once, only if a rule below needs it) */
 	double busy = plb__busy_for(b, pu, now), oend = -1;
+	int helps = -1;         /* busy_cannot_finish_minb's memo */
 
 	/* gap filling */
 	if (P->gap_s > 0) {
@@ -447,7 +458,7 @@ static int hac_next(struct plb_balancer *b, int pu, double now, double *units,
 	int overdue = h->step > 0 && now > h->T_end;
 	if (h->step > 0 && P->wait_step == h->step && !overdue && plb__others_busy(b, pu) &&
 	    busy + plb__model_eval(m, minb) > others_end(b, pu, now, &oend) &&
-	    !busy_cannot_finish(b, pu, now, busy, minb))
+	    !busy_cannot_finish_minb(b, pu, now, busy, &helps))
 		return PLB_NEXT_WAIT;
 	/* a prefetch (pipelining: the PU still runs a block) takes its share of
 	 * a step it does not hold yet; it starts a step only by the rules
@@ -497,7 +508,7 @@ static int hac_next(struct plb_balancer *b, int pu, double now, double *units,
 		 * PUs could not finish the pool sooner */
 		double t = busy + plb__model_eval(m, minb);
 		int fits = t <= 1.1 * (h->end[pu] - now) || t <= others_end(b, pu, now, &oend) ||
-			   busy_cannot_finish(b, pu, now, busy, minb);
+			   busy_cannot_finish_minb(b, pu, now, busy, &helps);
 		if (!fits && plb__others_busy(b, pu)) {
 			P->wait_step = h->step;
 			return PLB_NEXT_WAIT;
