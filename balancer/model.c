@@ -296,6 +296,39 @@ static double soft_low(const struct plb__model *m, double best, double ubest)
 	return best * fmin(1 - CLIFF_SOFT, exp(-3 * sqrt(ss / (k > 0 ? k : 1))));
 }
 
+/* How far below a rate its own noise takes a block of this PU, as a
+ * factor: exp of -3 x the scatter of the log rate of blocks of about one
+ * size (within NEAR_SIZE), from the pairs of such samples up to ubest
+ * units (the sizes that ran near the best rate) that took CLIFF_MIN_S or
+ * more (shorter ones scatter with the timer). 1 where no two samples are
+ * of one size: the curve's shape, not noise, would part them. */
+#define NEAR_SIZE 1.25
+static int timed_rate(const struct plb__model *m, int i, double ubest, double *u, double *r)
+{
+	const struct plb__sample *s = sample_at(m, i);
+	*u = s->units;
+	*r = sample_rate(m, i);
+	return *u <= ubest && s->exec_s + s->xfer_s >= CLIFF_MIN_S && isfinite(*r) && *r > 0;
+}
+
+static double rate_noise(const struct plb__model *m, double ubest)
+{
+	double ss = 0, ui, ri, uj, rj;
+	int k = 0;
+	for (int i = 0; i < m->n; i++) {
+		if (!timed_rate(m, i, ubest, &ui, &ri))
+			continue;
+		for (int j = i + 1; j < m->n; j++) {
+			if (!timed_rate(m, j, ubest, &uj, &rj) ||
+			    fmax(ui, uj) > NEAR_SIZE * fmin(ui, uj))
+				continue;
+			ss += log(ri / rj) * log(ri / rj) / 2;   /* a difference of two draws */
+			k++;
+		}
+	}
+	return k > 0 ? fmin(1, exp(-3 * sqrt(ss / k))) : 1;
+}
+
 /* x_fall, x_soft and x_cap from the stored samples (model.h). */
 static void find_cliff(struct plb__model *m)
 {
@@ -311,7 +344,15 @@ static void find_cliff(struct plb__model *m)
 	}
 	if (!(best > 0))
 		return;
-	double low = (1 - CLIFF_DROP) * best;
+	/* where the PU's own noise reaches further than CLIFF_DROP, the
+	 * thresholds go down with it: a real CPU sharing two cores with
+	 * three processes (the k-means demo's first iteration, its points
+	 * touched for the first time) ran two blocks of 16,384 points in 3.0
+	 * and 7.2 ms, and a block of 37,677 29% below its best rate then
+	 * read as a cliff, which caps every later block, in every later
+	 * iteration (the models are kept) */
+	double scale = fmin(1, rate_noise(m, ubest) / (1 - CLIFF_DROP));
+	double low = (1 - CLIFF_DROP) * best * scale;
 	/* slow blocks: larger than the best one, CLIFF_DROP below its rate */
 	int nslow = 0, steep = 0;
 	double first = INFINITY;
@@ -319,7 +360,7 @@ static void find_cliff(struct plb__model *m)
 		double u = sample_at(m, i)->units, r = sample_rate(m, i);
 		if (u > ubest && r < low) {
 			nslow++;
-			steep |= r < (1 - CLIFF_DROP_ONE) * best;
+			steep |= r < (1 - CLIFF_DROP_ONE) * best * scale;
 			first = fmin(first, u);
 		}
 	}

@@ -1245,6 +1245,28 @@ static void test_cliff_one_mild_fall(void **state)
 	plb__model_fini(&m);
 }
 
+/* A PU whose blocks of one size ran 2x apart (a real CPU sharing its
+ * cores) has no cliff from larger blocks 30% below its best rate: its
+ * noise reaches that far. The same larger blocks on a PU whose blocks of
+ * one size agree are a cliff (find_cliff's noise scale). */
+static void test_cliff_within_noise(void **state)
+{
+	(void)state;
+	for (int noisy = 0; noisy <= 1; noisy++) {
+		struct plb__model m;
+		model_new(&m, 1e6, 32, 10);
+		assert_int_equal(plb__model_add(&m, 1000, 0.010, 0), 0);
+		assert_int_equal(plb__model_add(&m, 1000, noisy ? 0.020 : 0.0105, 0), 0);
+		assert_int_equal(plb__model_add(&m, 4000, 0.040 / 0.7, 0), 0);
+		assert_int_equal(plb__model_add(&m, 4000, 0.040 / 0.7, 0), 0);
+		if (noisy && !isinf(m.x_fall))
+			fail_msg("noisy PU: a fall at %g within its noise", m.x_fall);
+		if (!noisy && m.x_fall != 4000)
+			fail_msg("quiet PU: fall %g, expected 4000", m.x_fall);
+		plb__model_fini(&m);
+	}
+}
+
 /* The fall outlives the window even when every sample left is past it
  * (blocks of 8000 after a fall seen at 4000, window 2): nothing below the
  * fall says where it began, so the cap is half the fall, 2000. */
@@ -1420,6 +1442,7 @@ int main(void)
 		cmocka_unit_test(test_cliff_cap_window_past_fall),
 		cmocka_unit_test(test_soft_fall_holds_growth),
 		cmocka_unit_test(test_cliff_one_mild_fall),
+		cmocka_unit_test(test_cliff_within_noise),
 		cmocka_unit_test(test_no_change_from_zero_prediction),
 		cmocka_unit_test(test_bad_samples),
 	};
