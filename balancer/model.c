@@ -303,6 +303,9 @@ static double soft_low(const struct plb__model *m, double best, double ubest)
  * more (shorter ones scatter with the timer). 1 where no two samples are
  * of one size: the curve's shape, not noise, would part them. */
 #define NEAR_SIZE 1.25
+/* ... from the newest this many samples at most: the pairs are a square
+ * of them, and model_window may hold thousands */
+#define NOISE_SAMPLES 64
 static int timed_rate(const struct plb__model *m, int i, double ubest, double *u, double *r)
 {
 	const struct plb__sample *s = sample_at(m, i);
@@ -315,7 +318,7 @@ static double rate_noise(const struct plb__model *m, double ubest)
 {
 	double ss = 0, ui, ri, uj, rj;
 	int k = 0;
-	for (int i = 0; i < m->n; i++) {
+	for (int i = m->n > NOISE_SAMPLES ? m->n - NOISE_SAMPLES : 0; i < m->n; i++) {
 		if (!timed_rate(m, i, ubest, &ui, &ri))
 			continue;
 		for (int j = i + 1; j < m->n; j++) {
