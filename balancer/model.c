@@ -300,35 +300,31 @@ static double soft_low(const struct plb__model *m, double best, double ubest)
  * factor: exp of -3 x the scatter of the log rate of blocks of about one
  * size (within NEAR_SIZE), from the pairs of such samples up to ubest
  * units (the sizes that ran near the best rate) that took CLIFF_MIN_S or
- * more (shorter ones scatter with the timer). 1 where no two samples are
- * of one size: the curve's shape, not noise, would part them. */
+ * more (shorter ones scatter with the timer), among the newest
+ * NOISE_SAMPLES (the pairs are a square of them, and model_window may
+ * hold thousands). 1 where no two samples are of one size: the curve's
+ * shape, not noise, would part them. */
 #define NEAR_SIZE 1.25
-/* ... from the newest this many samples at most: the pairs are a square
- * of them, and model_window may hold thousands */
 #define NOISE_SAMPLES 64
-static int timed_rate(const struct plb__model *m, int i, double ubest, double *u, double *r)
-{
-	const struct plb__sample *s = sample_at(m, i);
-	*u = s->units;
-	*r = sample_rate(m, i);
-	return *u <= ubest && s->exec_s + s->xfer_s >= CLIFF_MIN_S && isfinite(*r) && *r > 0;
-}
-
 static double rate_noise(const struct plb__model *m, double ubest)
 {
-	double ss = 0, ui, ri, uj, rj;
-	int k = 0;
+	double u[NOISE_SAMPLES], lr[NOISE_SAMPLES], ss = 0;
+	int n = 0, k = 0;
 	for (int i = m->n > NOISE_SAMPLES ? m->n - NOISE_SAMPLES : 0; i < m->n; i++) {
-		if (!timed_rate(m, i, ubest, &ui, &ri))
-			continue;
-		for (int j = i + 1; j < m->n; j++) {
-			if (!timed_rate(m, j, ubest, &uj, &rj) ||
-			    fmax(ui, uj) > NEAR_SIZE * fmin(ui, uj))
-				continue;
-			ss += log(ri / rj) * log(ri / rj) / 2;   /* a difference of two draws */
-			k++;
+		const struct plb__sample *s = sample_at(m, i);
+		double r = sample_rate(m, i);
+		if (s->units <= ubest && s->exec_s + s->xfer_s >= CLIFF_MIN_S && isfinite(r) && r > 0) {
+			u[n] = s->units;
+			lr[n++] = log(r);
 		}
 	}
+	for (int i = 0; i < n; i++)
+		for (int j = i + 1; j < n; j++)
+			if (fmax(u[i], u[j]) <= NEAR_SIZE * fmin(u[i], u[j])) {
+				/* a difference of two draws: half its square */
+				ss += (lr[i] - lr[j]) * (lr[i] - lr[j]) / 2;
+				k++;
+			}
 	return k > 0 ? fmin(1, exp(-3 * sqrt(ss / k))) : 1;
 }
 
@@ -354,8 +350,15 @@ static void find_cliff(struct plb__model *m)
 	 * and 7.2 ms, and a block of 37,677 29% below its best rate then
 	 * read as a cliff, which caps every later block, in every later
 	 * iteration (the models are kept) */
-	double scale = fmin(1, rate_noise(m, ubest) / (1 - CLIFF_DROP));
-	double low = (1 - CLIFF_DROP) * best * scale;
+	double low = (1 - CLIFF_DROP) * best, scale = 1;
+	/* (the scan of pairs only where some block is slow at all: it can
+	 * only lower the thresholds, and this runs at every sample) */
+	for (int i = 0; i < m->n; i++)
+		if (sample_at(m, i)->units > ubest && sample_rate(m, i) < low) {
+			scale = fmin(1, rate_noise(m, ubest) / (1 - CLIFF_DROP));
+			low *= scale;
+			break;
+		}
 	/* slow blocks: larger than the best one, CLIFF_DROP below its rate */
 	int nslow = 0, steep = 0;
 	double first = INFINITY;
