@@ -442,6 +442,29 @@ double plb__model_inverse_split(const struct plb__model *m, double t,
 	return e > 0 ? fmin(max_units, t * m->x_cap / e) : max_units;
 }
 
+/* F and G fitted to the n samples u, te, tx (w and x: scratch of n), and
+ * u_lo from them; on an error (the curve's fit) the model is unchanged. */
+static int refit(struct plb__model *m, const double *u, const double *te, const double *tx,
+		 double *w, double *x, int n)
+{
+	struct plb__curve F;
+	rel_weights(te, w, n);
+	int rc = plb__curve_fit(&F, m->W, u, te, w, n, m->max_terms);
+	if (rc != 0)
+		return rc;
+	double umin = INFINITY;
+	for (int i = 0; i < n; i++) {
+		x[i] = u[i] / m->W;
+		umin = fmin(umin, u[i]);
+	}
+	rel_weights(tx, w, n);
+	fit_line(x, tx, w, n, &m->g1, &m->g0);
+	m->F = F;
+	m->u_lo = umin / 2;
+	m->nfits++;
+	return 0;
+}
+
 int plb__model_add(struct plb__model *m, double units, double exec_s,
 		   double xfer_s)
 {
@@ -474,20 +497,11 @@ int plb__model_add(struct plb__model *m, double units, double exec_s,
 	te[n - 1] = exec_s;
 	tx[n - 1] = xfer_s;
 
-	struct plb__curve F;
-	rel_weights(te, w, n);
-	int rc = plb__curve_fit(&F, m->W, u, te, w, n, m->max_terms);
+	int rc = refit(m, u, te, tx, w, x, n);
 	if (rc != 0) {
 		free(mem);
 		return rc;
 	}
-	double umin = INFINITY;
-	for (int i = 0; i < n; i++) {
-		x[i] = u[i] / m->W;
-		umin = fmin(umin, u[i]);
-	}
-	rel_weights(tx, w, n);
-	fit_line(x, tx, w, n, &m->g1, &m->g0);
 
 	if (r != 1) {
 		for (int i = 0; i < m->n; i++) {
@@ -507,12 +521,44 @@ int plb__model_add(struct plb__model *m, double units, double exec_s,
 		m->s[(m->head + m->n) % m->cap] = ns;
 		m->n++;
 	}
-	m->F = F;
-	m->u_lo = umin / 2;
-	m->nfits++;
 	find_cliff(m);
 	free(mem);
 	return 0;
+}
+
+int plb__model_load(struct plb__model *m, const struct plb__sample *v, int nv)
+{
+	if (!m || !m->s || nv < 0 || (nv && !v))
+		return PLB_EINVAL;
+	for (int i = 0; i < nv; i++)
+		if (!(v[i].units > 0) || !isfinite(v[i].units) || !(v[i].exec_s >= 0) ||
+		    !isfinite(v[i].exec_s) || !(v[i].xfer_s >= 0) || !isfinite(v[i].xfer_s))
+			return PLB_EINVAL;
+	if (nv == 0)
+		return 0;
+	/* the window after them: the newest cap of the samples held and v */
+	int n = m->n + nv > m->cap ? m->cap : m->n + nv, skip = m->n + nv - n;
+	double *mem = malloc((size_t)n * 5 * sizeof(double));
+	if (!mem)
+		return PLB_ENOMEM;
+	double *u = mem, *te = u + n, *tx = te + n, *w = tx + n, *x = w + n;
+	for (int i = skip, k = 0; i < m->n + nv; i++, k++) {
+		const struct plb__sample *s = i < m->n ? sample_at(m, i) : &v[i - m->n];
+		u[k] = s->units;
+		te[k] = s->exec_s;
+		tx[k] = s->xfer_s;
+	}
+	int rc = refit(m, u, te, tx, w, x, n);
+	if (rc == 0) {
+		for (int i = 0; i < n; i++)
+			m->s[i] = (struct plb__sample){u[i], te[i], tx[i]};
+		m->head = 0;
+		m->n = n;
+		m->after_change = 0;
+		find_cliff(m);
+	}
+	free(mem);
+	return rc;
 }
 
 double plb__model_inverse(const struct plb__model *m, double t,

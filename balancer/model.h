@@ -42,6 +42,14 @@ void plb__model_fini(struct plb__model *m);
 PLB_WUR int plb__model_add(struct plb__model *m, double units, double exec_s,
 			   double xfer_s);
 
+/* Add n samples at once, oldest first, and fit once: a model kept from an
+ * earlier run (plb_balancer_model_set). The samples are taken as they are
+ * (a kept model's are already on its last speed: no speed change is looked
+ * for among them); the newest model_window of those held and these stay.
+ * Returns 0, PLB_EINVAL for a sample plb__model_add would refuse (nothing
+ * added), or PLB_ENOMEM. */
+PLB_WUR int plb__model_load(struct plb__model *m, const struct plb__sample *s, int n);
+
 /* True once the model has a sample (and so can predict). */
 int plb__model_ready(const struct plb__model *m);
 

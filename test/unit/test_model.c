@@ -1288,6 +1288,51 @@ static void test_cliff_cap_window_past_fall(void **state)
 	plb__model_fini(&m);
 }
 
+/* A kept model loads in one fit (plb_balancer_model_set warms every PU at
+ * every run of an iterative app): the same curve, line, cap and fall as
+ * adding its samples one by one where no speed change lies among them,
+ * the newest model_window of them kept, one fit, not one a sample; a bad
+ * sample adds none of them. */
+static void test_model_load(void **state)
+{
+	(void)state;
+	enum { N = 12 };
+	struct plb__sample v[N];
+	for (int i = 0; i < N; i++) {
+		double u = 2500 * (i + 1);     /* the cliff at 20000 */
+		v[i] = (struct plb__sample){u, t_cliff(u) * (1 + 0.02 * ((i % 3) - 1)), 1e-5 + 1e-9 * u};
+	}
+	for (int window = 8; window <= 32; window += 24) {
+		struct plb__model a, b;
+		model_new(&a, 1e6, window, 1e3);        /* no speed change detection */
+		model_new(&b, 1e6, window, 1e3);
+		for (int i = 0; i < N; i++)
+			assert_int_equal(plb__model_add(&a, v[i].units, v[i].exec_s, v[i].xfer_s), 0);
+		assert_int_equal(plb__model_load(&b, v, N), 0);
+		assert_int_equal(b.nfits, 1);
+		assert_int_equal(b.n, a.n);
+		for (int i = 0; i < b.n; i++)
+			assert_true(b.s[(b.head + i) % b.cap].units == a.s[(a.head + i) % a.cap].units);
+		for (double u = 500; u < 4e4; u *= 1.7)
+			if (!(relerr(plb__model_eval(&b, u), plb__model_eval(&a, u)) < 1e-9))
+				fail_msg("window %d: E(%g) loaded %.9g, added %.9g", window, u,
+					 plb__model_eval(&b, u), plb__model_eval(&a, u));
+		if (window == 32 && !(plb__model_cap(&b) == plb__model_cap(&a) && b.x_fall == a.x_fall &&
+				      plb__model_cap(&b) <= 2e4))
+			fail_msg("cap %g fall %g loaded, %g and %g added", plb__model_cap(&b), b.x_fall,
+				 plb__model_cap(&a), a.x_fall);
+		plb__model_fini(&a);
+		plb__model_fini(&b);
+	}
+	struct plb__model m;
+	model_new(&m, 1e6, 32, 0.3);
+	struct plb__sample bad[2] = {{1000, 0.1, 0}, {2000, NAN, 0}};
+	assert_int_equal(plb__model_load(&m, bad, 2), PLB_EINVAL);
+	assert_int_equal(m.n, 0);
+	assert_int_equal(m.nfits, 0);
+	plb__model_fini(&m);
+}
+
 /* Blocks that took no time fit a curve of 0 s: a block that then takes
  * a second has no prediction to be a multiple of, and is no speed change
  * (no rescale of the old samples, no count). */
@@ -1445,6 +1490,7 @@ int main(void)
 		cmocka_unit_test(test_cliff_within_noise),
 		cmocka_unit_test(test_no_change_from_zero_prediction),
 		cmocka_unit_test(test_bad_samples),
+		cmocka_unit_test(test_model_load),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
