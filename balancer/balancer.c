@@ -613,8 +613,7 @@ int plb_balancer_model_set(plb_balancer_t *b, int pu, const struct plb_model_sam
 	if (!b || pu < 0 || pu >= b->n || n < 0 || (n && !s) || isnan(cliff) || !(cliff > 0))
 		return PLB_EINVAL;
 	for (int i = 0; i < n; i++)
-		if (!(s[i].units > 0) || !isfinite(s[i].units) || !(s[i].exec_s >= 0) ||
-		    !isfinite(s[i].exec_s) || !(s[i].xfer_s >= 0) || !isfinite(s[i].xfer_s))
+		if (!plb__sample_ok(&(struct plb__sample){s[i].units, s[i].exec_s, s[i].xfer_s}))
 			return PLB_EINVAL;
 	if (b->st.blocks)
 		return PLB_ESTATE;

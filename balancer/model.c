@@ -465,12 +465,16 @@ static int refit(struct plb__model *m, const double *u, const double *te, const 
 	return 0;
 }
 
+int plb__sample_ok(const struct plb__sample *s)
+{
+	return s->units > 0 && isfinite(s->units) && s->exec_s >= 0 && isfinite(s->exec_s) &&
+	       s->xfer_s >= 0 && isfinite(s->xfer_s);
+}
+
 int plb__model_add(struct plb__model *m, double units, double exec_s,
 		   double xfer_s)
 {
-	if (!m || !m->s || !(units > 0) || !isfinite(units) ||
-	    !(exec_s >= 0) || !isfinite(exec_s) || !(xfer_s >= 0) ||
-	    !isfinite(xfer_s))
+	if (!m || !m->s || !plb__sample_ok(&(struct plb__sample){units, exec_s, xfer_s}))
 		return PLB_EINVAL;
 
 	/* The window after this sample, oldest first, in scratch arrays, so
@@ -531,8 +535,7 @@ int plb__model_load(struct plb__model *m, const struct plb__sample *v, int nv)
 	if (!m || !m->s || nv < 0 || (nv && !v))
 		return PLB_EINVAL;
 	for (int i = 0; i < nv; i++)
-		if (!(v[i].units > 0) || !isfinite(v[i].units) || !(v[i].exec_s >= 0) ||
-		    !isfinite(v[i].exec_s) || !(v[i].xfer_s >= 0) || !isfinite(v[i].xfer_s))
+		if (!plb__sample_ok(&v[i]))
 			return PLB_EINVAL;
 	if (nv == 0)
 		return 0;

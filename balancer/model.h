@@ -37,6 +37,9 @@ PLB_WUR int plb__model_init(struct plb__model *m, double W,
 			    const struct plb_params *p);
 void plb__model_fini(struct plb__model *m);
 
+/* A sample a model takes: units > 0, times >= 0, all finite. */
+int plb__sample_ok(const struct plb__sample *s);
+
 /* Add one measured block and refit. Returns 0, or PLB_EINVAL for a sample
  * that is not finite and positive (units > 0, times >= 0). */
 PLB_WUR int plb__model_add(struct plb__model *m, double units, double exec_s,
