@@ -484,12 +484,70 @@ int plb_balancer_next(plb_balancer_t *b, int pu, double now, struct plb_grant *g
 	return PLB_NEXT_GRANT;
 }
 
+/* The median of v[0..n) (n >= 1), sorted in place (n is small). */
+static double median_of(double *v, int n)
+{
+	for (int i = 1; i < n; i++)
+		for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
+			double t = v[j];
+			v[j] = v[j - 1];
+			v[j - 1] = t;
+		}
+	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* PU u's fixed cost a block outside it: the intercept of a line through
+ * its newest blocks' round trips against their sizes (Theil-Sen: the
+ * median slope of the pairs of blocks whose sizes differ by 1.25x or
+ * more, then the median intercept; a round trip that waited behind
+ * another node's bytes moves neither). A round trip grows with the bytes
+ * its block moves, and only its fixed part is paid again by a smaller
+ * block: a link-bound PU (Black-Scholes' prices coming back) would
+ * otherwise read its bytes' time as a cost a block, and its blocks would
+ * grow with it. While the window holds blocks of one size, the last
+ * slope found stands (none yet: 0, the median round trip). 0 before any
+ * round trip is known. */
+static double link_fixed(struct plb__pu *u)
+{
+	double sl[PLB__LINK_WIN * (PLB__LINK_WIN - 1) / 2], c[PLB__LINK_WIN];
+	int n = u->lk_n, k = 0;
+	if (n == 0)
+		return 0;
+	for (int i = 0; i < n; i++)
+		for (int j = i + 1; j < n; j++) {
+			double lo = fmin(u->lk_u[i], u->lk_u[j]), hi = fmax(u->lk_u[i], u->lk_u[j]);
+			if (hi >= 1.25 * lo)
+				sl[k++] = (u->lk_t[i] - u->lk_t[j]) / (u->lk_u[i] - u->lk_u[j]);
+		}
+	if (k)
+		u->lk_slope = fmax(0, median_of(sl, k));
+	double slope = u->lk_slope;
+	for (int i = 0; i < n; i++)
+		c[i] = u->lk_t[i] - slope * u->lk_u[i];
+	return fmax(0, median_of(c, n));
+}
+
+/* A block's round trip, into its PU's window, and the model's floor. */
+static void note_link(struct plb_balancer *b, int pu, double units, double link_s)
+{
+	struct plb__pu *u = &b->pu[pu];
+	if (!(link_s > 0))
+		return;
+	int k = u->lk_n < PLB__LINK_WIN ? u->lk_n++ : u->lk_head++ % PLB__LINK_WIN;
+	u->lk_head %= PLB__LINK_WIN;
+	u->lk_u[k] = units;
+	u->lk_t[k] = link_s;
+	if (b->model)
+		plb__model_set_floor(&b->model[pu], link_fixed(u));
+}
+
 int plb_balancer_done(plb_balancer_t *b, int pu, const struct plb_sample *s)
 {
 	if (!b || pu < 0 || pu >= b->n || !s)
 		return PLB_EINVAL;
 	if (!(s->exec_s >= 0) || !(s->xfer_s >= 0) || !isfinite(s->exec_s) ||
-	    !isfinite(s->xfer_s) || !isfinite(s->finish))
+	    !isfinite(s->xfer_s) || !isfinite(s->finish) || !(s->link_s >= 0) ||
+	    !isfinite(s->link_s))
 		return PLB_EINVAL;
 	struct plb__pu *u = &b->pu[pu];
 	int k = 0;
@@ -498,6 +556,7 @@ int plb_balancer_done(plb_balancer_t *b, int pu, const struct plb_sample *s)
 	if (k == u->nout)
 		return PLB_ESTALE;
 	struct plb__grant_rec g = u->out[k];
+	note_link(b, pu, (double)g.units, s->link_s);
 	memmove(&u->out[k], &u->out[k + 1], (size_t)(u->nout - k - 1) * sizeof *u->out);
 	u->nout--;
 	b->nout_total--;

@@ -60,6 +60,10 @@ struct plb_sample {
 	double exec_s;          /* compute time of the block */
 	double xfer_s;          /* transfer time of the block (0 if none) */
 	double finish;          /* when the master learnt of it (balancer clock) */
+	double link_s;          /* the block's round trip outside the PU: its grant's
+				 * way there, its DONE's way back and the master's
+				 * delay in granting it; 0 if unknown (link_fixed,
+				 * balancer.c) */
 };
 
 struct plb_balancer_stats {

@@ -39,6 +39,9 @@ struct plb__redo {
 	double tried;           /* when a start was last looked for (NAN: never) */
 };
 
+/* Round trips a PU's fixed cost outside it is read from (link_fixed). */
+#define PLB__LINK_WIN 16
+
 struct plb__pu {
 	struct plb__grant_rec out[PLB_MAX_GRANTS];
 	int nout;
@@ -47,6 +50,10 @@ struct plb__pu {
 	double last_exec_s;     /* exec+xfer of its last block */
 	double rate;            /* units/s at max_block, by its model (redo_late) */
 	uint64_t redo_declined; /* the late block whose pieces it is too slow for */
+	/* its newest blocks' sizes and round trips (plb_sample.link_s) */
+	double lk_u[PLB__LINK_WIN], lk_t[PLB__LINK_WIN];
+	int lk_n, lk_head;
+	double lk_slope;        /* seconds a unit of its round trip, as last found */
 };
 
 /* A policy: one file each, one instance, designated initialisers. */

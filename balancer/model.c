@@ -328,9 +328,17 @@ static double rate_noise(const struct plb__model *m, double ubest)
 	return k > 0 ? fmin(1, exp(-3 * sqrt(ss / k))) : 1;
 }
 
-/* x_fall, x_soft and x_cap from the stored samples (model.h). */
+/* E^-1(t_floor), kept with the curve it inverts (find_cliff runs after
+ * every fit). */
+static void find_floor(struct plb__model *m)
+{
+	m->x_floor = m->t_floor > 0 && m->n > 0 ? plb__model_inverse(m, m->t_floor, m->W) : 0;
+}
+
+/* x_fall, x_soft and x_cap from the stored samples (model.h), and x_floor. */
 static void find_cliff(struct plb__model *m)
 {
+	find_floor(m);
 	double best = 0, ubest = 0;
 
 	for (int i = 0; i < m->n; i++) {
@@ -411,35 +419,54 @@ void plb__model_note_fall(struct plb__model *m, double x)
 	}
 }
 
+void plb__model_set_floor(struct plb__model *m, double t)
+{
+	if (!(t >= 0) || !isfinite(t))
+		t = 0;
+	if (t != m->t_floor) {
+		m->t_floor = t;
+		find_floor(m);
+	}
+}
+
+/* The cap in force: x_cap, never below x_floor. */
+static double cap_of(const struct plb__model *m)
+{
+	return fmax(m->x_cap, m->x_floor);
+}
+
 double plb__model_cap(const struct plb__model *m)
 {
-	return m->x_cap;
+	return cap_of(m);
 }
 
 double plb__model_eval_split(const struct plb__model *m, double units)
 {
-	if (!(units > m->x_cap))
+	double c = cap_of(m);
+	if (!(units > c))
 		return model_e(m, units, NULL, NULL, NULL);
-	return model_e(m, m->x_cap, NULL, NULL, NULL) * (units / m->x_cap);
+	return model_e(m, c, NULL, NULL, NULL) * (units / c);
 }
 
 double plb__model_deriv_split(const struct plb__model *m, double units)
 {
-	if (!(units > m->x_cap))
+	double c = cap_of(m);
+	if (!(units > c))
 		return plb__model_deriv(m, units);
-	return model_e(m, m->x_cap, NULL, NULL, NULL) / m->x_cap;
+	return model_e(m, c, NULL, NULL, NULL) / c;
 }
 
 double plb__model_inverse_split(const struct plb__model *m, double t,
 				double max_units)
 {
-	if (!(max_units > m->x_cap))
+	double c = cap_of(m);
+	if (!(max_units > c))
 		return plb__model_inverse(m, t, max_units);
-	double x = plb__model_inverse(m, t, m->x_cap);
-	if (x < m->x_cap)
+	double x = plb__model_inverse(m, t, c);
+	if (x < c)
 		return x;
-	double e = model_e(m, m->x_cap, NULL, NULL, NULL);
-	return e > 0 ? fmin(max_units, t * m->x_cap / e) : max_units;
+	double e = model_e(m, c, NULL, NULL, NULL);
+	return e > 0 ? fmin(max_units, t * c / e) : max_units;
 }
 
 /* F and G fitted to the n samples u, te, tx (w and x: scratch of n), and

@@ -29,6 +29,8 @@ struct plb__model {
 	double x_soft;                  /* smallest block past the best that ran a little slow, or INFINITY */
 	double x_soft_kept;             /* x_soft when a sample left the window: it outlives its samples */
 	double x_cap;                   /* largest block worth running, or INFINITY */
+	double t_floor;                 /* the PU's fixed time a block outside it (plb__model_set_floor) */
+	double x_floor;                 /* the block E takes t_floor to run: no cap is below it */
 };
 
 /* Initialise for a domain of W units with the parameters' window, term limit
@@ -84,6 +86,13 @@ double plb__model_inverse_steps(const struct plb__model *m, double t,
  * until a block as large runs near the best rate; with neither, x_cap is
  * INFINITY. */
 double plb__model_cap(const struct plb__model *m);
+/* The time t (>= 0) each block of the PU costs outside it: its round
+ * trip's fixed part (link_fixed, balancer.c), which the samples do not
+ * show. No cap is below the block that runs t: a smaller block leaves the
+ * PU waiting for its next grant longer than it computes, whatever its
+ * rate (a real CPU capped at 685 k-means points ran 35 us blocks a
+ * millisecond apart), so its best throughput is at that size or above. */
+void plb__model_set_floor(struct plb__model *m, double t);
 /* A fall seen at block size x before these samples (an earlier run's
  * x_fall; INFINITY: none): remembered as one seen now would be. */
 void plb__model_note_fall(struct plb__model *m, double x);

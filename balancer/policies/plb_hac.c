@@ -360,7 +360,9 @@ static double block_limit(struct plb_balancer *b, int pu, double now, double bus
 	if (!(left > 0))
 		return fmin(plb__model_cap(m), grow);
 	double t_fix = fmin(h->t_fix[pu], stretch_time(b, pu, left));
-	double t = p->block_time_fraction * left;
+	/* no shorter than its round trip (plb__model_set_floor): a block the
+	 * PU waits longer for than it runs loses more than it balances */
+	double t = fmax(p->block_time_fraction * left, fmin(m->t_floor, left));
 	if (t_fix > t)
 		t = fmin(t_fix, plb__model_eval(m, mb) + t);
 	double x = plb__model_inverse(m, t, pool);

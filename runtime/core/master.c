@@ -43,6 +43,7 @@ struct slot {
 	enum plb_grant_kind kind;
 	double predicted_s;
 	double sent;            /* plb__now() when dispatch began packing it */
+	double turn;            /* from its PU's DONE that it follows to sent; 0: none */
 };
 
 struct mpu {
@@ -54,6 +55,7 @@ struct mpu {
 	int long_block;         /* best_rate is from blocks of RATE_MIN_S or more */
 	long blocks;
 	long overran;           /* blocks it ran past its model (emulated) */
+	double heard;           /* when its newest DONE came, until a grant follows (NAN: none) */
 };
 
 struct run {
@@ -265,7 +267,9 @@ static int dispatch(struct run *r, int i, const struct plb_grant *g)
 		 (unsigned long long)g->units, (unsigned long long)g->offset,
 		 plb_grant_kind_name(g->kind),
 		 g->predicted_s);
-	u->s[k] = (struct slot){g->id, g->offset, g->units, 1, borrow, g->kind, g->predicted_s, sent};
+	u->s[k] = (struct slot){g->id, g->offset, g->units, 1, borrow, g->kind, g->predicted_s, sent,
+				isfinite(u->heard) ? sent - u->heard : 0};
+	u->heard = NAN;
 	u->nout++;
 	r->bytes_out += (double)(PLB__HDR_SIZE + len);
 	int rc = p->tp->ops->send(p->tp, p->peer[u->peer].rank, msg);
@@ -284,7 +288,9 @@ static int poll_pu(struct run *r, int i)
 		struct plb_grant g;
 		int rc = plb_balancer_next(r->b, i, r->now - r->t0, &g);
 		if (rc == PLB_NEXT_WAIT) {
+			/* a grant after a wait follows no DONE at once */
 			u->parked = 1;
+			u->heard = NAN;
 			return 0;
 		}
 		if (rc == PLB_NEXT_DONE) {
@@ -523,6 +529,19 @@ static double link_time(const struct plb *p, int i, const struct plb__hdr *h,
 	return t > 0 ? t : 0;
 }
 
+/* A block's round trip outside its PU (plb_sample.link_s): its way out
+ * and its DONE's way back, as link_time but for every block (an emulated
+ * PU's messages and a borrowed block's take real ways too), and the
+ * master's delay from the DONE it followed to its sending. 0 where the
+ * worker's times are unknown. */
+static double round_trip(const struct plb__hdr *h, const struct slot *sl, double heard)
+{
+	if (!isfinite(h->t_arrive) || !isfinite(h->t_end))
+		return 0;
+	double t = (heard - sl->sent) - (h->t_end - h->t_arrive);
+	return (t > 0 ? t : 0) + sl->turn;
+}
+
 static int on_done(struct run *r, int peer, void *msg)
 {
 	struct plb *p = r->p;
@@ -563,7 +582,9 @@ static int on_done(struct run *r, int peer, void *msg)
 				 r->accpad + want);
 	double heard = plb__now(), link = link_time(p, i, h, &sl, heard);
 	struct plb_sample smp = {.grant_id = sl.id, .exec_s = h->exec_s, .xfer_s = h->xfer_s,
-				 .finish = r->now - r->t0};
+				 .finish = r->now - r->t0,
+				 .link_s = round_trip(h, &sl, heard)};
+	u->heard = heard;
 	plb__log(PLB__LOG_DEBUG, "master", "t=%.4f done %llu on %s: exec %.4f s, xfer %.4f s, link %.4f s",
 		 smp.finish, (unsigned long long)sl.id, p->pu[i].name, h->exec_s, h->xfer_s, link);
 	rc = plb_balancer_done(r->b, i, &smp);
@@ -954,6 +975,7 @@ int plb_run(plb_t *p, const struct plb_job *job)
 		for (int k = 0; k < p->peer[w].npu; k++) {
 			r.pu[p->peer[w].pu0 + k].peer = w;
 			r.pu[p->peer[w].pu0 + k].local = k;
+			r.pu[p->peer[w].pu0 + k].heard = NAN;
 		}
 	}
 	rc = plb_balancer_create(&p->cfg.params, p->policy, r.npu, r.W, &r.b);

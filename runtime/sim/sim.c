@@ -23,6 +23,8 @@ struct ev {
 struct job {
 	struct plb_grant g;
 	double xs, xe, cs, ce;  /* transfer start/end, compute start/end */
+	double sent, arrive;    /* its grant left the master, reached the PU */
+	double turn;            /* from the DONE it followed to sent; 0: none */
 	int fails;              /* the model's fail_block: its kernel fails */
 };
 
@@ -38,6 +40,7 @@ struct spu {
 	double busy, busy_until, last_finish, units;
 	long nblocks;
 	int begun;                      /* blocks begun (for the model's fail_block) */
+	double heard;                   /* its newest DONE, until a grant follows (NAN: none) */
 };
 
 struct sim {
@@ -171,6 +174,11 @@ static void master_end(struct sim *s)
 	s->m_free = s->now + cost;
 	plb__trace_after(s->o->trace, s->b, -1, s->now);
 	for (int i = 0; i < s->noutq; i++) {
+		struct spu *p = &s->pu[s->outq[i].pu];
+		struct job *j = &p->jobs[s->outq[i].slot];
+		j->sent = s->m_free;
+		j->turn = isfinite(p->heard) ? s->m_free - p->heard : 0;
+		p->heard = NAN;
 		int rc = push(s, s->m_free + s->lat, EV_GRANT_ARRIVE, s->outq[i].pu, s->outq[i].slot);
 		if (rc)
 			fail(s, rc, "event queue");
@@ -188,6 +196,7 @@ static void poll(struct sim *s, int pu)
 		int rc = plb_balancer_next(s->b, pu, s->now, &g);
 		if (rc == PLB_NEXT_WAIT) {
 			p->parked = 1;
+			p->heard = NAN;
 			return;
 		}
 		if (rc == PLB_NEXT_DONE) {
@@ -232,6 +241,7 @@ static void on_grant_arrive(struct sim *s, const struct ev *e)
 	struct job *j = &p->jobs[e->slot];
 	if (p->dead)
 		return;         /* sent to a dead PU: lost until the master notices */
+	j->arrive = e->t;
 	const struct plb__devmodel *m = p->m;
 	double u = (double)j->g.units;
 	double G = plb__curve_spec_eval(&m->transfer, u);
@@ -282,8 +292,12 @@ static void on_done_arrive(struct sim *s, const struct ev *e)
 		return;
 	}
 	master_begin(s, e->t);
+	/* its round trip outside the PU, as the runtime measures it */
+	double way = (s->now - j->sent) - (j->ce - j->arrive);
 	struct plb_sample smp = {.grant_id = j->g.id, .exec_s = j->ce - j->cs,
-				 .xfer_s = j->xe - j->xs, .finish = s->now};
+				 .xfer_s = j->xe - j->xs, .finish = s->now,
+				 .link_s = (way > 0 ? way : 0) + j->turn};
+	p->heard = s->now;
 	int rc = plb_balancer_done(s->b, e->pu, &smp);
 	p->used[e->slot] = 0;
 	p->nout--;
@@ -405,6 +419,7 @@ int plb__sim_run(const struct plb__config *cfg, const struct plb__sim_opts *o,
 	for (int i = 0; i < s.n; i++) {
 		struct spu *p = &s.pu[i];
 		p->m = models[i] = &cfg->models[cfg->pus[i].model];
+		p->heard = NAN;
 		plb__noise_seed(&p->nz, o->seed, (uint64_t)i);
 		res->names[i] = strdup(cfg->pus[i].name);
 		if (!res->names[i]) {

@@ -135,7 +135,7 @@ static int job(const char *policy)
 		}
 		now = finish[next];
 		busy[next] = 0;
-		struct plb_sample s = {g[next].id, exec[next], 0, now};
+		struct plb_sample s = {g[next].id, exec[next], 0, now, 0};
 		rc = plb_balancer_done(b, next, &s);
 		if (rc == PLB_ESTALE)
 			rc = 0;

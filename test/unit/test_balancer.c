@@ -135,7 +135,7 @@ static long run_job(const char *policy, int n, uint64_t W, int nlose, uint64_t s
 			assert_int_equal(plb_balancer_lost(b, v, now), 0);
 			if (pu[v].busy) {
 				/* its late report must not count */
-				struct plb_sample s = {pu[v].g.id, pu[v].exec, 0, now};
+				struct plb_sample s = {pu[v].g.id, pu[v].exec, 0, now, 0};
 				assert_int_equal(plb_balancer_done(b, v, &s), PLB_ESTALE);
 			}
 			assert_int_equal(plb_balancer_next(b, v, now, &pu[v].g), PLB_ESTATE);
@@ -144,7 +144,7 @@ static long run_job(const char *policy, int n, uint64_t W, int nlose, uint64_t s
 		}
 		now = pu[next].finish;
 		pu[next].busy = 0;
-		struct plb_sample s = {pu[next].g.id, pu[next].exec, 0, now};
+		struct plb_sample s = {pu[next].g.id, pu[next].exec, 0, now, 0};
 		/* a block that lost a race with its re-run (or a re-run that
 		 * lost to its original) is stale: its units count elsewhere */
 		int rc = plb_balancer_done(b, next, &s);
@@ -295,7 +295,7 @@ static void test_static_split(void **state)
 		assert_int_equal(plb_balancer_next(b, i, 0, &g[i]), PLB_NEXT_GRANT);
 	for (int i = 0; i < 2; i++) {
 		double t = (double)g[i].units / (i ? 3.0 : 1.0);
-		struct plb_sample smp = {g[i].id, t, 0, t};
+		struct plb_sample smp = {g[i].id, t, 0, t, 0};
 		assert_int_equal(plb_balancer_done(b, i, &smp), 0);
 	}
 	for (int i = 0; i < 2; i++)
@@ -316,13 +316,13 @@ static void test_static_split(void **state)
 		assert_int_equal(plb_balancer_next(b, i, 0, &h[i]), PLB_NEXT_GRANT);
 	for (int i = 0; i < 2; i++) {
 		double sec = (double)h[i].units / (i + 1.0);
-		struct plb_sample smp = {h[i].id, sec, 0, sec};
+		struct plb_sample smp = {h[i].id, sec, 0, sec, 0};
 		assert_int_equal(plb_balancer_done(b, i, &smp), 0);
 	}
 	assert_int_equal(plb_balancer_lost(b, 0, 1e5), 0);
 	assert_int_equal(plb_balancer_next(b, 1, 1e5, &t[1]), PLB_NEXT_WAIT);
 	double sec = (double)h[2].units / 3.0;
-	struct plb_sample smp = {h[2].id, sec, 0, 1e5 + 1};
+	struct plb_sample smp = {h[2].id, sec, 0, 1e5 + 1, 0};
 	assert_int_equal(plb_balancer_done(b, 2, &smp), 0);
 	for (int i = 1; i < 3; i++)
 		assert_int_equal(plb_balancer_next(b, i, 2e5, &t[i]), PLB_NEXT_GRANT);
@@ -383,7 +383,7 @@ static void test_bad_calls(void **state)
 	assert_int_equal(plb_balancer_next(b, -1, 0, &g), PLB_EINVAL);
 	assert_int_equal(plb_balancer_next(b, 0, NAN, &g), PLB_EINVAL);
 	assert_int_equal(plb_balancer_next(b, 0, 0, &g), PLB_NEXT_GRANT);
-	struct plb_sample s = {g.id + 99, 1, 0, 1};
+	struct plb_sample s = {g.id + 99, 1, 0, 1, 0};
 	assert_int_equal(plb_balancer_done(b, 0, &s), PLB_ESTALE);
 	s.grant_id = g.id;
 	s.exec_s = -1;
@@ -423,7 +423,7 @@ static void test_zero_time_blocks(void **state)
 				/* PUs 0 and 1 are free; PU 2 costs 1 ms per 1000 units */
 				double t = i < 2 ? 0 : 1e-6 * (double)g.units;
 				now += t;
-				struct plb_sample s = {g.id, t, 0, now};
+				struct plb_sample s = {g.id, t, 0, now, 0};
 				assert_int_equal(plb_balancer_done(b, i, &s), 0);
 				done += g.units;
 				progress = 1;
@@ -477,7 +477,7 @@ static void test_lost_range_regranted(void **state)
 	assert_int_equal(plb_balancer_lost(b, 0, 1), 0);
 	/* told twice (a worker's LOST, then its rank gone): nothing more */
 	assert_int_equal(plb_balancer_lost(b, 0, 1.5), 0);
-	struct plb_sample s = {g1.id, 1, 0, 1};
+	struct plb_sample s = {g1.id, 1, 0, 1, 0};
 	assert_int_equal(plb_balancer_done(b, 1, &s), 0);
 	assert_int_equal(plb_balancer_next(b, 1, 1, &g2), PLB_NEXT_GRANT);
 	assert_int_equal(g2.offset, 0);         /* the lost range first */
@@ -516,7 +516,7 @@ static double hdss_train(plb_balancer_t *b, int n, double (*thr)(int, double))
 			assert_int_equal(plb_balancer_next(b, i, now, &g2), PLB_NEXT_WAIT);
 			double t = (double)g.units / thr(i, (double)g.units);
 			now += t;
-			struct plb_sample s = {g.id, 0.75 * t, 0.25 * t, now};
+			struct plb_sample s = {g.id, 0.75 * t, 0.25 * t, now, 0};
 			assert_int_equal(plb_balancer_done(b, i, &s), 0);
 		}
 	return now;
@@ -609,7 +609,7 @@ static void test_hdss_small_domain(void **state)
 			assert_int_equal(g.units, 100u << k);
 			adaptive += g.units;
 			now += 1e-3 * (double)g.units;
-			struct plb_sample s = {g.id, 1e-3 * (double)g.units, 0, now};
+			struct plb_sample s = {g.id, 1e-3 * (double)g.units, 0, now, 0};
 			assert_int_equal(plb_balancer_done(b, i, &s), 0);
 		}
 	assert_int_equal(adaptive, 3000);
@@ -632,7 +632,7 @@ static enum plb_grant_kind hec_round(plb_balancer_t *b, int n, double *now,
 	for (int i = 0; i < n; i++) {
 		double t = (1e-3 + (double)g[i].units / 1e6) * factor[i];
 		*now = fmax(*now, t0 + t);
-		struct plb_sample s = {g[i].id, t * (1 - hec_xfer), t * hec_xfer, t0 + t};
+		struct plb_sample s = {g[i].id, t * (1 - hec_xfer), t * hec_xfer, t0 + t, 0};
 		assert_int_equal(plb_balancer_done(b, i, &s), 0);
 	}
 	return g[0].kind;
@@ -721,15 +721,15 @@ static void test_hec_lost_after_done_keeps_barrier(void **state)
 	struct plb_grant g[3];
 	for (int i = 0; i < 3; i++)
 		assert_int_equal(plb_balancer_next(b, i, 0, &g[i]), PLB_NEXT_GRANT);
-	struct plb_sample s0 = {g[0].id, 0.01, 0, 0.01};
+	struct plb_sample s0 = {g[0].id, 0.01, 0, 0.01, 0};
 	assert_int_equal(plb_balancer_done(b, 0, &s0), 0);
 	assert_int_equal(plb_balancer_lost(b, 0, 0.015), 0);
-	struct plb_sample s1 = {g[1].id, 0.02, 0, 0.02};
+	struct plb_sample s1 = {g[1].id, 0.02, 0, 0.02, 0};
 	assert_int_equal(plb_balancer_done(b, 1, &s1), 0);
 	struct plb_grant n;
 	if (plb_balancer_next(b, 1, 0.02, &n) != PLB_NEXT_WAIT)
 		fail_msg("a new round began while PU 2's block of the last one was out");
-	struct plb_sample s2 = {g[2].id, 0.03, 0, 0.03};
+	struct plb_sample s2 = {g[2].id, 0.03, 0, 0.03, 0};
 	assert_int_equal(plb_balancer_done(b, 2, &s2), 0);
 	assert_int_equal(plb_balancer_next(b, 1, 0.03, &n), PLB_NEXT_GRANT);
 	plb_balancer_destroy(b);
@@ -754,7 +754,7 @@ static int hec_constant_rounds(double base, double jitter)
 		for (int i = 0; i < 2; i++) {
 			double t = i == 0 ? 1e-3 + (double)g[i].units / 1e6 : base + (k % 2 ? -jitter : jitter);
 			now = fmax(now, t0 + t);
-			struct plb_sample s = {g[i].id, t, 0, t0 + t};
+			struct plb_sample s = {g[i].id, t, 0, t0 + t, 0};
 			assert_int_equal(plb_balancer_done(b, i, &s), 0);
 		}
 	}
@@ -964,7 +964,7 @@ static void test_busy_for_and_others_busy(void **state)
 			break;
 		double t = 1e-6 * (double)g.units;
 		now += t;
-		struct plb_sample s = {g.id, t, 0, now};
+		struct plb_sample s = {g.id, t, 0, now, 0};
 		assert_int_equal(plb_balancer_done(b, 0, &s), 0);
 	}
 	double p = g.predicted_s;
@@ -1007,7 +1007,7 @@ static void test_transfer_counts_as_time(void **state)
 			now = finish[k];
 			busy[k] = 0;
 			double u = (double)g[k].units;
-			struct plb_sample smp = {g[k].id, exec_per[k] * u, xfer_per[k] * u, now};
+			struct plb_sample smp = {g[k].id, exec_per[k] * u, xfer_per[k] * u, now, 0};
 			if (plb_balancer_done(b, k, &smp) == 0)
 				units[k] += u;
 		}
@@ -1037,7 +1037,7 @@ static void test_done_out_of_order(void **state)
 	assert_int_equal(plb_balancer_next(b, 1, 0, &g[0]), PLB_NEXT_GRANT);
 	assert_int_equal(plb_balancer_next(b, 1, 0, &g[1]), PLB_NEXT_GRANT);
 	assert_int_equal(plb_balancer_next(b, 1, 0, &h), PLB_ESTATE);
-	struct plb_sample s1 = {g[1].id, 1, 0, 1}, s0 = {g[0].id, 1, 0, 2};
+	struct plb_sample s1 = {g[1].id, 1, 0, 1, 0}, s0 = {g[0].id, 1, 0, 2, 0};
 	assert_int_equal(plb_balancer_done(b, 1, &s1), 0);
 	assert_int_equal(b->pu[1].nout, 1);
 	assert_int_equal(b->pu[1].out[0].id, g[0].id);
@@ -1049,7 +1049,7 @@ static void test_done_out_of_order(void **state)
 	while (!plb_balancer_finished(b)) {
 		assert_int_equal(plb_balancer_next(b, 0, now, &h), PLB_NEXT_GRANT);
 		now += 1;
-		struct plb_sample s = {h.id, 1, 0, now};
+		struct plb_sample s = {h.id, 1, 0, now, 0};
 		assert_int_equal(plb_balancer_done(b, 0, &s), 0);
 		done += h.units;
 	}
@@ -1120,7 +1120,7 @@ static void test_placement(void **state)
 		assert_int_equal(plb_balancer_next(plain, who[k], 0, &h), PLB_NEXT_GRANT);
 		assert_int_equal(h.offset, plain_at);
 		plain_at += 100;
-		struct plb_sample s = {g.id, 1, 0, 1}, t = {h.id, 1, 0, 1};
+		struct plb_sample s = {g.id, 1, 0, 1, 0}, t = {h.id, 1, 0, 1, 0};
 		assert_int_equal(plb_balancer_done(b, who[k], &s), 0);
 		assert_int_equal(plb_balancer_done(plain, who[k], &t), 0);
 	}
@@ -1317,7 +1317,7 @@ static void run_linear(plb_balancer_t *b, int pu, const struct plb_grant *g, dou
 {
 	double t = 0.01 + 1e-5 * (double)g->units;
 	*now += t;
-	struct plb_sample smp = {g->id, t, 0, *now};
+	struct plb_sample smp = {g->id, t, 0, *now, 0};
 	assert_int_equal(plb_balancer_done(b, pu, &smp), 0);
 }
 
@@ -1395,7 +1395,7 @@ static void test_no_wake_without_free_pus(void **state)
 			if (isfinite(plb_balancer_wake(b)))
 				fail_msg("%d PU(s), one live: a wake-up at %g s for a block nobody else can run",
 					 n, plb_balancer_wake(b));
-			struct plb_sample smp = {g.id, 100 * (0.01 + 1e-5 * (double)g.units), 0, now};
+			struct plb_sample smp = {g.id, 100 * (0.01 + 1e-5 * (double)g.units), 0, now, 0};
 			assert_int_equal(plb_balancer_done(b, 0, &smp), 0);
 		}
 		assert_true(plb_balancer_finished(b));
@@ -1417,7 +1417,7 @@ static void test_no_wake_for_untrained_free_pu(void **state)
 	assert_int_equal(plb_balancer_next(b, 0, 0, &g0), PLB_NEXT_GRANT);
 	assert_int_equal(plb_balancer_next(b, 1, 0, &g1), PLB_NEXT_GRANT);
 	assert_true(g0.units == 1 && g1.units == 1);
-	struct plb_sample s = {g1.id, 0, 0, 0.001};
+	struct plb_sample s = {g1.id, 0, 0, 0.001, 0};
 	assert_int_equal(plb_balancer_done(b, 1, &s), 0);
 	assert_true(isnan(plb_balancer_predict(b, 1, 1)));
 	/* PU 0's first block is late from its start (it has no prediction) */
@@ -1429,7 +1429,7 @@ static void test_no_wake_for_untrained_free_pu(void **state)
 			fail_msg("t=%g: a wake-up at %g s for a PU with one sample", now,
 				 plb_balancer_wake(b));
 	}
-	s = (struct plb_sample){g0.id, 1000, 0, 1000};
+	s = (struct plb_sample){g0.id, 1000, 0, 1000, 0};
 	assert_int_equal(plb_balancer_done(b, 0, &s), 0);
 	assert_true(plb_balancer_finished(b));
 	plb_balancer_destroy(b);
@@ -1483,7 +1483,7 @@ static void test_wake_after_predicted_end(void **state)
 			break;
 		now = end[next];
 		busy[next] = 0;
-		struct plb_sample smp = {g[next].id, end[next] - at[next], 0, now};
+		struct plb_sample smp = {g[next].id, end[next] - at[next], 0, now, 0};
 		assert_int_equal(plb_balancer_done(b, next, &smp), 0);
 	}
 	assert_true(plb_balancer_finished(b));
@@ -1519,7 +1519,7 @@ static void test_void_block_report(void **state)
 			assert_int_equal(rc, PLB_NEXT_GRANT);
 			double t = 0.01 + 1e-5 * (double)g.units;
 			now += t;
-			struct plb_sample smp = {g.id, t, 0, now};
+			struct plb_sample smp = {g.id, t, 0, now, 0};
 			assert_int_equal(plb_balancer_done(b, 1, &smp), 0);
 		}
 		struct plb_balancer_stats st;
@@ -1527,7 +1527,7 @@ static void test_void_block_report(void **state)
 		assert_true(st.redo_won == 1);
 		int before = plb_balancer_model_get(b, 0, got, 64, NULL);
 		/* half of it transfer time (a sample counts exec + transfer) */
-		struct plb_sample late = {g0.id, c ? 0.5 * now : 0, c ? 0.5 * now : 0, now};
+		struct plb_sample late = {g0.id, c ? 0.5 * now : 0, c ? 0.5 * now : 0, now, 0};
 		assert_int_equal(plb_balancer_done(b, 0, &late), PLB_ESTALE);
 		int after = plb_balancer_model_get(b, 0, got, 64, NULL);
 		if (after != before + c)
@@ -1645,7 +1645,7 @@ static void test_rest_below_min_block_joins(void **state)
 			assert_int_equal(g.offset, off);
 			assert_int_equal(g.units, want[c][k]);
 			off += g.units;
-			struct plb_sample s = {g.id, 1, 0, k + 1};
+			struct plb_sample s = {g.id, 1, 0, k + 1, 0};
 			assert_int_equal(plb_balancer_done(b, 0, &s), 0);
 		}
 		assert_true(plb_balancer_finished(b));

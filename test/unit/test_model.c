@@ -913,19 +913,29 @@ static void test_window(void **state)
  * the cap is 8000 (the largest block that kept it), more units are planned
  * as blocks of 8000, and the fall outlives the window (4 samples here);
  * the same where a unit takes seconds. */
+/* Blocks of 1000-16000 units on a PU whose units past 10000 cost 4x: the
+ * last one falls, and the cap is 8000. */
+static const double cliff_u[] = {1000, 2000, 4000, 8000, 16000};
+
+static void cliff_model(struct plb__model *m, int window)
+{
+	const double *u = cliff_u;
+
+	model_new(m, 1e6, window, 0.3);
+	for (int i = 0; i < 5; i++) {
+		double t = 0.001 + 1e-4 * u[i] + (u[i] > 1e4 ? 3e-4 * (u[i] - 1e4) : 0);
+		assert_true(isinf(plb__model_cap(m)));         /* no fall yet */
+		assert_int_equal(plb__model_add(m, u[i], t, 0), 0);
+	}
+	assert_true(plb__model_cap(m) == 8000);
+}
+
 static void test_cliff_cap(void **state)
 {
-	static const double u[] = {1000, 2000, 4000, 8000, 16000};
 	struct plb__model m;
 
 	(void)state;
-	model_new(&m, 1e6, 4, 0.3);
-	for (int i = 0; i < 5; i++) {
-		double t = 0.001 + 1e-4 * u[i] + (u[i] > 1e4 ? 3e-4 * (u[i] - 1e4) : 0);
-		assert_true(isinf(plb__model_cap(&m)));        /* no fall yet */
-		assert_int_equal(plb__model_add(&m, u[i], t, 0), 0);
-	}
-	assert_true(plb__model_cap(&m) == 8000);
+	cliff_model(&m, 4);
 	double e = plb__model_eval(&m, 8000);
 	assert_true(relerr(plb__model_eval_split(&m, 32000), 4 * e) < 1e-12);
 	assert_true(relerr(plb__model_deriv_split(&m, 32000), e / 8000) < 1e-12);
@@ -963,9 +973,32 @@ static void test_cliff_cap(void **state)
 	/* throughput that only rises (a fixed cost): no cap */
 	model_new(&m, 1e6, 32, 0.3);
 	for (int i = 0; i < 5; i++)
-		assert_int_equal(plb__model_add(&m, u[i], 0.05 + 1e-4 * u[i], 0), 0);
+		assert_int_equal(plb__model_add(&m, cliff_u[i], 0.05 + 1e-4 * cliff_u[i], 0), 0);
 	assert_true(isinf(plb__model_cap(&m)));
 	assert_true(plb__model_eval_split(&m, 5e5) == plb__model_eval(&m, 5e5));
+	plb__model_fini(&m);
+}
+
+/* plb__model_set_floor: the cap is never below the block whose E is the
+ * PU's round trip, and is the cliff's again when the round trip is short;
+ * the floor follows each refit. */
+static void test_cap_floor(void **state)
+{
+	struct plb__model m;
+
+	(void)state;
+	cliff_model(&m, 8);
+	plb__model_set_floor(&m, 0.1);          /* E(8000) = 0.8 s: the cliff's cap holds */
+	assert_true(plb__model_cap(&m) == 8000);
+	plb__model_set_floor(&m, 2.0);
+	double x = plb__model_inverse(&m, 2.0, 1e6);
+	assert_true(x > 8000 && plb__model_cap(&m) == x);
+	assert_true(relerr(plb__model_eval_split(&m, x), 2.0) < 1e-6);
+	assert_true(relerr(plb__model_eval_split(&m, 3 * x), 3 * plb__model_eval(&m, x)) < 1e-12);
+	assert_int_equal(plb__model_add(&m, 12000, 2.2, 0), 0);
+	assert_true(plb__model_cap(&m) == plb__model_inverse(&m, 2.0, 1e6));
+	plb__model_set_floor(&m, NAN);          /* not a time: no floor */
+	assert_true(plb__model_cap(&m) == 8000);
 	plb__model_fini(&m);
 }
 
@@ -1476,6 +1509,7 @@ int main(void)
 		cmocka_unit_test(test_no_false_change),
 		cmocka_unit_test(test_window),
 		cmocka_unit_test(test_cliff_cap),
+		cmocka_unit_test(test_cap_floor),
 		cmocka_unit_test(test_weight_floor_from_longest),
 		cmocka_unit_test(test_sample_order_invariance),
 		cmocka_unit_test(test_no_cliff_from_microsecond_blocks),

@@ -49,6 +49,11 @@ struct drive {
 	double warm_cliff[NPU], got_cliff[NPU];
 	long training_blocks;
 	const struct plb_params *params;        /* NULL: the defaults */
+	/* each block's round trip outside its PU (a grant's way there, its
+	 * DONE's way back): the PU's next block starts that much after it,
+	 * and the sample reports it where tell_link is set */
+	double link, link_unit;         /* link + link_unit x units */
+	int tell_link;
 };
 
 static double drive_now;        /* when the block being timed starts */
@@ -99,7 +104,7 @@ static void drive(struct drive *d, uint64_t W)
 			if (u->g.kind == PLB_GRANT_TRAINING)
 				u->training++;
 			u->blocks++;
-			u->finish = now + u->exec;
+			u->finish = now + u->exec + d->link + d->link_unit * (double)u->g.units;
 			u->busy = 1;
 		}
 		int next = -1;
@@ -112,7 +117,8 @@ static void drive(struct drive *d, uint64_t W)
 		struct pu *u = &d->pu[next];
 		u->busy = 0;
 		u->idle_from = now;
-		struct plb_sample s = {u->g.id, u->exec, 0, now};
+		double link = d->link + d->link_unit * (double)u->g.units;
+		struct plb_sample s = {u->g.id, u->exec, 0, now, d->tell_link ? link : 0};
 		int rc = plb_balancer_done(b, next, &s);
 		if (rc == PLB_ESTALE) {
 			d->stale++;     /* lost a race with a re-run: counted elsewhere */
@@ -340,6 +346,73 @@ static void test_cliff_not_rerun(void **state)
 		fail_msg("makespan %.3f s with a cliff, %.3f s without", d.makespan, base.makespan);
 }
 
+/* The cap's floor (plb__model_set_floor): PU 0 (99% of the cluster) runs
+ * blocks of up to 500 units from its cache, 1.6x slower per unit past them
+ * (a real CPU's k-means points), so its throughput falls past 500 units,
+ * and every block costs 20 ms of round trip that its times do not show.
+ * Told the round trips, the balancer gives PU 0 no block it runs in less
+ * than that, however fast: blocks of 500 units would leave it waiting 4
+ * ms in 5. */
+static double cached(int pu, int k, double units)
+{
+	(void)k;
+	if (pu)
+		return linear(pu, units);
+	return units <= 500 ? 1e-5 * units : 5e-3 + 1.6e-5 * (units - 500);
+}
+
+static void test_cap_floor_round_trip(void **state)
+{
+	(void)state;
+	static struct drive told, blind;
+	memset(&told, 0, sizeof told);
+	memset(&blind, 0, sizeof blind);
+	told.time = blind.time = cached;
+	told.link = blind.link = 0.02;
+	told.tell_link = 1;
+	drive(&told, 100000);
+	drive(&blind, 100000);
+	/* PU 0's regular blocks but the last few: none below the floor (E =
+	 * 20 ms at 1437 units; the fit's E may differ a little), not even as
+	 * the end nears (blind, its blocks are 781 units to the end, 64 last) */
+	int small = 0, regular = 0;
+	for (int k = 0; k < told.ngrant; k++)
+		if (told.grant_pu[k] == 0 && told.grant_t[k] < 0.95 * told.done_at_finish) {
+			regular++;
+			small += told.grant_units[k] < 1200;
+		}
+	if (regular == 0 || small > 0)
+		fail_msg("%d of PU 0's %d regular blocks under 1200 units", small, regular);
+	/* the job's end (PU 2's training block, redone by others, runs on) */
+	if (told.done_at_finish > 0.8 * blind.done_at_finish)
+		fail_msg("the job took %.3f s told the round trips, %.3f s not",
+			 told.done_at_finish, blind.done_at_finish);
+}
+
+/* ... but only the round trip's fixed part is a floor: PU 0's round trip
+ * is all bytes (20 us a unit, more than its compute), which a smaller
+ * block pays less of, so its blocks stay at the cliff's cap (781 units):
+ * read as a cost a block, the bytes' time would lift the floor past each
+ * block, and the next block past it. */
+static void test_cap_floor_not_bytes(void **state)
+{
+	(void)state;
+	static struct drive d;
+	memset(&d, 0, sizeof d);
+	d.time = cached;
+	d.link_unit = 2e-5;
+	d.tell_link = 1;
+	drive(&d, 100000);
+	int large = 0, regular = 0;
+	for (int k = 0; k < d.ngrant; k++)
+		if (d.grant_pu[k] == 0) {
+			regular++;
+			large += d.grant_units[k] > 1200;
+		}
+	if (regular == 0 || large > 2)
+		fail_msg("%d of PU 0's %d regular blocks past 1200 units", large, regular);
+}
+
 /* probe_fraction: PU 0 (80% of the cluster's speed, a fixed cost of 2 ms
  * per block, 1% of a block from 600 units on) has a cliff far past that
  * size: beyond 20000 units (6.6 s) each unit costs 5x. Its blocks grow
@@ -518,7 +591,7 @@ static void test_one_pu_alive_takes_the_rest(void **state)
 			assert_int_equal(plb_balancer_lost(b, i, 0.01), 0);
 		for (;;) {
 			now += saturating((double)g[0].units);
-			struct plb_sample s = {g[0].id, saturating((double)g[0].units), 0, now};
+			struct plb_sample s = {g[0].id, saturating((double)g[0].units), 0, now, 0};
 			assert_int_equal(plb_balancer_done(b, 0, &s), 0);
 			int rc = plb_balancer_next(b, 0, now, &g[0]);
 			if (rc == PLB_NEXT_DONE)
@@ -657,7 +730,7 @@ static double drive_pipelined(double (*time)(int, int, double), const struct plb
 			break;
 		now = end[next];
 		struct plb_grant g = q[next][0];
-		struct plb_sample smp = {g.id, t[next][0], xfer_frac * t[next][0], now};
+		struct plb_sample smp = {g.id, t[next][0], xfer_frac * t[next][0], now, 0};
 		q[next][0] = q[next][1];
 		t[next][0] = t[next][1];
 		if (--nq[next])
@@ -1027,6 +1100,8 @@ int main(void)
 		cmocka_unit_test(test_late_pu_does_not_hold_the_others),
 		cmocka_unit_test(test_block_time_bounded),
 		cmocka_unit_test(test_cliff_not_rerun),
+		cmocka_unit_test(test_cap_floor_round_trip),
+		cmocka_unit_test(test_cap_floor_not_bytes),
 		cmocka_unit_test(test_growth_past_samples_bounded),
 		cmocka_unit_test(test_small_share_short_blocks),
 		cmocka_unit_test(test_stretch_grows_from_what_was_run),
