@@ -510,36 +510,25 @@ static void touch(struct run *r, int i)
 	}
 }
 
-/* A real PU's block that travelled (not borrowed): the time it spent
- * between the nodes. That is the block's round trip, from the start of its
+/* A block's time between the nodes: its round trip, from the start of its
  * packing here to its DONE's receipt, less its time on the worker (from
  * its DISPATCH's arrival to its DONE): the packing, the input's and the
  * output's way over the network, queueing behind other blocks' sends, and
- * this loop's delay in hearing back; no clocks are compared across nodes. Logged and traced
- * only: the link is shared by every PU's blocks, so charged to the PU
- * whose block waited it moves work to PUs whose bytes take the same way
- * (docs/DESIGN.md). An emulated PU's transfer model stands for its link. */
-static double link_time(const struct plb *p, int i, const struct plb__hdr *h,
-			const struct slot *sl, double heard)
-{
-	if (sl->borrowed || p->pu[i].model >= 0 || !isfinite(h->t_arrive) ||
-	    !isfinite(h->t_end))
-		return 0;
-	double t = (heard - sl->sent) - (h->t_end - h->t_arrive);
-	return t > 0 ? t : 0;
-}
-
-/* A block's round trip outside its PU (plb_sample.link_s): its way out
- * and its DONE's way back, as link_time but for every block (an emulated
- * PU's messages and a borrowed block's take real ways too), and the
- * master's delay from the DONE it followed to its sending. 0 where the
- * worker's times are unknown. */
-static double round_trip(const struct plb__hdr *h, const struct slot *sl, double heard)
+ * this loop's delay in hearing back; no clocks are compared across nodes.
+ * 0 where the worker's times are unknown. Every block's, with the master's
+ * delay from the DONE it followed (slot.turn), is its PU's round trip
+ * (plb_sample.link_s): an emulated PU's messages and a borrowed block's
+ * take real ways too. A real PU's block that travelled (not borrowed) is
+ * also its link time, logged and traced only: the link is shared by every
+ * PU's blocks, so charged to the PU whose block waited it moves work to
+ * PUs whose bytes take the same way (docs/DESIGN.md); an emulated PU's
+ * transfer model stands for its link. */
+static double away_time(const struct plb__hdr *h, const struct slot *sl, double heard)
 {
 	if (!isfinite(h->t_arrive) || !isfinite(h->t_end))
 		return 0;
 	double t = (heard - sl->sent) - (h->t_end - h->t_arrive);
-	return (t > 0 ? t : 0) + sl->turn;
+	return t > 0 ? t : 0;
 }
 
 static int on_done(struct run *r, int peer, void *msg)
@@ -580,10 +569,10 @@ static int on_done(struct run *r, int peer, void *msg)
 		return plb__fail(p, PLB_EIO, "DONE for block %llu from %s does not match its grant (%llu bytes, expected %zu)",
 				 (unsigned long long)sl.id, p->pu[i].name, (unsigned long long)h->len,
 				 r->accpad + want);
-	double heard = plb__now(), link = link_time(p, i, h, &sl, heard);
+	double heard = plb__now(), away = away_time(h, &sl, heard);
+	double link = sl.borrowed || p->pu[i].model >= 0 ? 0 : away;
 	struct plb_sample smp = {.grant_id = sl.id, .exec_s = h->exec_s, .xfer_s = h->xfer_s,
-				 .finish = r->now - r->t0,
-				 .link_s = round_trip(h, &sl, heard)};
+				 .finish = r->now - r->t0, .link_s = away + sl.turn};
 	u->heard = heard;
 	plb__log(PLB__LOG_DEBUG, "master", "t=%.4f done %llu on %s: exec %.4f s, xfer %.4f s, link %.4f s",
 		 smp.finish, (unsigned long long)sl.id, p->pu[i].name, h->exec_s, h->xfer_s, link);
