@@ -484,18 +484,6 @@ int plb_balancer_next(plb_balancer_t *b, int pu, double now, struct plb_grant *g
 	return PLB_NEXT_GRANT;
 }
 
-/* The median of v[0..n) (n >= 1), sorted in place (n is small). */
-static double median_of(double *v, int n)
-{
-	for (int i = 1; i < n; i++)
-		for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
-			double t = v[j];
-			v[j] = v[j - 1];
-			v[j - 1] = t;
-		}
-	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 /* PU u's fixed cost a block outside it: the intercept of a line through
  * its newest blocks' round trips against their sizes (Theil-Sen: the
  * median slope of the pairs of blocks whose sizes differ by 1.25x or
@@ -509,22 +497,11 @@ static double median_of(double *v, int n)
  * round trip is known. */
 static double link_fixed(struct plb__pu *u)
 {
-	double sl[PLB__LINK_WIN * (PLB__LINK_WIN - 1) / 2], c[PLB__LINK_WIN];
-	int n = u->lk_n, k = 0;
-	if (n == 0)
+	double c;
+	if (u->lk_n == 0)
 		return 0;
-	for (int i = 0; i < n; i++)
-		for (int j = i + 1; j < n; j++) {
-			double lo = fmin(u->lk_u[i], u->lk_u[j]), hi = fmax(u->lk_u[i], u->lk_u[j]);
-			if (hi >= 1.25 * lo)
-				sl[k++] = (u->lk_t[i] - u->lk_t[j]) / (u->lk_u[i] - u->lk_u[j]);
-		}
-	if (k)
-		u->lk_slope = fmax(0, median_of(sl, k));
-	double slope = u->lk_slope;
-	for (int i = 0; i < n; i++)
-		c[i] = u->lk_t[i] - slope * u->lk_u[i];
-	return fmax(0, median_of(c, n));
+	plb__theil_sen(u->lk_u, u->lk_t, u->lk_n, &u->lk_slope, &c);
+	return c;
 }
 
 /* A block's round trip, into its PU's window, and the model's floor. */

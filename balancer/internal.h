@@ -40,7 +40,7 @@ struct plb__redo {
 };
 
 /* Round trips a PU's fixed cost outside it is read from (link_fixed). */
-#define PLB__LINK_WIN 16
+#define PLB__LINK_WIN PLB__TS_MAX
 
 struct plb__pu {
 	struct plb__grant_rec out[PLB_MAX_GRANTS];

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "balancer/base/assert.h"
 #include "balancer/model.h"
 
 /* A speed change is only believed where two or more samples lie within
@@ -35,7 +36,7 @@
  * each paying a millisecond of round trip that no sample shows). */
 #define CLIFF_MIN_S 1e-3
 /* A block larger than every block that ran near the best throughput, and
- * this much below it (or 3 x the scatter of the samples about the fit,
+ * this much below it (or 3 x the scatter of the samples: soft_low,
  * where that is more), stops growth (x_soft): no block is planned past
  * the largest one that ran near the best. Too little to call a cliff (it
  * may be a slow period or noise, so it is not carried to another run as
@@ -217,6 +218,12 @@ static const struct plb__sample *sample_at(const struct plb__model *m, int i)
 	return &m->s[(m->head + i) % m->cap];
 }
 
+/* The cap in force: x_cap, never below x_floor. */
+static double cap_of(const struct plb__model *m)
+{
+	return fmax(m->x_cap, m->x_floor);
+}
+
 /* The ratio measured / predicted if the sample (units, total) says the PU
  * changed speed, else 1. Believed only where the fit is known to hold: two
  * or more stored samples within CHANGE_NEAR of this size (the training
@@ -238,6 +245,12 @@ static double speed_change(const struct plb__model *m, double units,
 		umax = fmax(umax, sample_at(m, i)->units);
 	}
 	if (units < umin / CHANGE_RANGE || units > umax * CHANGE_RANGE)
+		return 1;
+	/* past the cap the fit bends with the fall it is capped for: a probe
+	 * between the two (plb-hac's reprobe) that ran at the best rate read
+	 * as a 1.5x speed-up, which rescaled the older samples and set the
+	 * fall at the probe's size */
+	if (isfinite(m->x_cap) && units > cap_of(m))
 		return 1;
 	for (int i = 0; i < m->n; i++) {
 		const struct plb__sample *s = sample_at(m, i);
@@ -277,19 +290,44 @@ static double sample_rate(const struct plb__model *m, int i)
 	return t > 0 ? s->units / t : INFINITY;
 }
 
+/* The newest PLB__TS_MAX samples of umin to umax units, as sizes u[] and
+ * times t[] (compute and transfer); returns how many. */
+static int newest_in(const struct plb__model *m, double umin, double umax, double *u, double *t)
+{
+	int n = 0;
+	for (int i = m->n - 1; i >= 0 && n < PLB__TS_MAX; i--) {
+		const struct plb__sample *s = sample_at(m, i);
+		if (s->units >= umin && s->units <= umax) {
+			u[n] = s->units;
+			t[n++] = s->exec_s + s->xfer_s;
+		}
+	}
+	return n;
+}
+
 /* The throughput below which a block larger than every block that ran
  * near the best rate `best` (measured at `ubest` units) is a soft fall:
- * CLIFF_SOFT below it, or 3 x the scatter of the samples up to ubest
- * about the fit where that is more. */
+ * CLIFF_SOFT below it, or 3 x the scatter of the newest samples of
+ * ubest / SOFT_SPAN to ubest units where that is more. Their scatter
+ * about a Theil-Sen line through them, not about the fit: the fit bends
+ * towards the slow block it is to judge, and a GPU whose blocks of up to
+ * 7,948 units had run within 1% of a line read 6% of scatter about the
+ * fit, let a block of 31,792 run 28% slow pass as noise, and was given one
+ * of 55,008 that ran 3x slow (cliff:22 of the robustness bench). Over a
+ * span of sizes as narrow as this a line holds a device's curve: over
+ * 1,024 to 32,768 units the same bend (a GPU filling up) read as 7%
+ * scatter, and a block 6% slow past a cliff went on to one of 123,751. */
+#define SOFT_SPAN 8
 static double soft_low(const struct plb__model *m, double best, double ubest)
 {
-	double ss = 0;
-	int k = 0;
-	for (int i = 0; i < m->n; i++) {
-		const struct plb__sample *s = sample_at(m, i);
-		double e = model_e(m, s->units, NULL, NULL, NULL), t = s->exec_s + s->xfer_s;
-		if (s->units <= ubest && e > 0 && t > 0) {
-			ss += log(t / e) * log(t / e);
+	double u[PLB__TS_MAX], t[PLB__TS_MAX], slope = 0, c, ss = 0;
+	int n = newest_in(m, ubest / SOFT_SPAN, ubest, u, t), k = 0;
+	if (n > 0)
+		plb__theil_sen(u, t, n, &slope, &c);
+	for (int i = 0; i < n; i++) {
+		double e = c + slope * u[i];
+		if (e > 0 && t[i] > 0) {
+			ss += log(t[i] / e) * log(t[i] / e);
 			k++;
 		}
 	}
@@ -429,15 +467,56 @@ void plb__model_set_floor(struct plb__model *m, double t)
 	}
 }
 
-/* The cap in force: x_cap, never below x_floor. */
-static double cap_of(const struct plb__model *m)
-{
-	return fmax(m->x_cap, m->x_floor);
-}
-
 double plb__model_cap(const struct plb__model *m)
 {
 	return cap_of(m);
+}
+
+/* The median of v[0..n) (n >= 1), sorted in place (n is small). */
+static double median_of(double *v, int n)
+{
+	for (int i = 1; i < n; i++)
+		for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
+			double t = v[j];
+			v[j] = v[j - 1];
+			v[j - 1] = t;
+		}
+	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+int plb__theil_sen(const double *u, const double *t, int n, double *slope, double *c)
+{
+	double sl[PLB__TS_MAX * (PLB__TS_MAX - 1) / 2], ci[PLB__TS_MAX];
+	int k = 0;
+	PLB_ASSERT(n >= 1 && n <= PLB__TS_MAX);
+	for (int i = 0; i < n; i++)
+		for (int j = i + 1; j < n; j++) {
+			double lo = fmin(u[i], u[j]), hi = fmax(u[i], u[j]);
+			if (hi >= NEAR_SIZE * lo)
+				sl[k++] = (t[i] - t[j]) / (u[i] - u[j]);
+		}
+	if (k)
+		*slope = fmax(0, median_of(sl, k));
+	for (int i = 0; i < n; i++)
+		ci[i] = t[i] - *slope * u[i];
+	*c = fmax(0, median_of(ci, n));
+	return k;
+}
+
+double plb__model_cap_fixed(const struct plb__model *m)
+{
+	double u[PLB__TS_MAX], t[PLB__TS_MAX], slope = 0, c;
+	int n = newest_in(m, 0, cap_of(m), u, t);
+	return n > 0 && plb__theil_sen(u, t, n, &slope, &c) > 0 ? c : -1;
+}
+
+double plb__model_fall_rate(const struct plb__model *m)
+{
+	double cap = cap_of(m), r = INFINITY;
+	for (int i = 0; i < m->n; i++)
+		if (sample_at(m, i)->units > cap)
+			r = fmin(r, sample_rate(m, i));
+	return isfinite(r) ? r : 0;
 }
 
 double plb__model_eval_split(const struct plb__model *m, double units)

@@ -86,6 +86,23 @@ double plb__model_inverse_steps(const struct plb__model *m, double t,
  * until a block as large runs near the best rate; with neither, x_cap is
  * INFINITY. */
 double plb__model_cap(const struct plb__model *m);
+/* A line t = slope u + c through n <= PLB__TS_MAX points by Theil-Sen:
+ * the median slope of the pairs whose u differ by 1.25x or more, then the
+ * median intercept (a few outliers move neither). *slope (>= 0) is taken
+ * from the pairs where there are any, else it is used as it stands.
+ * Returns the number of such pairs, and c (>= 0) in *c. */
+#define PLB__TS_MAX 16
+int plb__theil_sen(const double *u, const double *t, int n, double *slope, double *c);
+/* The PU's fixed cost per block at its cap: the intercept of a Theil-Sen
+ * line through its newest PLB__TS_MAX samples no larger than the cap (a
+ * block smaller than the cap pays it again; past the cap the samples bend
+ * with the cliff, and so does a fit through them). -1 where those
+ * samples are all about one size (nothing to draw a line through). */
+double plb__model_cap_fixed(const struct plb__model *m);
+/* The slowest throughput (units per second) among the samples larger than
+ * the cap: what a block between the cap and the fall runs at least, as
+ * its part past a cliff is a smaller share of it. 0: no such sample. */
+double plb__model_fall_rate(const struct plb__model *m);
 /* The time t (>= 0) each block of the PU costs outside it: its round
  * trip's fixed part (link_fixed, balancer.c), which the samples do not
  * show. No cap is below the block that runs t: a smaller block leaves the

@@ -49,6 +49,8 @@
  *   time the PU has left more than that one, unless the fixed cost per
  *   block (extended along the tangent there) is still above
  *   block_overhead: the block that finds a cliff enters it by a little.
+ *   Below a fall, one block between the cap and the fall is tried where
+ *   the fixed cost it would save is worth what it could lose (reprobe).
  * - A block is planned for at most block_time_fraction of the time its PU
  *   has left (to the predicted end of all work), so one surprise costs
  *   little, or longer where the PU's fixed cost needs it: the fixed costs
@@ -88,6 +90,7 @@
 #define TRAIN_EXTRA 2           /* more training blocks after a flat pair, at most */
 #define FLAT 0.25               /* a pair is flat below this share of proportional growth */
 #define LATE_END 0.1            /* a block may end this share of the time left after the predicted end */
+#define REPROBE_NEAR 1.25       /* no probe between a cap and a fall closer than this factor */
 
 struct hac_pu {
 	int phase;              /* 0 idle, 1 first training block out, 2 second out, 3 regular */
@@ -347,9 +350,9 @@ static int ends_late(struct plb_balancer *b, int pu, double now, double busy, do
  * within block_time_fraction of the time it has left, or longer where its
  * fixed cost per block needs it (t_fix, within stretch_fraction of that
  * time), but then by that fraction at most beyond the time of its largest
- * block so far; never past its model's cap (a cliff) nor max_growth times
- * its largest block. busy: plb__busy_for(pu). */
-static double block_limit(struct plb_balancer *b, int pu, double now, double busy)
+ * block so far; never max_growth times its largest block. busy:
+ * plb__busy_for(pu). block_limit: nor past its model's cap (a cliff). */
+static double block_limit_uncapped(struct plb_balancer *b, int pu, double now, double busy)
 {
 	struct hac_state *h = b->ps;
 	const struct plb_params *p = &b->p;
@@ -375,7 +378,51 @@ static double block_limit(struct plb_balancer *b, int pu, double now, double bus
 		double probe = plb__model_inverse(m, plb__model_eval(m, mb) + p->probe_fraction * left, pool);
 		x = fmin(x, fmax(mb, fmax(eff, probe)));
 	}
-	return fmin(plb__model_cap(m), fmin(grow, x));
+	return fmin(grow, x);
+}
+
+static double block_limit(struct plb_balancer *b, int pu, double now, double busy)
+{
+	return fmin(plb__model_cap(&b->model[pu]), block_limit_uncapped(b, pu, now, busy));
+}
+
+/* A block between PU pu's cap and the size whose throughput fell (model.h),
+ * of at most `most` units, where one is worth a try; else 0. The cap is
+ * the largest block that ran near the best rate, not where the cliff is:
+ * a GPU whose time per unit jumps 5.6x past 28,321 units, capped at 8,192
+ * after a block of 32,768 fell, paid 2% more a block for the rest of the
+ * run. The probe is the geometric middle g = sqrt(cap fall), so a few
+ * probes find the cliff to a factor of REPROBE_NEAR (its result moves the
+ * cap or the fall: find_cliff). It is worth it where what it would save,
+ * the fixed cost c a block (plb__model_cap_fixed: the fit bends with the
+ * fall) over the part of the PU's share of the rest (xr) that would run
+ * as blocks of g instead of the cap (blocks are that long only while
+ * block_time_fraction of the time left allows it), is more than half the
+ * most it can lose: its time at the slowest rate measured past the cap
+ * (plb__model_fall_rate: the fall's part of a smaller block is smaller)
+ * less its time on the line through the cap. With the cliff anywhere
+ * between the two (in log), the probe is good half the time and loses
+ * half the most when bad. One at a time: none while the PU holds a
+ * block. */
+static double reprobe(struct plb_balancer *b, int pu, double now, double busy, double most)
+{
+	struct hac_state *h = b->ps;
+	const struct plb__model *m = &b->model[pu];
+	double cap = plb__model_cap(m), fall = fmin(m->x_fall, m->x_soft);
+	double left = h->T_all - now - busy;
+	if (!isfinite(fall) || !(cap > 0) || !(left > 0) || b->pu[pu].nout > 0)
+		return 0;
+	double g = fmin(sqrt(cap * fall), most), rf = plb__model_fall_rate(m);
+	if (g < REPROBE_NEAR * cap || !(rf > 0))
+		return 0;
+	double c = plb__model_cap_fixed(m), e = plb__model_eval(m, cap);
+	if (!(c > 0) || !(e > c))
+		return 0;
+	double eg = c + (e - c) * g / cap;
+	double rest = fmin(h->xr[pu], (double)b->pool) *
+		      fmax(0, 1 - eg / (b->p.block_time_fraction * left));
+	double save = rest * c * (1 / cap - 1 / g), lose = g / rf - eg;
+	return save > 0.5 * lose ? g : 0;
 }
 
 static int hac_next(struct plb_balancer *b, int pu, double now, double *units,
@@ -501,9 +548,10 @@ static int hac_next(struct plb_balancer *b, int pu, double now, double *units,
 		x = fmin(x, plb__model_inverse(m, 0.25 * plb__model_eval(m, x), x));
 	}
 	/* a share may run as several blocks, each bounded (block_limit) */
-	double share = x, cap = block_limit(b, pu, now, busy);
+	double share = x, lim = block_limit_uncapped(b, pu, now, busy);
+	double cap = fmin(plb__model_cap(m), lim);
 	if (x > cap)
-		x = cap;
+		x = fmax(cap, reprobe(b, pu, now, busy, fmin(x, lim)));
 	if (x < minb) {
 		/* it fits before its planned end, or before the last busy PU
 		 * is predicted to finish: then it delays nobody; or the busy

@@ -1002,6 +1002,111 @@ static void test_cap_floor(void **state)
 	plb__model_fini(&m);
 }
 
+/* A mild fall past the samples stops growth, however the fit bends to
+ * it: a GPU (cliff:22 of the robustness bench: 0.4 ms a block, 0.02 s
+ * more while it fills up, 27,200 units a second, 5.6x a unit past 28,321)
+ * ran 1,024, 1,987 and 7,948 units within 1% of a line, then 31,792
+ * units 28% below its best rate. Judged by its scatter about the fit
+ * (6%, the fit bending towards the slow block) that block was noise and
+ * the next was 55,008 units, 3x slow; about a line through the blocks of
+ * the best rate's size and down to an eighth of it, it is a soft fall,
+ * and the cap is 7,948. On a line through the blocks below the cap, the
+ * PU's fixed cost a block is the 18 ms its times show. */
+static void test_soft_fall_scatter(void **state)
+{
+	static const double u[] = {1024, 1987, 7948, 31792};
+	static const double t[] = {0.056628, 0.094011, 0.320479, 1.772358};
+	struct plb__model m;
+
+	(void)state;
+	model_new(&m, 3265718, 32, 0.3);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(plb__model_add(&m, u[i], t[i], 0), 0);
+	if (!(plb__model_cap(&m) == 7948))
+		fail_msg("after a block 28%% slow past 7948 units: cap %g", plb__model_cap(&m));
+	double c = plb__model_cap_fixed(&m);
+	if (!(c > 0.015 && c < 0.021))
+		fail_msg("fixed cost a block at the cap: %g s, the times say 0.018", c);
+	assert_true(relerr(plb__model_fall_rate(&m), u[3] / t[3]) < 1e-12);
+	plb__model_fini(&m);
+
+	/* the same over sizes a line does not hold: a GPU filling up (9,387
+	 * units a second, 1.54 x 385 units' worth more a block; cliff:8) ran
+	 * 1,024 to 32,768 units at 6,650 to 9,170 units a second, then 91,971
+	 * units 6.8% below its best past a cliff at 89,870, then more blocks
+	 * of up to 32,768. About a line through all of them the bend reads as
+	 * 7% of scatter, and the slow block as noise. */
+	static const double v[] = {1024, 2048, 8192, 32768, 91971, 32768, 32768, 18215};
+	static const double w[] = {0.153877, 0.273875, 0.947070, 3.574332,
+				   10.762880, 3.567803, 3.570921, 2.021008};
+	model_new(&m, 3813089, 32, 0.3);
+	for (int i = 0; i < 8; i++) {
+		assert_int_equal(plb__model_add(&m, v[i], w[i], 0), 0);
+		if (i >= 4 && !(plb__model_cap(&m) == 32768))
+			fail_msg("%d blocks after one 6.8%% slow past 32768 units: cap %g",
+				 i - 4, plb__model_cap(&m));
+	}
+	plb__model_fini(&m);
+
+	/* blocks all of one size below the cap: no line, no fixed cost */
+	model_new(&m, 3265718, 32, 0.3);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(plb__model_add(&m, 7948, 0.32 + 0.001 * i, 0), 0);
+	assert_int_equal(plb__model_add(&m, 31792, 1.772358, 0), 0);
+	assert_true(plb__model_cap(&m) == 7948);
+	assert_true(plb__model_cap_fixed(&m) == -1);
+	plb__model_fini(&m);
+}
+
+/* A block between the cap and the fall that runs at the best rate (a
+ * deliberate probe) is no speed change: past the cap the fit bends with
+ * the fall. 0.1 s a block and 3.3e-4 s a unit, 5x a unit past 6,000:
+ * blocks of 1,024 and 2,048, 8,192 (2x slow), 4,096, then 5,793, which
+ * the fit had at 1.5x its time. It lifts the cap to itself, and nothing
+ * is rescaled. */
+static double t_far(double u) { return 0.1 + 3.3e-4 * u + (u > 6000 ? 1.32e-3 * (u - 6000) : 0); }
+
+static void test_probe_past_cap_no_change(void **state)
+{
+	static const double u[] = {1024, 2048, 8192, 4096, 5793};
+	struct plb__model m;
+
+	(void)state;
+	model_new(&m, 200000, 32, 0.3);
+	for (int i = 0; i < 5; i++) {
+		assert_int_equal(plb__model_add(&m, u[i], t_far(u[i]), 0), 0);
+		if (i == 3 && !(plb__model_cap(&m) == 4096))
+			fail_msg("cap %g after the fall and a block of 4096", plb__model_cap(&m));
+	}
+	if (m.changes != 0 || !(plb__model_cap(&m) == 5793))
+		fail_msg("a probe of 5793 at the best rate: %d speed changes, cap %g",
+			 m.changes, plb__model_cap(&m));
+	plb__model_fini(&m);
+}
+
+/* plb__theil_sen: a line through points of which a few are far off (a
+ * round trip that waited behind another node's bytes); pairs of sizes
+ * closer than 1.25x give no slope, and with none the slope given stands. */
+static void test_theil_sen(void **state)
+{
+	static const double u[] = {100, 200, 400, 800, 1600, 3200, 150};
+	static const double t[] = {1.1, 1.2, 9.0, 1.8, 2.6, 4.2, 1.15};
+	double slope = 0, c = -1;
+
+	(void)state;
+	assert_int_equal(plb__theil_sen(u, t, 7, &slope, &c), 21);
+	assert_true(relerr(slope, 1e-3) < 1e-9 && relerr(c, 1.0) < 1e-9);
+	static const double v[] = {100, 110, 120};
+	static const double w[] = {1.3, 1.2, 1.4};
+	slope = 0.005;
+	assert_int_equal(plb__theil_sen(v, w, 3, &slope, &c), 0);
+	assert_true(slope == 0.005 && relerr(c, 0.8) < 1e-12);
+	slope = 0;
+	static const double d[] = {1.0, 0.5};      /* falling: slope 0, not below */
+	assert_int_equal(plb__theil_sen(u, d, 2, &slope, &c), 1);
+	assert_true(slope == 0 && c == 0.75);
+}
+
 /* Blocks of microseconds set no best rate: a real CPU ran 64-point
  * k-means blocks in 2 us (the block in cache, 3x the rate of blocks of
  * 10^5 points streaming from memory), and the model capped that PU at
@@ -1510,6 +1615,9 @@ int main(void)
 		cmocka_unit_test(test_window),
 		cmocka_unit_test(test_cliff_cap),
 		cmocka_unit_test(test_cap_floor),
+		cmocka_unit_test(test_soft_fall_scatter),
+		cmocka_unit_test(test_theil_sen),
+		cmocka_unit_test(test_probe_past_cap_no_change),
 		cmocka_unit_test(test_weight_floor_from_longest),
 		cmocka_unit_test(test_sample_order_invariance),
 		cmocka_unit_test(test_no_cliff_from_microsecond_blocks),

@@ -442,6 +442,46 @@ static void test_growth_past_samples_bounded(void **state)
 		fail_msg("makespan %.3f s with a cliff, %.3f s without", d.makespan, base.makespan);
 }
 
+/* A deliberate re-probe below a fall (reprobe): PU 0 (80% of the
+ * cluster's speed) pays 0.1 s a block, and past 6,000 units each unit
+ * costs 5x. Its block of 8,192 units ran 2x slow, a fall that caps it at
+ * the largest block that kept its rate, its training block of 2,048 units
+ * (0.78 s, 13% of it the fixed cost). A probe halfway to the fall (4,096
+ * units) could lose at most 1.4 s, the fall's rate says, and would save
+ * 0.1 s on every other block of the rest: it is worth it, runs at the
+ * best rate and lifts the cap; so does the next (5,793), and the one
+ * after would be within 1.25x of it. The job ends in 59.8 s; without the
+ * probes PU 0's blocks stay at 2,048 units and it ends in 62.8 s. */
+#define CF_FIXED 0.1
+#define CF_AT 6000
+static double cliff_far(int pu, int k, double units)
+{
+	(void)k;
+	return pu ? linear(pu, units) :
+	       CF_FIXED + 3.3e-4 * units + (units > CF_AT ? 4 * 3.3e-4 * (units - CF_AT) : 0);
+}
+
+static void test_cliff_reprobed(void **state)
+{
+	(void)state;
+	static struct drive d;
+	memset(&d, 0, sizeof d);
+	d.time = cliff_far;
+	drive(&d, 200000);
+	double fell = 0, most = 0;
+	for (int k = 0; k < d.ngrant; k++)
+		if (d.grant_pu[k] == 0) {
+			if (fell)
+				most = fmax(most, d.grant_units[k]);
+			else if (d.grant_units[k] > CF_AT)
+				fell = d.grant_t[k];
+		}
+	if (!fell || most < 2 * 2048 || most > CF_AT)
+		fail_msg("after its fall, PU 0's largest block: %.0f units", most);
+	if (d.makespan > 61)
+		fail_msg("the job took %.3f s (62.8 without probes)", d.makespan);
+}
+
 /* PU 3 pays 0.3 s per block (an offload device) but does under 5% of the
  * work: the blocks that its fixed cost asks for are weighed by its share
  * (a long block there saves the cluster little), so its blocks stay
@@ -1103,6 +1143,7 @@ int main(void)
 		cmocka_unit_test(test_cap_floor_round_trip),
 		cmocka_unit_test(test_cap_floor_not_bytes),
 		cmocka_unit_test(test_growth_past_samples_bounded),
+		cmocka_unit_test(test_cliff_reprobed),
 		cmocka_unit_test(test_small_share_short_blocks),
 		cmocka_unit_test(test_stretch_grows_from_what_was_run),
 		cmocka_unit_test(test_gap_blocks_follow_regular_blocks_only),
