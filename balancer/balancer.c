@@ -497,7 +497,7 @@ int plb_balancer_next(plb_balancer_t *b, int pu, double now, struct plb_grant *g
  * round trip is known. */
 static double link_fixed(struct plb__pu *u)
 {
-	double c;
+	double c = 0;
 	if (u->lk_n == 0)
 		return 0;
 	plb__theil_sen(u->lk_u, u->lk_t, u->lk_n, &u->lk_slope, &c);

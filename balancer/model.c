@@ -320,7 +320,7 @@ static int newest_in(const struct plb__model *m, double umin, double umax, doubl
 #define SOFT_SPAN 8
 static double soft_low(const struct plb__model *m, double best, double ubest)
 {
-	double u[PLB__TS_MAX], t[PLB__TS_MAX], slope = 0, c, ss = 0;
+	double u[PLB__TS_MAX], t[PLB__TS_MAX], slope = 0, c = 0, ss = 0;
 	int n = newest_in(m, ubest / SOFT_SPAN, ubest, u, t), k = 0;
 	if (n > 0)
 		plb__theil_sen(u, t, n, &slope, &c);
@@ -505,7 +505,7 @@ int plb__theil_sen(const double *u, const double *t, int n, double *slope, doubl
 
 double plb__model_cap_fixed(const struct plb__model *m)
 {
-	double u[PLB__TS_MAX], t[PLB__TS_MAX], slope = 0, c;
+	double u[PLB__TS_MAX], t[PLB__TS_MAX], slope = 0, c = 0;
 	int n = newest_in(m, 0, cap_of(m), u, t);
 	return n > 0 && plb__theil_sen(u, t, n, &slope, &c) > 0 ? c : -1;
 }
