@@ -316,19 +316,37 @@ static int newest_in(const struct plb__model *m, double umin, double umax, doubl
  * of 55,008 that ran 3x slow (cliff:22 of the robustness bench). Over a
  * span of sizes as narrow as this a line holds a device's curve: over
  * 1,024 to 32,768 units the same bend (a GPU filling up) read as 7%
- * scatter, and a block 6% slow past a cliff went on to one of 123,751. */
+ * scatter, and a block 6% slow past a cliff went on to one of 123,751.
+ * With fewer than three such samples, their scatter about the fit. */
 #define SOFT_SPAN 8
 static double soft_low(const struct plb__model *m, double best, double ubest)
 {
 	double u[PLB__TS_MAX], t[PLB__TS_MAX], slope = 0, c = 0, ss = 0;
 	int n = newest_in(m, ubest / SOFT_SPAN, ubest, u, t), k = 0;
-	if (n > 0)
+	if (n >= 3) {
 		plb__theil_sen(u, t, n, &slope, &c);
-	for (int i = 0; i < n; i++) {
-		double e = c + slope * u[i];
-		if (e > 0 && t[i] > 0) {
-			ss += log(t[i] / e) * log(t[i] / e);
-			k++;
+		for (int i = 0; i < n; i++) {
+			double e = c + slope * u[i];
+			if (e > 0 && t[i] > 0) {
+				ss += log(t[i] / e) * log(t[i] / e);
+				k++;
+			}
+		}
+	}
+	if (k < 3) {
+		ss = k = 0;
+		/* too few to say how far a line's blocks scatter (two lie on
+		 * it whatever the noise): about the fit, the samples up to
+		 * ubest; an 8%-noise CPU's two training blocks 5% apart were
+		 * a fall to a scatter of 0, and its blocks stayed at 1,024
+		 * units for the rest of the run */
+		for (int i = 0; i < m->n; i++) {
+			const struct plb__sample *s = sample_at(m, i);
+			double e = model_e(m, s->units, NULL, NULL, NULL), tt = s->exec_s + s->xfer_s;
+			if (s->units <= ubest && e > 0 && tt > 0) {
+				ss += log(tt / e) * log(tt / e);
+				k++;
+			}
 		}
 	}
 	return best * fmin(1 - CLIFF_SOFT, exp(-3 * sqrt(ss / (k > 0 ? k : 1))));

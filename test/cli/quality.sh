@@ -10,7 +10,7 @@
 #     So a plb-hac regression of 1.5% fails here; the baselines, whose
 #     runs scatter more, have wider margins.
 #  2. The balancer parameters do what --params says: each one, moved, moves
-#     the count it governs the documented way (mm-3, seed 1).
+#     the count it governs the documented way (mm-3, summed over seeds 1-5).
 # After a deliberate change of a policy, QUALITY_PRINT=1 bash
 # test/cli/quality.sh prints the new figures for the table.
 . test/cli/lib.bash
@@ -83,13 +83,24 @@ EFFECTS = [
     ("plb-hec", "hec_r2", "0.999", "training_blocks", "more"),
     ("greedy", "greedy_block", "4096", "blocks", "fewer"),
 ]
+# each figure summed over the noise of seeds 1-5: a parameter whose effect
+# is small beside one run's noise (end_fraction: past 70% of the work most
+# blocks are bounded by the time left, not by the step) still shows it
+SEEDS = [str(s) for s in range(1, 6)]
+def sim_seeds(*args):
+    runs = [sim(MM3, *args, "--seed", s) for s in SEEDS]
+    out = {k: sum(r[k] for r in runs) for k in ("blocks", "gap_blocks", "solves",
+                                                 "training_blocks")}
+    out["coverage_ok"] = all(r["coverage_ok"] for r in runs)
+    return out
 base = {}
 for pol, key, val, fig, rel in EFFECTS:
     if pol not in base:
-        base[pol] = sim(MM3, "--policy", pol, "--seed", "1")
-    r = sim(MM3, "--policy", pol, "--seed", "1", "--set", f"{key}={val}")
+        base[pol] = sim_seeds("--policy", pol)
+    r = sim_seeds("--policy", pol, "--set", f"{key}={val}")
     b, x = base[pol][fig], r[fig]
     ok = {"zero": x == 0 and b > 0, "more": x > b, "fewer": x < b}[rel]
-    check(ok and r["coverage_ok"], f"{pol} --set {key}={val}: {fig} {x}, default {b}: expected {rel}")
+    check(ok and r["coverage_ok"], f"{pol} --set {key}={val}: {fig} {x}, default {b} "
+                                   f"(seeds 1-5 summed): expected {rel}")
 sys.exit(1 if fails else 0)
 PY
