@@ -149,20 +149,25 @@ static void drive(struct drive *d, uint64_t W)
 	plb_balancer_destroy(b);
 }
 
+/* A job of W units driven from scratch with block times `time` and
+ * parameters par (NULL: the defaults). */
+static void drive_fresh(struct drive *d, double (*time)(int, int, double),
+			const struct plb_params *par, uint64_t W)
+{
+	memset(d, 0, sizeof *d);
+	d->time = time;
+	d->params = par;
+	drive(d, W);
+}
+
 /* The same job driven twice from scratch: with a surprise (d) and without
  * it (base). */
 static void drive_both_with(struct drive *d, double (*time)(int, int, double),
 			    struct drive *base, double (*base_time)(int, int, double),
 			    const struct plb_params *par, uint64_t W)
 {
-	memset(d, 0, sizeof *d);
-	memset(base, 0, sizeof *base);
-	d->time = time;
-	d->params = par;
-	base->time = base_time;
-	base->params = par;
-	drive(d, W);
-	drive(base, W);
+	drive_fresh(d, time, par, W);
+	drive_fresh(base, base_time, par, W);
 }
 
 static void drive_both(struct drive *d, double (*time)(int, int, double),
@@ -298,9 +303,7 @@ static void test_block_time_bounded(void **state)
 {
 	(void)state;
 	static struct drive d;
-	memset(&d, 0, sizeof d);
-	d.time = plain;
-	drive(&d, 100000);
+	drive_fresh(&d, plain, NULL, 100000);
 	for (int k = 0; k < d.ngrant; k++) {
 		double left = d.makespan - d.grant_t[k];
 		if (d.grant_units[k] > 2 * 64 && d.grant_pred[k] > 0.2 * 1.3 * left &&
@@ -465,9 +468,7 @@ static void test_cliff_reprobed(void **state)
 {
 	(void)state;
 	static struct drive d;
-	memset(&d, 0, sizeof d);
-	d.time = cliff_far;
-	drive(&d, 200000);
+	drive_fresh(&d, cliff_far, NULL, 200000);
 	double fell = 0, most = 0;
 	for (int k = 0; k < d.ngrant; k++)
 		if (d.grant_pu[k] == 0) {
@@ -533,9 +534,7 @@ static void test_stretch_grows_from_what_was_run(void **state)
 {
 	(void)state;
 	static struct drive d;
-	memset(&d, 0, sizeof d);
-	d.time = heavy;
-	drive(&d, 30000);
+	drive_fresh(&d, heavy, NULL, 30000);
 	int stretched = 0, probed = 0;
 	for (int i = 0; i < NPU; i++) {
 		assert_true(d.pu[i].blocks <= 64);
@@ -587,9 +586,7 @@ static void test_gap_blocks_follow_regular_blocks_only(void **state)
 {
 	(void)state;
 	static struct drive d;
-	memset(&d, 0, sizeof d);
-	d.time = gappy;
-	drive(&d, 20000);
+	drive_fresh(&d, gappy, NULL, 20000);
 	for (int k = 0; k < 3; k++)
 		assert_int_equal(d.kind[0][k], PLB_GRANT_TRAINING);
 	assert_true(d.exec[0][1] < d.pred[0][1] - 1);   /* training ended early */
@@ -911,9 +908,7 @@ static void test_late_trainers_join_the_step(void **state)
 {
 	(void)state;
 	static struct drive d;
-	memset(&d, 0, sizeof d);
-	d.time = plain;
-	drive(&d, 100000);
+	drive_fresh(&d, plain, NULL, 100000);
 	for (int i = 1; i < NPU; i += 2) {
 		int k = first_regular(&d, i);
 		if (d.units[i][k] <= 2 * 64)
@@ -1081,10 +1076,8 @@ static void test_free_pus_share_the_last_units(void **state)
 	static struct drive d;
 	double idle = 0;
 	for (unsigned s = 1; s <= 40; s++) {
-		memset(&d, 0, sizeof d);
-		d.time = jittered;
 		tail_seed = s * 2654435761u;
-		drive(&d, 5000);
+		drive_fresh(&d, jittered, NULL, 5000);
 		double most = 0;
 		for (int i = 0; i < NPU; i++)
 			most = fmax(most, d.pu[i].idle);
@@ -1114,9 +1107,7 @@ static void test_no_block_mostly_fixed_cost_at_the_end(void **state)
 	static struct drive d;
 	static const uint64_t W[] = {100000, 150000};
 	for (int w = 0; w < 2; w++) {
-		memset(&d, 0, sizeof d);
-		d.time = big_fixed;
-		drive(&d, W[w]);
+		drive_fresh(&d, big_fixed, NULL, W[w]);
 		int grown = 0;  /* a block mostly work (4000 units: 1 s) has run */
 		for (int k = 0; k < d.pu[3].blocks; k++) {
 			if (d.kind[3][k] != PLB_GRANT_REGULAR)
