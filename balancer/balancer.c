@@ -94,6 +94,7 @@ int plb_balancer_create(const struct plb_params *params, const char *policy,
 	b->alive = npu;
 	b->next_id = 1;
 	b->rx.tried = NAN;
+	b->busiest.now = NAN;           /* nothing scanned yet */
 	b->pu = calloc((size_t)npu, sizeof *b->pu);
 	b->ef = calloc((size_t)npu, sizeof *b->ef);
 	b->ef_pu = calloc((size_t)npu, sizeof *b->ef_pu);
@@ -244,6 +245,30 @@ double plb__first_block(const struct plb_balancer *b)
 	double cap = (double)b->W / (b->p.train_div * b->n);
 	double x = b->p.initial_block < cap ? b->p.initial_block : cap;
 	return x > b->p.min_block ? x : b->p.min_block;
+}
+
+double plb__others_free_in(struct plb_balancer *b, int pu, double now)
+{
+	struct plb__busiest *c = &b->busiest;
+	if (!(c->now == now && c->epoch == b->epoch)) {
+		c->now = now;
+		c->epoch = b->epoch;
+		c->first = c->second = 0;
+		c->who = -1;
+		for (int i = 0; i < b->n; i++) {
+			if (b->pu[i].lost || b->pu[i].nout == 0)
+				continue;
+			double t = plb__busy_for(b, i, now);
+			if (t > c->first) {
+				c->second = c->first;
+				c->first = t;
+				c->who = i;
+			} else if (t > c->second) {
+				c->second = t;
+			}
+		}
+	}
+	return pu == c->who ? c->second : c->first;
 }
 
 int plb__others_busy(const struct plb_balancer *b, int except)
@@ -420,6 +445,7 @@ static int redo_next(struct plb_balancer *b, int pu, double now, struct plb_gran
 	b->rx.next += want;
 	u->nout++;
 	b->nout_total++;
+	b->epoch++;
 	b->st.blocks++;
 	b->st.redo_blocks++;
 	*g = (struct plb_grant){.id = rec->id, .pu = pu, .offset = rec->off,
@@ -472,6 +498,7 @@ int plb_balancer_next(plb_balancer_t *b, int pu, double now, struct plb_grant *g
 	rec->pred_end = now + free_in + rec->pred_s;
 	u->nout++;
 	b->nout_total++;
+	b->epoch++;
 	b->st.blocks++;
 	if (kind == PLB_GRANT_TRAINING)
 		b->st.training_blocks++;
@@ -537,6 +564,7 @@ int plb_balancer_done(plb_balancer_t *b, int pu, const struct plb_sample *s)
 	memmove(&u->out[k], &u->out[k + 1], (size_t)(u->nout - k - 1) * sizeof *u->out);
 	u->nout--;
 	b->nout_total--;
+	b->epoch++;
 	if (g.flags & REC_VOID) {
 		/* lost its race; its time still tells the model about the PU */
 		if (b->model && s->exec_s + s->xfer_s > 0) {
@@ -579,6 +607,7 @@ int plb_balancer_done(plb_balancer_t *b, int pu, const struct plb_sample *s)
 		o->pred_end = fmax(start, o->t_grant) + o->pred_s;
 		start = o->pred_end;
 	}
+	b->epoch++;
 	if (b->pol->done)
 		b->pol->done(b, pu, &g, s);
 	return 0;
@@ -609,6 +638,7 @@ int plb_balancer_lost(plb_balancer_t *b, int pu, double now)
 		b->st.returned_blocks++;
 	}
 	b->nout_total -= u->nout;
+	b->epoch++;
 	u->nout = 0;
 	u->lost = 1;
 	b->alive--;

@@ -40,10 +40,10 @@
 #define EXP_BITS (BIT(PLB__B_EXP) | BIT(PLB__B_XEXP))
 #define LN_BITS (BIT(PLB__B_LN) | BIT(PLB__B_XLN))
 
-/* All seven f_i(x) and df_i/dx. */
-static void basis(double x, double f[NB], double d[NB])
+/* All seven f_i(x) and df_i/dx, given lx = ln x. */
+static void basis_lx(double x, double lx, double f[NB], double d[NB])
 {
-	double ex = exp(x), lx = log(x);
+	double ex = exp(x);
 
 	f[PLB__B_X] = x;
 	d[PLB__B_X] = 1;
@@ -59,6 +59,11 @@ static void basis(double x, double f[NB], double d[NB])
 	d[PLB__B_XEXP] = (1 + x) * ex;
 	f[PLB__B_XLN] = x * lx;
 	d[PLB__B_XLN] = lx + 1;
+}
+
+static void basis(double x, double f[NB], double d[NB])
+{
+	basis_lx(x, log(x), f, d);
 }
 
 /* Coefficients outside the mask are 0, so one expression serves every
@@ -241,27 +246,71 @@ static double secant_floor(const double *x, const double *t, int n,
 	return fmax(0, SLOPE_FLOOR * (th / nh - tl / nl) / (xhi - xlo));
 }
 
-/* Workspace of one fit, carved from one allocation. */
+/* Workspace of one fit, carved from one allocation. rf is the triangular
+ * factor of one QR of the whole design and b, [A | b] = Q rf: every
+ * subset's least squares is solved on its mr rows (see fit_subset). */
 struct fitws {
 	double *x, *sw, *b, *col[NB], *q, *srt;
+	double rf[(NB + 1) * (NB + 1)];         /* column-major, mr x (NB + 1) */
+	int mr;
 	struct grid gr;
 };
+
+int plb__fit_reference;
+
+/* Householder QR in place of a column-major m x nc matrix a (m <= NB + 1):
+ * R in the upper triangle, the lower part left undefined. Written out, not
+ * LAPACK's dgeqr2, because it runs on rf's few rows once per subset, and
+ * there the library's call overhead (its machine-constant queries and
+ * careful norms) was 42% of a refit; the n-row QR of the data, where
+ * accuracy is earned, is LAPACK's. */
+static void small_qr(double *a, int m, int nc)
+{
+	for (int j = 0; j < m && j < nc; j++) {
+		double *x = a + (size_t)j * m, nrm2 = 0;
+		for (int i = j; i < m; i++)
+			nrm2 += x[i] * x[i];
+		if (!(nrm2 > 0))
+			continue;
+		double alpha = x[j] >= 0 ? -sqrt(nrm2) : sqrt(nrm2);
+		double v0 = x[j] - alpha, vtv = nrm2 - x[j] * x[j] + v0 * v0;
+		for (int l = j + 1; l < nc; l++) {
+			double *y = a + (size_t)l * m, s = v0 * y[j];
+			for (int i = j + 1; i < m; i++)
+				s += x[i] * y[i];
+			double f = 2 * s / vtv;
+			y[j] -= f * v0;
+			for (int i = j + 1; i < m; i++)
+				y[i] -= f * x[i];
+		}
+		x[j] = alpha;
+	}
+}
 
 /* Least squares on the columns in mask, scored by how well it predicts:
  * PRESS / |b|^2 (the leave-one-out error, relative) plus the squared
  * relative standard error of F at the top of the range, top (the
  * normalised basis at W), where the solver extrapolates: a term that the
  * samples barely determine must not decide the curve far beyond them.
- * Returns 0 and fills coef (per basis function of x) and *score, or -1 if
- * the subset is rank deficient or (if loo) a sample's leave-one-out
- * prediction is undefined; then coef is all 0 (no curve passes shape_ok)
- * and *score INFINITY, so that nothing stale is ever read from them. */
+ * The columns in mask and b all lie in the span of the Q of one QR of
+ * the whole design, [A | b] = Q rf, so min |A_S c - b| is min |rf_S c -
+ * rf_b| over rf's mr <= NB + 1 rows: one QR of n rows per fit, not one
+ * per subset (63 of them at three terms; the refit was 51 us of a
+ * 32-sample window, most of a 4096-PU master's time), the same least
+ * squares up to rounding. The leave-one-out residuals still come from
+ * the n samples.
+ * Returns 0 and fills coef (per basis function of x) and *score; 1 if
+ * (loo) its score cannot be below `beat`; -1 if the subset is rank
+ * deficient or (if loo) a sample's leave-one-out prediction is undefined.
+ * Unless 0, coef is all 0 (no curve passes shape_ok) and *score INFINITY,
+ * so that nothing stale is ever read from them. */
 static int fit_subset(const struct fitws *ws, const double *norm,
 		      const double *top, double bsq, int n, unsigned mask,
-		      int loo, double coef[NB], double *score)
+		      int loo, double beat, double coef[NB], double *score)
 {
 	int idx[NB], k = 0;
-	double tau[NB + 1], work[NB + 1], c[NB], R[NB][NB];
+	double c[NB], R[NB][NB], q[(NB + 1) * (NB + 1)];
+	int mr = ws->mr;
 
 	memset(coef, 0, NB * sizeof(double));
 	*score = INFINITY;
@@ -269,47 +318,41 @@ static int fit_subset(const struct fitws *ws, const double *norm,
 	for (int j = 0; j < NB; j++)
 		if (mask & BIT(j))
 			idx[k++] = j;
-	/* QR of [A_S | b]: Householder leaves the first k columns' factors as
-	 * for A_S alone, and the last column's top k entries are Q^T b. */
-	for (int j = 0; j < k; j++)
-		memcpy(ws->q + (size_t)j * n, ws->col[idx[j]],
-		       (size_t)n * sizeof(double));
-	memcpy(ws->q + (size_t)k * n, ws->b, (size_t)n * sizeof(double));
-	if (LAPACKE_dgeqr2_work(LAPACK_COL_MAJOR, n, k + 1, ws->q, n, tau,
-				work) != 0)
-		return -1;
+	/* QR of [rf_S | rf_b]: Householder leaves the first k columns' factors
+	 * as for A_S alone, and the last column's top k entries are Q^T b. */
+	if (plb__fit_reference) {
+		/* the plain way, for tests: [A_S | b] on all n rows */
+		double tau[NB + 1], work[NB + 1];
+		for (int j = 0; j < k; j++)
+			memcpy(ws->q + (size_t)j * n, ws->col[idx[j]], (size_t)n * sizeof(double));
+		memcpy(ws->q + (size_t)k * n, ws->b, (size_t)n * sizeof(double));
+		if (LAPACKE_dgeqr2_work(LAPACK_COL_MAJOR, n, k + 1, ws->q, n, tau, work) != 0)
+			return -1;
+		mr = n < k + 1 ? n : k + 1;
+		for (int j = 0; j <= k; j++)
+			for (int i = 0; i < mr; i++)
+				q[i + (size_t)j * mr] = ws->q[i + (size_t)j * n];
+		beat = INFINITY;
+	} else {
+		if (k > mr)
+			return -1;      /* more terms than samples */
+		for (int j = 0; j < k; j++)
+			memcpy(q + (size_t)j * mr, ws->rf + (size_t)idx[j] * mr,
+			       (size_t)mr * sizeof(double));
+		memcpy(q + (size_t)k * mr, ws->rf + (size_t)NB * mr, (size_t)mr * sizeof(double));
+		small_qr(q, mr, k + 1);
+	}
 	for (int j = 0; j < k; j++) {
 		for (int i = 0; i <= j; i++)
-			R[i][j] = ws->q[i + (size_t)j * n];
+			R[i][j] = q[i + (size_t)j * mr];
 		if (!(fabs(R[j][j]) > RANK_TOL))
 			return -1;
 	}
 	for (int j = k - 1; j >= 0; j--) {
-		double s = ws->q[j + (size_t)k * n];
+		double s = q[j + (size_t)k * mr];
 		for (int l = j + 1; l < k; l++)
 			s -= R[j][l] * c[l];
 		c[j] = s / R[j][j];
-	}
-	/* h_ii = |R^-T a_i|^2; the leave-one-out residual is r_i / (1 - h_ii). */
-	double press = 0, rss = 0;
-	for (int i = 0; i < n; i++) {
-		double z[NB], h = 0, r = ws->b[i];
-		for (int j = 0; j < k; j++) {
-			double a = ws->col[idx[j]][i], s = a;
-			for (int l = 0; l < j; l++)
-				s -= R[l][j] * z[l];
-			z[j] = s / R[j][j];
-			h += z[j] * z[j];
-			r -= a * c[j];
-		}
-		if (!(1 - h > HAT_TOL)) {
-			if (loo)
-				return -1;
-			h = 0;
-		}
-		rss += r * r;
-		r /= 1 - h;
-		press += r * r;
 	}
 	/* Var F(W) = sigma^2 |R^-T a(W)|^2, sigma^2 = rss / (n - k). */
 	double z[NB], zz = 0, ftop = 0;
@@ -321,9 +364,40 @@ static int fit_subset(const struct fitws *ws, const double *norm,
 		zz += z[j] * z[j];
 		ftop += top[idx[j]] * c[j];
 	}
+	if (!(ftop > 0))
+		return -1;
+	/* PRESS >= rss, and rss is the residual left in the last column: a
+	 * subset whose score is at least `beat` on rss alone cannot win, and
+	 * skips the leave-one-out pass over the samples (the margin covers
+	 * the rounding between the two rss) */
+	double rq = k < mr ? q[k + (size_t)k * mr] : 0;
+	if (loo && (rq * rq / bsq + EXTRAP_WEIGHT * (n > k ? rq * rq / (n - k) * zz / (ftop * ftop) : 0)) *
+			   (1 - 1e-9) >= beat)
+		return 1;
+	/* h_ii = |R^-T a_i|^2; the leave-one-out residual is r_i / (1 - h_ii). */
+	double press = 0, rss = 0;
+	for (int i = 0; i < n; i++) {
+		double zi[NB], h = 0, r = ws->b[i];
+		for (int j = 0; j < k; j++) {
+			double a = ws->col[idx[j]][i], s = a;
+			for (int l = 0; l < j; l++)
+				s -= R[l][j] * zi[l];
+			zi[j] = s / R[j][j];
+			h += zi[j] * zi[j];
+			r -= a * c[j];
+		}
+		if (!(1 - h > HAT_TOL)) {
+			if (loo)
+				return -1;
+			h = 0;
+		}
+		rss += r * r;
+		r /= 1 - h;
+		press += r * r;
+	}
 	double se2 = n > k ? rss / (n - k) * zz / (ftop * ftop) : 0;
 	double sc = press / bsq + EXTRAP_WEIGHT * se2;
-	if (!(ftop > 0) || !isfinite(sc))
+	if (!isfinite(sc))
 		return -1;
 	*score = sc;
 	for (int j = 0; j < k; j++)
@@ -418,17 +492,36 @@ int plb__curve_fit(struct plb__curve *c, double scale, const double *units,
 	 * flat) to W, where the solver may extrapolate. */
 	struct grid *gr = &ws.gr;
 	double glo = umin / 2 / scale, ghi = fmax(scale, umax) / scale;
+	double lglo = log(glo), lstep = (log(ghi) - lglo) / (GRID - 1);
 	for (int g = 0; g < GRID; g++) {
-		double x = g == GRID - 1 ? ghi
-			   : glo * pow(ghi / glo, (double)g / (GRID - 1));
+		double lx = g == GRID - 1 ? log(ghi) : lglo + g * lstep;
+		double x = g == GRID - 1 ? ghi : exp(lx);
 		gr->x[g] = x;
-		basis(x, gr->v[g], gr->d[g]);
+		basis_lx(x, lx, gr->v[g], gr->d[g]);
 	}
 	gr->xs[0] = umin / scale;
 	gr->xs[1] = umax / scale;
 	for (int s = 0; s < 2; s++)
 		basis(gr->xs[s], gr->vs[s], gr->ds[s]);
 	gr->slope = secant_floor(ws.x, t, n, gr->xs[0], gr->xs[1]);
+
+	/* one QR of [A | b], an unusable column as zeros (never in a subset) */
+	for (int j = 0; j < NB; j++) {
+		if (bad & BIT(j))
+			memset(ws.q + (size_t)j * n, 0, (size_t)n * sizeof(double));
+		else
+			memcpy(ws.q + (size_t)j * n, ws.col[j], (size_t)n * sizeof(double));
+	}
+	memcpy(ws.q + (size_t)NB * n, ws.b, (size_t)n * sizeof(double));
+	double tau[NB + 1], work[NB + 1];
+	if (LAPACKE_dgeqr2_work(LAPACK_COL_MAJOR, n, NB + 1, ws.q, n, tau, work) != 0) {
+		free(mem);
+		return PLB_EINVAL;
+	}
+	ws.mr = n < NB + 1 ? n : NB + 1;
+	for (int j = 0; j <= NB; j++)
+		for (int i = 0; i < ws.mr; i++)
+			ws.rf[i + (size_t)j * ws.mr] = i <= j ? ws.q[i + (size_t)j * n] : 0;
 
 	double top[NB], bsq = 0;
 	for (int j = 0; j < NB; j++)
@@ -441,6 +534,9 @@ int plb__curve_fit(struct plb__curve *c, double scale, const double *units,
 	/* The lowest score, with a factor (1 + TERM_PENALTY) per term so that
 	 * an extra term must buy a real gain; the floor makes rounding-level
 	 * scores (exact data) tie, and then the fewest terms win. */
+	double pen[NB + 1];
+	for (int k = 0; k <= NB; k++)
+		pen[k] = pow(1 + TERM_PENALTY, k);
 	double best = INFINITY, best_c[NB];
 	unsigned pick = 0;
 	for (unsigned mask = 1; mask < BIT(NB); mask++) {
@@ -448,9 +544,10 @@ int plb__curve_fit(struct plb__curve *c, double scale, const double *units,
 		double coef[NB], sc;
 		if (k > kmax || (mask & bad))
 			continue;
-		if (fit_subset(&ws, norm, top, bsq, n, mask, 1, coef, &sc) != 0)
+		if (fit_subset(&ws, norm, top, bsq, n, mask, 1, best / pen[k] - 1e-20, coef,
+			       &sc) != 0)
 			continue;
-		sc = (sc + 1e-20) * pow(1 + TERM_PENALTY, k);
+		sc = (sc + 1e-20) * pen[k];
 		/* the shape check costs most: only for a new best */
 		if (sc < best && shape_ok(coef, mask, gr)) {
 			best = sc;
@@ -466,7 +563,7 @@ int plb__curve_fit(struct plb__curve *c, double scale, const double *units,
 	unsigned lin = BIT(PLB__B_EXP) | BIT(PLB__B_X);
 	double coef[NB], sc;
 	if (kmax == 1 && max_terms >= 2 && !(bad & lin) &&
-	    fit_subset(&ws, norm, top, bsq, n, lin, 0, coef, &sc) == 0 &&
+	    fit_subset(&ws, norm, top, bsq, n, lin, 0, INFINITY, coef, &sc) == 0 &&
 	    coef[PLB__B_EXP] >= 0 && coef[PLB__B_X] >= 0 &&
 	    shape_ok(coef, lin, gr)) {
 		pick = lin;

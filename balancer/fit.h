@@ -28,6 +28,10 @@ double plb__curve_deriv(const struct plb__curve *c, double units);
 
 /* Fit F to n points (units[i], t[i]) with weights w (NULL: all 1): the
  * selection rule of the model, exposed for tests. Returns 0 or PLB_EINVAL. */
+/* Tests: nonzero solves every subset by LAPACK on all n samples and scores
+ * each in full, the plain method that the fit's shortcuts (one QR for all
+ * subsets, subsets that cannot win skipped) must agree with. */
+extern int plb__fit_reference;
 PLB_WUR int plb__curve_fit(struct plb__curve *c, double scale,
 			   const double *units, const double *t,
 			   const double *w, int n, int max_terms);

@@ -84,6 +84,15 @@ struct plb__policy {
 	void (*warm)(struct plb_balancer *b, int pu);
 };
 
+/* The two latest predicted ends of the PUs' outstanding grants at one
+ * instant (plb__others_free_in). */
+struct plb__busiest {
+	double now;
+	uint64_t epoch;
+	double first, second;   /* seconds from now */
+	int who;                /* the PU of first, -1: none busy */
+};
+
 struct plb_balancer {
 	struct plb_params p;
 	const struct plb__policy *pol;
@@ -99,6 +108,8 @@ struct plb_balancer {
 	uint64_t done_units;
 	uint64_t next_id;
 	int nout_total;                 /* outstanding grants, all PUs */
+	uint64_t epoch;                 /* counts changes to the outstanding grants */
+	struct plb__busiest busiest;    /* plb__others_free_in's scan, kept per epoch and instant */
 	int alive;                      /* PUs not lost */
 	struct plb__redo rx;
 	struct plb_balancer_stats st;
@@ -122,6 +133,12 @@ double plb__busy_for(const struct plb_balancer *b, int pu, double now);
  * Counts a solve and its CPU time. Returns 0 or a negative PLB_E code. */
 PLB_WUR int plb__solve(struct plb_balancer *b, double S, double now,
 		       double *x, double *T);
+
+/* Seconds until the last PU other than pu is predicted free (plb__busy_for;
+ * 0 if none is busy). One scan of every PU per instant and change of the
+ * outstanding grants, however many PUs ask: every waiting PU asks at every
+ * event, and a scan each was a third of a 4096-PU master's time. */
+double plb__others_free_in(struct plb_balancer *b, int pu, double now);
 
 /* True if some PU other than `except` holds an outstanding grant. */
 int plb__others_busy(const struct plb_balancer *b, int except);

@@ -490,16 +490,47 @@ double plb__model_cap(const struct plb__model *m)
 	return cap_of(m);
 }
 
-/* The median of v[0..n) (n >= 1), sorted in place (n is small). */
+/* The k-th smallest of v[0..n) (0 <= k < n), v reordered in place so
+ * that v[0..k) are no larger than it (Hoare's selection, expected linear
+ * time: the slopes of 16 blocks are 120 values, and an insertion sort of
+ * them was a seventh of a 4096-PU simulation's time). */
+static double kth_of(double *v, int n, int k)
+{
+	int lo = 0, hi = n - 1;
+	while (lo < hi) {
+		double pivot = v[lo + (hi - lo) / 2];
+		int i = lo, j = hi;
+		while (i <= j) {
+			while (v[i] < pivot)
+				i++;
+			while (v[j] > pivot)
+				j--;
+			if (i <= j) {
+				double t = v[i];
+				v[i++] = v[j];
+				v[j--] = t;
+			}
+		}
+		if (k <= j)
+			hi = j;
+		else if (k >= i)
+			lo = i;
+		else
+			break;
+	}
+	return v[k];
+}
+
+/* The median of v[0..n) (n >= 1), reordered in place. */
 static double median_of(double *v, int n)
 {
-	for (int i = 1; i < n; i++)
-		for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
-			double t = v[j];
-			v[j] = v[j - 1];
-			v[j - 1] = t;
-		}
-	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+	double hi = kth_of(v, n, n / 2);
+	if (n % 2)
+		return hi;
+	double lo = v[0];
+	for (int i = 1; i < n / 2; i++)
+		lo = fmax(lo, v[i]);
+	return 0.5 * (lo + hi);
 }
 
 int plb__theil_sen(const double *u, const double *t, int n, double *slope, double *c)

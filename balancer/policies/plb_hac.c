@@ -286,19 +286,6 @@ static double fits_before_end(struct plb_balancer *b, int pu, double now)
 	return left > 0 ? plb__model_inverse_split(&b->model[pu], left, (double)b->pool) : 0;
 }
 
-/* How long until the last PU other than pu is predicted to be free: a scan
- * of every PU, so done at most once per request (*memo < 0: not yet). */
-static double others_end(const struct plb_balancer *b, int pu, double now, double *memo)
-{
-	if (*memo < 0) {
-		*memo = 0;
-		for (int i = 0; i < b->n; i++)
-			if (i != pu && !b->pu[i].lost)
-				*memo = fmax(*memo, plb__busy_for(b, i, now));
-	}
-	return *memo;
-}
-
 /* Whether the busy PUs, from when each is free, could not run the whole
  * pool before PU pu (free in `busy`) would finish a block of x units:
  * then leaving the block to them does not end the job sooner, even where
@@ -335,15 +322,13 @@ static int busy_cannot_finish_minb(const struct plb_balancer *b, int pu, double 
 /* Whether a block of x units on PU pu would end well after all the rest
  * is predicted done (a slow PU, a large fixed cost) and after the last
  * busy PU is free: it would only delay the end, so the PU leaves the
- * units to the others while they work. busy: plb__busy_for(pu); oend:
- * others_end's memo. */
-static int ends_late(struct plb_balancer *b, int pu, double now, double busy, double x,
-		     double *oend)
+ * units to the others while they work. busy: plb__busy_for(pu). */
+static int ends_late(struct plb_balancer *b, int pu, double now, double busy, double x)
 {
 	struct hac_state *h = b->ps;
 	double end = now + busy + plb__model_eval(&b->model[pu], x);
 	return h->T_all > now && end > h->T_all + LATE_END * (h->T_all - now) &&
-	       plb__others_busy(b, pu) && end > now + others_end(b, pu, now, oend);
+	       plb__others_busy(b, pu) && end > now + plb__others_free_in(b, pu, now);
 }
 
 /* The largest block PU pu should run now (hac_next: a bounded block):
@@ -460,12 +445,12 @@ static int hac_next(struct plb_balancer *b, int pu, double now, double *units,
 		if (h->fast_rate == 0)
 			h->fast_rate = rate;    /* the first to finish */
 		double R = rate >= h->fast_rate ? 1.0 : rate / h->fast_rate;
-		double x = fmax(2 * h->x1 * R, minb), oend = -1;
+		double x = fmax(2 * h->x1 * R, minb);
 		/* a PU so slow that its first block was back only after the
 		 * others had planned the rest: its second is no exception to
 		 * the rule below (a training block is a block) */
 		if (h->step > 0 && plb__model_ready(m) &&
-		    ends_late(b, pu, now, plb__busy_for(b, pu, now), x, &oend))
+		    ends_late(b, pu, now, plb__busy_for(b, pu, now), x))
 			return PLB_NEXT_WAIT;
 		P->phase = 2;
 		*units = x;
@@ -483,9 +468,8 @@ static int hac_next(struct plb_balancer *b, int pu, double now, double *units,
 	}
 	P->phase = 3;
 
-	/* when it is free of what it holds, and when the others are (a scan:
-	 * computed once, only if a rule below needs it) */
-	double busy = plb__busy_for(b, pu, now), oend = -1;
+	/* when it is free of what it holds (the others: plb__others_free_in) */
+	double busy = plb__busy_for(b, pu, now);
 	int helps = -1;         /* busy_cannot_finish_minb's memo */
 
 	/* gap filling */
@@ -506,7 +490,7 @@ static int hac_next(struct plb_balancer *b, int pu, double now, double *units,
 	 * wrong): a free PU with nothing left in the step does not wait for it */
 	int overdue = h->step > 0 && now > h->T_end;
 	if (h->step > 0 && P->wait_step == h->step && !overdue && plb__others_busy(b, pu) &&
-	    busy + plb__model_eval(m, minb) > others_end(b, pu, now, &oend) &&
+	    busy + plb__model_eval(m, minb) > plb__others_free_in(b, pu, now) &&
 	    !busy_cannot_finish_minb(b, pu, now, busy, &helps))
 		return PLB_NEXT_WAIT;
 	/* a prefetch (pipelining: the PU still runs a block) takes its share of
@@ -557,7 +541,7 @@ static int hac_next(struct plb_balancer *b, int pu, double now, double *units,
 		 * is predicted to finish: then it delays nobody; or the busy
 		 * PUs could not finish the pool sooner */
 		double t = busy + plb__model_eval(m, minb);
-		int fits = t <= 1.1 * (h->end[pu] - now) || t <= others_end(b, pu, now, &oend) ||
+		int fits = t <= 1.1 * (h->end[pu] - now) || t <= plb__others_free_in(b, pu, now) ||
 			   busy_cannot_finish_minb(b, pu, now, busy, &helps);
 		if (!fits && plb__others_busy(b, pu)) {
 			P->wait_step = h->step;
@@ -565,7 +549,7 @@ static int hac_next(struct plb_balancer *b, int pu, double now, double *units,
 		}
 		x = minb;
 	}
-	if (ends_late(b, pu, now, busy, x, &oend) && !busy_cannot_finish(b, pu, now, busy, x)) {
+	if (ends_late(b, pu, now, busy, x) && !busy_cannot_finish(b, pu, now, busy, x)) {
 		P->wait_step = h->step;
 		return PLB_NEXT_WAIT;
 	}

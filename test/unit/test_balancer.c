@@ -977,6 +977,52 @@ static void test_busy_for_and_others_busy(void **state)
 	plb_balancer_destroy(b);
 }
 
+/* The latest other PU's free time, scanned afresh. */
+static double others_scan(plb_balancer_t *b, int pu, double now)
+{
+	double t = 0;
+	for (int i = 0; i < b->n; i++)
+		if (i != pu && !b->pu[i].lost)
+			t = fmax(t, plb__busy_for(b, i, now));
+	return t;
+}
+
+static void assert_others_free_in(plb_balancer_t *b, double now)
+{
+	for (int pu = 0; pu < b->n; pu++)
+		if (plb__others_free_in(b, pu, now) != others_scan(b, pu, now))
+			fail_msg("PU %d at %g: %g, a scan says %g", pu, now,
+				 plb__others_free_in(b, pu, now), others_scan(b, pu, now));
+}
+
+/* plb__others_free_in keeps one scan per instant: a grant, a block done
+ * and a lost PU, each at the same instant as the scan it follows, must
+ * each be seen (greedy's blocks have no prediction: busy as long again
+ * as they have run). */
+static void test_others_free_in(void **state)
+{
+	plb_balancer_t *b = greedy100(4, 100000);
+	struct plb_grant g0, g1, g2;
+	(void)state;
+	assert_int_equal(plb_balancer_next(b, 0, 1, &g0), PLB_NEXT_GRANT);
+	assert_int_equal(plb_balancer_next(b, 1, 3, &g1), PLB_NEXT_GRANT);
+	assert_others_free_in(b, 5);
+	assert_true(plb__others_free_in(b, 0, 5) == 2);
+	assert_true(plb__others_free_in(b, 2, 5) == 4);
+	struct plb_sample s = {g0.id, 4, 0, 5, 0};
+	assert_int_equal(plb_balancer_done(b, 0, &s), 0);
+	assert_true(plb__others_free_in(b, 2, 5) == 2);        /* PU 0 is free */
+	assert_others_free_in(b, 5);
+	assert_int_equal(plb_balancer_next(b, 2, 5, &g2), PLB_NEXT_GRANT);
+	assert_true(plb__others_free_in(b, 3, 5) == 2);
+	assert_true(plb__others_free_in(b, 3, 7) == 4);
+	assert_others_free_in(b, 7);
+	assert_int_equal(plb_balancer_lost(b, 1, 7), 0);
+	assert_true(plb__others_free_in(b, 3, 7) == 2);        /* PU 1's block is gone */
+	assert_others_free_in(b, 7);
+	plb_balancer_destroy(b);
+}
+
 /* A block's time is its compute and its transfer together: PU 1 computes
  * twice as fast as PU 0 but moves its data at a cost of three times its
  * compute, so it is the slower one (2 ms a unit against 1 ms), and every
@@ -1687,6 +1733,7 @@ int main(void)
 		cmocka_unit_test(test_placement_one_unit),
 		cmocka_unit_test(test_ranges_against_bitmap),
 		cmocka_unit_test(test_busy_for_and_others_busy),
+		cmocka_unit_test(test_others_free_in),
 		cmocka_unit_test(test_hdss_small_domain),
 		cmocka_unit_test(test_done_out_of_order),
 		cmocka_unit_test(test_transfer_counts_as_time),

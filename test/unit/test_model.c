@@ -1107,6 +1107,102 @@ static void test_theil_sen(void **state)
 	assert_true(slope == 0 && c == 0.75);
 }
 
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static double sorted_median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof *v, cmp_dbl);
+	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* Theil-Sen's medians (a selection, not a sort) against sorted medians,
+ * on every count up to PLB__TS_MAX, odd and even, with many ties: the
+ * sizes lie 1.3x apart, so every pair gives a slope. */
+static void test_theil_sen_medians(void **state)
+{
+	(void)state;
+	rng_seed(7);
+	for (int trial = 0; trial < 400; trial++) {
+		int n = 2 + trial % (PLB__TS_MAX - 1);
+		double u[PLB__TS_MAX], t[PLB__TS_MAX], sl[PLB__TS_MAX * PLB__TS_MAX], ci[PLB__TS_MAX];
+		for (int i = 0; i < n; i++) {
+			u[i] = 100 * pow(1.3, i);
+			/* a coarse grid of times: equal slopes and intercepts */
+			t[i] = 0.01 * round(100 * (0.5 + 0.001 * u[i] * (1 + 0.3 * rng_unif())));
+		}
+		for (int i = n - 1; i > 0; i--) {      /* any order */
+			int j = (int)(rng_unif() * (i + 1));
+			double a = u[i], b = t[i];
+			u[i] = u[j], t[i] = t[j], u[j] = a, t[j] = b;
+		}
+		int k = 0;
+		for (int i = 0; i < n; i++)
+			for (int j = i + 1; j < n; j++)
+				sl[k++] = (t[i] - t[j]) / (u[i] - u[j]);
+		double want_s = fmax(0, sorted_median(sl, k));
+		for (int i = 0; i < n; i++)
+			ci[i] = t[i] - want_s * u[i];
+		double want_c = fmax(0, sorted_median(ci, n)), slope = -1, c = -1;
+		assert_int_equal(plb__theil_sen(u, t, n, &slope, &c), k);
+		if (slope != want_s || c != want_c)
+			fail_msg("n %d: slope %.17g c %.17g, sorted medians %.17g %.17g", n, slope, c,
+				 want_s, want_c);
+	}
+}
+
+/* The fit's shortcuts (one QR of all the samples for every subset, and
+ * no leave-one-out pass for a subset that cannot win) pick the curve the
+ * plain method picks: every subset solved by LAPACK on all samples and
+ * scored in full. Curves of the kinds devices show (affine, saturating,
+ * a power, a rising rate), 2 to 32 samples, 0-10% noise, weighted as the
+ * model weighs them. */
+static void test_fit_matches_reference(void **state)
+{
+	static const int ns[] = {2, 3, 4, 6, 9, 16, 32};
+	int differ = 0, trials = 0;
+
+	(void)state;
+	rng_seed(11);
+	for (int trial = 0; trial < 700; trial++) {
+		int n = ns[trial % 7], kind = (trial / 7) % 4, terms = trial % 5 ? 3 : 2;
+		double W = trial % 3 ? 1 << 20 : 1 << 24, noise = 0.1 * rng_unif();
+		double u[32], t[32], w[32];
+		for (int i = 0; i < n; i++) {
+			u[i] = round(64 * pow(2, 10 * rng_unif()));
+			double x = u[i];
+			double e = kind == 0   ? 2e-3 + x / 5e4
+				   : kind == 1 ? 1e-3 + (x + 800 * (1 - exp(-x / 800))) / 1e5
+				   : kind == 2 ? 1e-6 * pow(x, 1.3)
+					       : x / 3e4 * (1 + x / 2e5);
+			t[i] = e * (1 + noise * rng_normal());
+			if (t[i] <= 0)
+				t[i] = e;
+			w[i] = 1 / (t[i] * t[i]);
+		}
+		struct plb__curve fast, ref;
+		plb__fit_reference = 0;
+		assert_int_equal(plb__curve_fit(&fast, W, u, t, w, n, terms), 0);
+		plb__fit_reference = 1;
+		assert_int_equal(plb__curve_fit(&ref, W, u, t, w, n, terms), 0);
+		plb__fit_reference = 0;
+		trials++;
+		int same = fast.mask == ref.mask;
+		for (double x = 32; same && x <= W; x *= 4)
+			same = relerr(plb__curve_eval(&fast, x), plb__curve_eval(&ref, x)) < 1e-7;
+		if (!same) {
+			differ++;
+			print_error("trial %d: n %d kind %d: mask %#x against %#x\n", trial, n, kind,
+				    fast.mask, ref.mask);
+		}
+	}
+	assert_int_equal(trials, 700);
+	assert_int_equal(differ, 0);
+}
+
 /* Blocks of microseconds set no best rate: a real CPU ran 64-point
  * k-means blocks in 2 us (the block in cache, 3x the rate of blocks of
  * 10^5 points streaming from memory), and the model capped that PU at
@@ -1617,6 +1713,8 @@ int main(void)
 		cmocka_unit_test(test_cap_floor),
 		cmocka_unit_test(test_soft_fall_scatter),
 		cmocka_unit_test(test_theil_sen),
+		cmocka_unit_test(test_theil_sen_medians),
+		cmocka_unit_test(test_fit_matches_reference),
 		cmocka_unit_test(test_probe_past_cap_no_change),
 		cmocka_unit_test(test_weight_floor_from_longest),
 		cmocka_unit_test(test_sample_order_invariance),
