@@ -30,7 +30,7 @@
 	X(stretch_fraction, 0.8, 0.05, 1,                                      \
 	  "PLB-HAC: a block grown for efficiency takes at most this fraction of the time its PU has left, or all of it where the rest would be less than twice the PU's fixed cost per block (a block for the rest would be mostly that cost)") \
 	X(block_time_fraction, 0.2, 0.01, 1,                                  \
-	  "PLB-HAC: a block is planned to take at most this fraction of the time its PU has left, unless its fixed cost per block needs longer (see block_overhead), and then at most this fraction of it longer than its largest block so far: a k-fold surprise on one block then costs nothing while k * fraction <= 1") \
+	  "PLB-HAC: a block is planned to take at most this fraction of the time its PU has left, unless its fixed cost per block needs longer (see block_overhead), and then at most this fraction of it (or max_growth - 1 times the fixed cost, if more) longer than its largest block so far: a k-fold surprise on one block then costs nothing while k * fraction <= 1") \
 	X(probe_fraction, 0.05, 0.001, 1,                                     \
 	  "PLB-HAC: a block larger than its PU's largest so far is planned to take at most this fraction of the PU's time left more than that largest block, unless its fixed cost per block (extended along the tangent there) is still above block_overhead: a cliff past the sampled sizes slows only that part, but by up to 6x") \
 	X(step_min_ms, 50, 0, 1e9,                                             \

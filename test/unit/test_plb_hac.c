@@ -483,6 +483,28 @@ static void test_cliff_reprobed(void **state)
 		fail_msg("the job took %.3f s (62.8 without probes)", d.makespan);
 }
 
+/* PUs 0 and 1 are offload devices with 1 s of start-up a block, PUs 2 and
+ * 3 CPUs: mixed:12 of the robust bench in small. Past block_time_fraction
+ * of the time left, an offload block may grow by three times its fixed
+ * cost (max_growth - 1) more than its largest: without that its last
+ * share was cut and the rest ran as one more block, mostly start-up
+ * (13 blocks and 21.43 s against 12 and 20.39 s). */
+static double startup(int pu, int k, double units)
+{
+	(void)k;
+	return pu < 2 ? 1.0 + 6.67e-4 * units : 0.001 + 2.4e-3 * units;
+}
+
+static void test_startup_blocks_grow(void **state)
+{
+	(void)state;
+	static struct drive d;
+	drive_fresh(&d, startup, NULL, 60000);
+	int blocks = d.pu[0].blocks + d.pu[1].blocks;
+	if (blocks > 12 || d.makespan > 20.9)
+		fail_msg("offload blocks %d, job %.3f s", blocks, d.makespan);
+}
+
 /* PU 3 pays 0.3 s per block (an offload device) but does under 5% of the
  * work: the blocks that its fixed cost asks for are weighed by its share
  * (a long block there saves the cluster little), so its blocks stay
@@ -1135,6 +1157,7 @@ int main(void)
 		cmocka_unit_test(test_cap_floor_not_bytes),
 		cmocka_unit_test(test_growth_past_samples_bounded),
 		cmocka_unit_test(test_cliff_reprobed),
+		cmocka_unit_test(test_startup_blocks_grow),
 		cmocka_unit_test(test_small_share_short_blocks),
 		cmocka_unit_test(test_stretch_grows_from_what_was_run),
 		cmocka_unit_test(test_gap_blocks_follow_regular_blocks_only),
