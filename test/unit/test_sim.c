@@ -32,8 +32,9 @@ static void run(const struct plb__config *cfg, const char *policy, uint64_t seed
 		fail_msg("%s: %s", policy, err);
 }
 
-/* Same scenario, seed and fixed solve cost: identical figures, bit for bit;
- * another seed: a different run. */
+/* Same scenario, seed and fixed solve cost: identical figures, bit for bit,
+ * and the master's charged time is that cost per solve; another seed: a
+ * different run. */
 static void test_deterministic(void **state)
 {
 	struct plb__config cfg;
@@ -51,6 +52,10 @@ static void test_deterministic(void **state)
 			assert_true(a.units[i] == b.units[i]);
 		}
 		assert_true(a.rep.makespan_s != c.rep.makespan_s);
+		/* the master is charged 200 us a solve, and that is reported */
+		if (fabs(a.rep.master_cpu_s - 200e-6 * (double)a.rep.solves) > 1e-12)
+			fail_msg("%s: master %.9f s for %ld solves", plb_policy_name(p),
+				 a.rep.master_cpu_s, (long)a.rep.solves);
 		plb__sim_result_fini(&a);
 		plb__sim_result_fini(&b);
 		plb__sim_result_fini(&c);
