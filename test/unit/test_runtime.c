@@ -533,7 +533,9 @@ static const struct plb_kernel tag_kernel = {
 	.cpu = {.init = k_tag_init, .run = k_tag},
 };
 
-static void redo_tagged(const char *config, const char *what)
+/* One run; 0 if the stall or the re-run did not happen (then the outputs
+ * are checked all the same). */
+static int redo_tagged_once(const char *config, const char *what)
 {
 	plb_t *p = start(config);
 	for (uint64_t u = 0; u < W; u++) {
@@ -546,10 +548,11 @@ static void redo_tagged(const char *config, const char *what)
 	struct plb_job job = {.kernel = "tag", .units = W, .in = in, .in_unit = 8,
 			      .out = out, .out_unit = 8};
 	assert_int_equal(plb_run(p, &job), 0);
-	if (!atomic_load(&stalled) || report_num(p, "redo_won") < 1)
-		fail_msg("%s: the test did not happen: stalled %d, %g late blocks run again, %g won",
-			 what, atomic_load(&stalled), report_num(p, "redo_blocks"),
-			 report_num(p, "redo_won"));
+	int happened = atomic_load(&stalled) && report_num(p, "redo_won") >= 1;
+	if (!happened)
+		print_message("%s: the case did not happen: stalled %d, %g late blocks run again, %g won\n",
+			      what, atomic_load(&stalled), report_num(p, "redo_blocks"),
+			      report_num(p, "redo_won"));
 	double emu_units = 0, by_emu = 0;
 	for (int i = 0; i < 2; i++) {
 		struct plb_pu_result pr;
@@ -567,6 +570,18 @@ static void redo_tagged(const char *config, const char *what)
 		fail_msg("%s: %g units hold the emulated PU's output, the report credits it with %g",
 			 what, by_emu, emu_units);
 	stop(p);
+	return happened;
+}
+
+/* The case needs the emulated PU's thread (nice 10) to start its second
+ * block before the CPU has done everything: on a loaded machine it
+ * sometimes does not, so the run is tried up to five times. */
+static void redo_tagged(const char *config, const char *what)
+{
+	for (int k = 0; k < 5; k++)
+		if (redo_tagged_once(config, what))
+			return;
+	fail_msg("%s: in five runs the emulated PU never stalled in a block run again", what);
 }
 
 static void test_redo_in_place(void **state)
