@@ -20,6 +20,12 @@
 #define SUM_RTOL   1e-10	/* outer stop: |sum x - S| <= SUM_RTOL * S */
 #define X_RTOL     1e-13	/* inner stop: a Newton step below X_RTOL * S */
 #define OUTER_MAX  300
+/* A bracket on T narrower than this share of T, not yet at SUM_RTOL, may
+ * hold a jump of sum x: where a curve flat from 0 (a model held flat
+ * below half its smallest block) starts, its share leaps from 0. The
+ * solve then goes to the starts in the bracket at once: halving to the
+ * last bit took 40-55 sweeps at the end of a 4096-PU run, 5-17 ms. */
+#define JUMP_RTOL  1e-4
 #define INNER_MAX  200
 #define SQ_XTOL    1e-10
 #define SQ_FTOL    0
@@ -313,6 +319,26 @@ int plb__solve_fast(const struct plb__efun *e, int n, double S, double *x,
 		}
 		if (hi - lo <= 4 * DBL_EPSILON * fmax(fabs(lo), fabs(hi)))
 			break;
+		if (hi_done && hi - lo <= JUMP_RTOL * fmax(fabs(lo), fabs(hi))) {
+			/* try the first start inside the bracket, else the double
+			 * next to a start at one of its ends (whether a share
+			 * has leapt exactly at its start depends on the inverse):
+			 * each try puts an end on a start, or closes the bracket
+			 * to one ulp around it */
+			double jump = INFINITY;
+			int at_lo = 0, at_hi = 0;
+			for (int p = 0; p < n; p++) {
+				if (f.f0[p] > lo && f.f0[p] < hi)
+					jump = fmin(jump, f.f0[p]);
+				at_lo |= f.f0[p] == lo;
+				at_hi |= f.f0[p] == hi;
+			}
+			if (isfinite(jump) || at_lo || at_hi) {
+				T = isfinite(jump) ? jump : at_lo ? nextafter(lo, INFINITY)
+								  : nextafter(hi, -INFINITY);
+				continue;
+			}
+		}
 		/* Newton while it at least halves the residual. */
 		newton_ok = newton_ok ? fabs(g) <= 0.5 * fabs(gprev) : 1;
 		gprev = g;

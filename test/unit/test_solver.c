@@ -844,6 +844,39 @@ static void test_slsqp_gives_up_on_unequal_finishes(void **state)
 		fail_msg("a start-up past 0 units: rc %d, split %g + %g", rc, x[0], x[1]);
 }
 
+/* Many PUs whose curves are flat below their first units (as fitted
+ * models are held below half their smallest block), free at different
+ * times: the sum of shares jumps where each curve starts, and a split
+ * that lands on a jump was bracketed to the last bit by halving (40-55
+ * sweeps at the end of a 4096-PU run). Going to the curve's start at once
+ * keeps every solve under 25 sweeps, and each split still ends together
+ * (check_split). */
+static void test_fast_jumps_found(void **state)
+{
+	enum { N = 512 };
+	static struct curve k[N];
+	static struct plb__efun e[N];
+	static double avail[N], x[N];
+	struct plb__solve_out o;
+	int most = 0;
+
+	(void)state;
+	for (int p = 0; p < N; p++) {
+		k[p] = (struct curve){ .c0 = 0.01 * (1 + p % 5), .a = 1e-3 * (1 + 0.1 * (p % 7)),
+				       .W = 1e6, .flat = 32 };
+		avail[p] = 0.003 * (p % 13);
+	}
+	bind(e, k, N, avail);
+	for (int i = 0; i < 60; i++) {
+		double S = 2000 + 997.0 * i;
+		assert_int_equal(plb__solve_fast(e, N, S, x, &o), 0);
+		check_split(e, N, S, x, &o, 1e-9);
+		most = o.iters > most ? o.iters : most;
+	}
+	if (most > 25)
+		fail_msg("a solve took %d sweeps", most);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -864,6 +897,7 @@ int main(void)
 		cmocka_unit_test(test_fast_steep_slow_units),
 		cmocka_unit_test(test_fast_gives_up_or_solves),
 		cmocka_unit_test(test_bad_input),
+		cmocka_unit_test(test_fast_jumps_found),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
