@@ -319,6 +319,17 @@ static int newest_in(const struct plb__model *m, double umin, double umax, doubl
  * scatter, and a block 6% slow past a cliff went on to one of 123,751.
  * With fewer than three such samples, their scatter about the fit. */
 #define SOFT_SPAN 8
+
+/* Adds a time t's squared log deviation from its prediction e to *ss and
+ * counts it in *k, where both are positive. */
+static void add_log_dev(double t, double e, double *ss, int *k)
+{
+	if (e > 0 && t > 0) {
+		*ss += log(t / e) * log(t / e);
+		(*k)++;
+	}
+}
+
 static double soft_low(const struct plb__model *m, double best, double ubest)
 {
 	double u[PLB__TS_MAX], t[PLB__TS_MAX], slope = 0, c = 0, ss = 0;
@@ -326,11 +337,7 @@ static double soft_low(const struct plb__model *m, double best, double ubest)
 	if (n >= 3) {
 		plb__theil_sen(u, t, n, &slope, &c);
 		for (int i = 0; i < n; i++) {
-			double e = c + slope * u[i];
-			if (e > 0 && t[i] > 0) {
-				ss += log(t[i] / e) * log(t[i] / e);
-				k++;
-			}
+			add_log_dev(t[i], c + slope * u[i], &ss, &k);
 		}
 	}
 	if (k < 3) {
@@ -342,11 +349,9 @@ static double soft_low(const struct plb__model *m, double best, double ubest)
 		 * units for the rest of the run */
 		for (int i = 0; i < m->n; i++) {
 			const struct plb__sample *s = sample_at(m, i);
-			double e = model_e(m, s->units, NULL, NULL, NULL), tt = s->exec_s + s->xfer_s;
-			if (s->units <= ubest && e > 0 && tt > 0) {
-				ss += log(tt / e) * log(tt / e);
-				k++;
-			}
+			if (s->units <= ubest)
+				add_log_dev(s->exec_s + s->xfer_s,
+					    model_e(m, s->units, NULL, NULL, NULL), &ss, &k);
 		}
 	}
 	return best * fmin(1 - CLIFF_SOFT, exp(-3 * sqrt(ss / (k > 0 ? k : 1))));

@@ -157,17 +157,17 @@ static double fixed_cost(const struct plb_balancer *b, int pu)
 	return fmin(fmax(c, 0), plb__model_eval(m, 0));
 }
 
-/* How long a block of PU pu may be stretched for efficiency, of the
- * `left` seconds the PU has: stretch_fraction of them, so that the end is
- * still approached geometrically, or all of them where the rest would be
- * less than twice the PU's fixed cost per block. A block for that rest
- * would spend over half its time on the fixed cost: an offload device
- * with 1 s per block left 20% of its last 9 s for later and ran it as
- * three more blocks, each mostly its fixed cost. */
-static double stretch_time(const struct plb_balancer *b, int pu, double left)
+/* How long a block of a PU with fixed cost c per block (fixed_cost) may
+ * be stretched for efficiency, of the `left` seconds the PU has:
+ * stretch_fraction of them, so that the end is still approached
+ * geometrically, or all of them where the rest would be less than 2 c.
+ * A block for that rest would spend over half its time on the fixed
+ * cost: an offload device with 1 s per block left 20% of its last 9 s for
+ * later and ran it as three more blocks, each mostly its fixed cost. */
+static double stretch_time(const struct plb_balancer *b, double left, double c)
 {
 	double t = b->p.stretch_fraction * left;
-	return left - t < 2 * fixed_cost(b, pu) ? left : t;
+	return left - t < 2 * c ? left : t;
 }
 
 /* Each PU's block time for efficiency: PU i with fixed cost c_i per block
@@ -264,7 +264,7 @@ static int new_step(struct plb_balancer *b, double now)
 		 * of the time this PU has left, so the end is still approached
 		 * geometrically */
 		double a = h->a[i];
-		double most = h->xr[i] > 0 ? plb__model_inverse(m, stretch_time(b, i, TR - a),
+		double most = h->xr[i] > 0 ? plb__model_inverse(m, stretch_time(b, TR - a, fixed_cost(b, i)),
 								  h->xr[i]) : 0;
 		if (most > h->x[i])
 			h->x[i] = fmax(h->x[i], efficient_block(m, p->block_overhead, most));
@@ -352,20 +352,21 @@ static double block_limit_uncapped(struct plb_balancer *b, int pu, double now, d
 	double left = h->T_all - now - busy;
 	if (!(left > 0))
 		return fmin(plb__model_cap(m), grow);
-	double t_fix = fmin(h->t_fix[pu], stretch_time(b, pu, left));
+	double c = fixed_cost(b, pu);
+	double t_fix = fmin(h->t_fix[pu], stretch_time(b, left, c));
 	/* no shorter than its round trip (plb__model_set_floor): a block the
 	 * PU waits longer for than it runs loses more than it balances */
 	double t = fmax(p->block_time_fraction * left, fmin(m->t_floor, left));
 	if (t_fix > t)
 		t = fmin(t_fix, plb__model_eval(m, mb) +
-				       fmax(t, (p->max_growth - 1) * fixed_cost(b, pu)));
+				       fmax(t, (p->max_growth - 1) * c));
 	double x = plb__model_inverse(m, t, pool);
 	if (x > mb) {
 		/* past its samples: by probe_fraction of the time left, or up to
 		 * where the fixed cost at its largest block, extended along the
 		 * tangent there, is block_overhead of a block */
 		double f = p->block_overhead, d = plb__model_deriv(m, mb);
-		double eff = d > 0 ? fixed_cost(b, pu) * (1 - f) / (f * d) : INFINITY;
+		double eff = d > 0 ? c * (1 - f) / (f * d) : INFINITY;
 		double probe = plb__model_inverse(m, plb__model_eval(m, mb) + p->probe_fraction * left, pool);
 		x = fmin(x, fmax(mb, fmax(eff, probe)));
 	}
@@ -548,10 +549,12 @@ static int hac_next(struct plb_balancer *b, int pu, double now, double *units,
 	 * fixed cost too. Earlier, the rest is planned again at the PU's next
 	 * request (config/sim/large-1024: merging there cost 0.7% over seeds
 	 * 1-4). */
-	if (share > x && share <= plb__model_cap(m) &&
-	    h->T_all - now - busy - plb__model_eval(m, share) < 2 * fixed_cost(b, pu) &&
-	    plb__model_eval(m, share - x) < 2 * fixed_cost(b, pu))
-		x = share;
+	if (share > x && share <= plb__model_cap(m)) {
+		double c2 = 2 * fixed_cost(b, pu);
+		if (h->T_all - now - busy - plb__model_eval(m, share) < c2 &&
+		    plb__model_eval(m, share - x) < c2)
+			x = share;
+	}
 	if (x < minb) {
 		/* it fits before its planned end, or before the last busy PU
 		 * is predicted to finish: then it delays nobody; or the busy

@@ -32,7 +32,7 @@ struct spu {
 	const struct plb__devmodel *m;
 	struct plb__noise nz;
 	double xfer_free, comp_free;
-	int dead, noticed, finished, parked;
+	int dead, noticed, finished;
 	int kfailed;                    /* its kernel failed (the model's fail_block) */
 	int nout;                       /* grants the master has outstanding on it */
 	struct job jobs[PLB_MAX_GRANTS];
@@ -59,7 +59,7 @@ struct sim {
 	double m_cpu;                   /* master time charged, seconds */
 	long solves0;
 	struct { int pu, slot; } *outq; /* grants decided in this event */
-	uint64_t *parked;               /* a bit per PU told to wait (spu.parked) */
+	uint64_t *parked;               /* a bit per PU told to wait */
 	int noutq;
 	struct plb__coverage done;
 	int finished;
@@ -192,7 +192,6 @@ static void master_end(struct sim *s)
 static void set_parked(struct sim *s, int pu, int v)
 {
 	uint64_t bit = (uint64_t)1 << (pu % 64);
-	s->pu[pu].parked = v;
 	if (v)
 		s->parked[pu / 64] |= bit;
 	else
@@ -251,7 +250,7 @@ static void poll_parked(struct sim *s)
 		while (bits && !s->err) {
 			int i = __builtin_ctzll(bits);
 			bits &= bits - 1;
-			if (s->pu[w * 64 + i].parked)
+			if (s->parked[w] >> i & 1)     /* still waiting */
 				poll(s, w * 64 + i);
 		}
 	}
