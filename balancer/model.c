@@ -130,7 +130,7 @@ int plb__model_init(struct plb__model *m, double W,
 	m->max_terms = (int)p->model_max_terms;
 	m->change_threshold = p->change_threshold;
 	m->F.scale = W;
-	m->x_fall = m->x_soft = m->x_soft_kept = m->x_cap = INFINITY;
+	m->x_fall = m->x_fall_kept = m->x_soft = m->x_soft_kept = m->x_cap = INFINITY;
 	return 0;
 }
 
@@ -396,13 +396,40 @@ static void find_floor(struct plb__model *m)
 	m->x_floor = m->t_floor > 0 && m->n > 0 ? plb__model_inverse(m, m->t_floor, m->W) : 0;
 }
 
-/* x_fall, x_soft and x_cap from the stored samples (model.h), and x_floor. */
-static void find_cliff(struct plb__model *m)
+/* Whether slow sample i (rate r) is explained by its time rather than its
+ * size: the first LATER_N blocks smaller than it that ran after it (each
+ * CLIFF_MIN_S or longer) were none of them CLIFF_DROP faster per unit. Past
+ * a cliff a block is slow whenever it runs, and the smaller blocks after
+ * it, below the cliff, run at the PU's rate; a block slowed by its time (a
+ * GPU beside a CPU team whose copies compete with its own, a CPU core
+ * shared with other processes) has smaller blocks as slow after it, and
+ * capping the PU there costs every later block its fixed cost for a
+ * slowdown that no block size avoids. */
+#define LATER_N 2
+static int explained_later(const struct plb__model *m, int i, double r)
 {
-	find_floor(m);
-	double best = 0, ubest = 0;
+	double u = sample_at(m, i)->units, fastest = 0;
+	int k = 0;
+	for (int j = i + 1; j < m->n && k < LATER_N; j++) {
+		const struct plb__sample *s = sample_at(m, j);
+		if (s->units < u && s->exec_s + s->xfer_s >= CLIFF_MIN_S) {
+			fastest = fmax(fastest, sample_rate(m, j));
+			k++;
+		}
+	}
+	return k == LATER_N && fastest * (1 - CLIFF_DROP) < r;
+}
 
-	for (int i = 0; i < m->n; i++) {
+/* The best rate among samples from..n-1 (*best, at *ubest units), the
+ * threshold below it that makes a larger block slow (*low, lowered with
+ * the PU's noise), and the smallest block of a fall those samples show:
+ * two slow blocks, or one steep, not explained by their time
+ * (explained_later); INFINITY for none. */
+static double window_fall(const struct plb__model *m, int from, double *best_out,
+			  double *ubest_out, double *low_out)
+{
+	double best = 0, ubest = 0;
+	for (int i = from; i < m->n; i++) {
 		double r = sample_rate(m, i);
 		const struct plb__sample *s = sample_at(m, i);
 		if (isfinite(r) && r > best && s->exec_s + s->xfer_s >= CLIFF_MIN_S) {
@@ -410,8 +437,11 @@ static void find_cliff(struct plb__model *m)
 			ubest = s->units;
 		}
 	}
+	*best_out = best;
+	*ubest_out = ubest;
+	*low_out = 0;
 	if (!(best > 0))
-		return;
+		return INFINITY;
 	/* where the PU's own noise reaches further than CLIFF_DROP, the
 	 * thresholds go down with it: a real CPU sharing two cores with
 	 * three processes (the k-means demo's first iteration, its points
@@ -422,25 +452,36 @@ static void find_cliff(struct plb__model *m)
 	double low = (1 - CLIFF_DROP) * best, scale = 1;
 	/* (the scan of pairs only where some block is slow at all: it can
 	 * only lower the thresholds, and this runs at every sample) */
-	for (int i = 0; i < m->n; i++)
+	for (int i = from; i < m->n; i++)
 		if (sample_at(m, i)->units > ubest && sample_rate(m, i) < low) {
 			scale = fmin(1, rate_noise(m, ubest) / (1 - CLIFF_DROP));
 			low *= scale;
 			break;
 		}
+	*low_out = low;
 	/* slow blocks: larger than the best one, CLIFF_DROP below its rate */
 	int nslow = 0, steep = 0;
 	double first = INFINITY;
-	for (int i = 0; i < m->n; i++) {
+	for (int i = from; i < m->n; i++) {
 		double u = sample_at(m, i)->units, r = sample_rate(m, i);
-		if (u > ubest && r < low) {
+		if (u > ubest && r < low && !explained_later(m, i, r)) {
 			nslow++;
 			steep |= r < (1 - CLIFF_DROP_ONE) * best * scale;
 			first = fmin(first, u);
 		}
 	}
-	if ((nslow >= 2 || steep) && first < m->x_fall)
-		m->x_fall = first;
+	return nslow >= 2 || steep ? first : INFINITY;
+}
+
+/* x_fall, x_soft and x_cap from the stored samples (model.h), and x_floor. */
+static void find_cliff(struct plb__model *m)
+{
+	find_floor(m);
+	double best, ubest, low;
+	double fall_w = window_fall(m, 0, &best, &ubest, &low);
+	m->x_fall = fmin(m->x_fall_kept, fall_w);
+	if (!(best > 0))
+		return;
 	/* a soft fall: blocks larger than every one that ran near the best,
 	 * or one kept from samples that left the window, unless a block as
 	 * large has run near the best since */
@@ -474,8 +515,8 @@ static void find_cliff(struct plb__model *m)
 
 void plb__model_note_fall(struct plb__model *m, double x)
 {
-	if (x < m->x_fall) {
-		m->x_fall = x;
+	if (x < m->x_fall_kept) {
+		m->x_fall_kept = x;
 		find_cliff(m);
 	}
 }
@@ -631,6 +672,15 @@ int plb__sample_ok(const struct plb__sample *s)
 	       s->xfer_s >= 0 && isfinite(s->xfer_s);
 }
 
+/* Before the oldest sample leaves the window: the fall the window shows
+ * is kept if it would go with that sample. */
+static void keep_fall(struct plb__model *m)
+{
+	double b, u, l, all = window_fall(m, 0, &b, &u, &l);
+	if (isfinite(all) && window_fall(m, 1, &b, &u, &l) > all)
+		m->x_fall_kept = fmin(m->x_fall_kept, all);
+}
+
 int plb__model_add(struct plb__model *m, double units, double exec_s,
 		   double xfer_s)
 {
@@ -677,8 +727,11 @@ int plb__model_add(struct plb__model *m, double units, double exec_s,
 	m->after_change = r != 1;
 	struct plb__sample ns = {units, exec_s, xfer_s};
 	if (drop) {
-		/* a soft fall outlives the samples that showed it */
+		/* a soft fall outlives the samples that showed it, and so
+		 * does a fall that the oldest sample showed: no block past it
+		 * is planned again, so the window would forget the cliff */
 		m->x_soft_kept = fmin(m->x_soft_kept, m->x_soft);
+		keep_fall(m);
 		m->s[m->head] = ns;
 		m->head = (m->head + 1) % m->cap;
 	} else {
@@ -713,6 +766,8 @@ int plb__model_load(struct plb__model *m, const struct plb__sample *v, int nv)
 	}
 	int rc = refit(m, u, te, tx, w, x, n);
 	if (rc == 0) {
+		if (skip > 0)   /* samples leave the window: as in plb__model_add */
+			m->x_fall_kept = fmin(m->x_fall_kept, m->x_fall);
 		for (int i = 0; i < n; i++)
 			m->s[i] = (struct plb__sample){u[i], te[i], tx[i]};
 		m->head = 0;

@@ -26,6 +26,7 @@ struct plb__model {
 	int changes;                    /* speed changes detected */
 	int after_change;               /* the last sample revealed a change */
 	double x_fall;                  /* smallest block whose throughput fell (a cliff), or INFINITY */
+	double x_fall_kept;             /* a fall whose samples left the window, or an earlier run's */
 	double x_soft;                  /* smallest block past the best that ran a little slow, or INFINITY */
 	double x_soft_kept;             /* x_soft when a sample left the window: it outlives its samples */
 	double x_cap;                   /* largest block worth running, or INFINITY */
@@ -79,9 +80,12 @@ double plb__model_inverse_steps(const struct plb__model *m, double t,
  * a larger block takes more time per unit. Once a block's measured
  * throughput is CLIFF_DROP below the best measured at a smaller size, no
  * block is worth running past the size of the largest sample that stayed
- * near the best: that is x_cap. The fall is remembered when its sample
- * leaves the window (no block past it is ever planned again, so the window
- * would otherwise forget it and re-run the cliff). A mild drop at the
+ * near the best: that is x_cap. A slow block after which the next two
+ * smaller blocks ran no faster per unit (by CLIFF_DROP) is no fall: its
+ * time, not its size, slowed it (model.c, explained_later). The fall is
+ * remembered when its sample leaves the window (no block past it is ever
+ * planned again, so the window would otherwise forget it and re-run the
+ * cliff). A mild drop at the
  * largest sizes (x_soft: CLIFF_SOFT, model.c) caps x_cap the same way,
  * until a block as large runs near the best rate; with neither, x_cap is
  * INFINITY. */

@@ -930,6 +930,51 @@ static void cliff_model(struct plb__model *m, int window)
 	assert_true(plb__model_cap(m) == 8000);
 }
 
+/* A fall is a property of size: past a cliff a block is slow whenever it
+ * runs, and the smaller blocks after it run at the PU's rate. Two blocks
+ * of 8000 units 30% below the best rate are a fall (cap 4000); when the
+ * next two blocks of 4000 run 20% slow too (a slow period: a GPU beside
+ * a CPU team whose copies compete with its own), the size explains
+ * nothing and the cap goes; when they run at the best rate, it stays,
+ * also once the slow blocks have left the window. */
+static void test_fall_explained_by_time(void **state)
+{
+	static const double u[] = {1000, 2000, 4000};
+	(void)state;
+	for (int later_fast = 0; later_fast < 2; later_fast++) {
+		struct plb__model m;
+		model_new(&m, 1e6, 8, 0.3);
+		for (int i = 0; i < 3; i++)
+			assert_int_equal(plb__model_add(&m, u[i], 1e-5 * u[i], 0), 0);
+		for (int i = 0; i < 2; i++)
+			assert_int_equal(plb__model_add(&m, 8000, 1e-5 * 8000 / 0.7, 0), 0);
+		assert_true(plb__model_cap(&m) == 4000);
+		double slow = later_fast ? 1.0 : 0.8;
+		assert_int_equal(plb__model_add(&m, 4000, 1e-5 * 4000 / slow, 0), 0);
+		assert_true(plb__model_cap(&m) == 4000);        /* one is not enough */
+		assert_int_equal(plb__model_add(&m, 4000, 1e-5 * 4000 / slow, 0), 0);
+		assert_int_equal(m.changes, 0);
+		if (later_fast) {
+			assert_true(plb__model_cap(&m) == 4000);
+			assert_true(m.x_fall == 8000);
+			/* the slow blocks leave the window of 8: the fall stays */
+			for (int i = 0; i < 8; i++)
+				assert_int_equal(plb__model_add(&m, 4000, 1e-5 * 4000, 0), 0);
+			assert_true(m.x_fall == 8000);
+			assert_true(plb__model_cap(&m) == 4000);
+		} else {
+			if (!isinf(plb__model_cap(&m)))
+				fail_msg("smaller blocks as slow after the fall: cap %g, fall %g",
+					 plb__model_cap(&m), m.x_fall);
+			/* and it does not come back when they leave the window */
+			for (int i = 0; i < 8; i++)
+				assert_int_equal(plb__model_add(&m, 4000, 1e-5 * 4000 / slow, 0), 0);
+			assert_true(isinf(m.x_fall));
+		}
+		plb__model_fini(&m);
+	}
+}
+
 static void test_cliff_cap(void **state)
 {
 	struct plb__model m;
@@ -1710,6 +1755,7 @@ int main(void)
 		cmocka_unit_test(test_no_false_change),
 		cmocka_unit_test(test_window),
 		cmocka_unit_test(test_cliff_cap),
+		cmocka_unit_test(test_fall_explained_by_time),
 		cmocka_unit_test(test_cap_floor),
 		cmocka_unit_test(test_soft_fall_scatter),
 		cmocka_unit_test(test_theil_sen),
