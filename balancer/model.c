@@ -673,12 +673,15 @@ int plb__sample_ok(const struct plb__sample *s)
 }
 
 /* Before the oldest sample leaves the window: the fall the window shows
- * is kept if it would go with that sample. */
+ * (x_fall, from the last find_cliff, where it is below x_fall_kept) is
+ * kept if it would go with that sample. The window's scan again only
+ * where there is such a fall: none on most PUs, and this runs at every
+ * sample once the window is full. */
 static void keep_fall(struct plb__model *m)
 {
-	double b, u, l, all = window_fall(m, 0, &b, &u, &l);
-	if (isfinite(all) && window_fall(m, 1, &b, &u, &l) > all)
-		m->x_fall_kept = fmin(m->x_fall_kept, all);
+	double b, u, l;
+	if (m->x_fall < m->x_fall_kept && window_fall(m, 1, &b, &u, &l) > m->x_fall)
+		m->x_fall_kept = m->x_fall;
 }
 
 int plb__model_add(struct plb__model *m, double units, double exec_s,
