@@ -282,9 +282,9 @@ int plb__others_busy(const struct plb_balancer *b, int except)
  * late block expected to end last, if the PUs free now would, together,
  * run it in under 1/redo_gain of the time it is expected to take still
  * (as late again as it already is: plb__busy_for). The pieces go in
- * order from the block's start, each planned for the time the free PUs
- * need for the whole block together, or for the time the fastest of them
- * takes for a piece of min_block if that is longer. Whichever ends first
+ * order from the block's start, each planned to end when the PUs that
+ * may take pieces, each from when it is free, would together have run
+ * the rest of the block (redo_end). Whichever ends first
  * wins, and every unit still counts once: the original, if it ends before
  * any piece (the pieces are then void); else the pieces, from the first
  * to end (the original is void and the rest of its range, not yet in
@@ -383,19 +383,69 @@ static int redo_start(struct plb_balancer *b, double now)
 		}
 	if (!late)
 		return 0;
-	/* pieces are min_block at least: with many free PUs the block takes
-	 * the fastest of them one such piece, not units / rate */
-	double piece = fmin((double)late->units, b->p.min_block), t_min = INFINITY;
-	for (int i = 0; i < b->n; i++)
-		if (!b->pu[i].lost && b->pu[i].nout == 0 && plb__model_ready(&b->model[i]))
-			t_min = fmin(t_min, plb__model_eval(&b->model[i], piece));
-	double t_piece = (double)late->units / rate;
-	if (isfinite(t_min) && t_min > t_piece)
-		t_piece = t_min;
 	b->rx = (struct plb__redo){.active = 1, .pu = late_pu, .id = late->id,
 				   .off = late->off, .end = late->off + late->units,
-				   .next = late->off, .t_piece = t_piece, .tried = now};
+				   .next = late->off, .tried = now, .end_now = NAN};
 	return 1;
+}
+
+/* When the pieces of the rest of the late block should end: the time T
+ * at which the PUs that may take pieces (not the late block's, not lost,
+ * not declined), each from when it is free (plb__busy_for), have run the
+ * rest at their rates together; the PUs about to be free count, or a
+ * block freed at an instant when a few are goes to those few in pieces
+ * that take as long as the whole for the cluster (mixed:11 of the
+ * robustness bench: two GPUs took 5.5 s pieces of a late block while
+ * the six others, free 30-80 ms later, had none). No earlier than the
+ * fastest of them takes for a piece of min_block: pieces are min_block
+ * at least. b->x holds each one's free time (solve scratch). */
+static double redo_end(struct plb_balancer *b, double now)
+{
+	struct plb__redo *rx = &b->rx;
+	/* every PU waiting asks at every event: once per instant and state */
+	if (rx->end_epoch == b->epoch && rx->end_now == now && rx->end_declined == rx->declined)
+		return rx->end_t;
+	double rest = (double)(rx->end - rx->next), piece = fmin(rest, b->p.min_block);
+	double T = now;
+	int any = 0;
+	for (int i = 0; i < b->n; i++) {
+		const struct plb__pu *u = &b->pu[i];
+		b->x[i] = INFINITY;
+		if (i == rx->pu || u->lost || u->redo_declined == rx->id ||
+		    !(u->rate > 0) || !plb__model_ready(&b->model[i]))
+			continue;
+		b->x[i] = now + plb__busy_for(b, i, now);
+		/* from above: by then this one alone would have run it */
+		T = fmax(T, b->x[i] + rest / u->rate);
+		any = 1;
+	}
+	/* g(T), the sum of rate x (T - free) over the PUs free before T,
+	 * is rest: g is convex, increasing and piecewise linear, so Newton
+	 * from above falls to the root, each step past a free time or onto
+	 * the root */
+	for (int it = 0; it < 64 && any; it++) {
+		double r = 0, rxf = 0;
+		for (int i = 0; i < b->n; i++)
+			if (b->x[i] < T) {
+				r += b->pu[i].rate;
+				rxf += b->pu[i].rate * b->x[i];
+			}
+		double next = (rest + rxf) / r;
+		if (!(next < T))
+			break;
+		T = next;
+	}
+	rx->end_epoch = b->epoch;
+	rx->end_now = now;
+	rx->end_declined = rx->declined;
+	/* the fastest one's time for a piece of min_block, where none
+	 * would end one by T (a scan that stops at the first that would) */
+	double t_min = INFINITY;
+	for (int i = 0; i < b->n && any && t_min > T - now; i++)
+		if (isfinite(b->x[i]))
+			t_min = fmin(t_min, plb__model_eval(&b->model[i], piece));
+	rx->end_t = any ? fmax(T, now + t_min) : INFINITY;
+	return rx->end_t;
 }
 
 double plb_balancer_wake(const plb_balancer_t *b)
@@ -420,10 +470,11 @@ static int redo_next(struct plb_balancer *b, int pu, double now, struct plb_gran
 	if (pu == b->rx.pu || b->rx.next >= b->rx.end || u->redo_declined == b->rx.id)
 		return PLB_NEXT_WAIT;
 	uint64_t rest = b->rx.end - b->rx.next;
+	double t_piece = redo_end(b, now) - now;
 	/* within the sizes this PU has run: a fit says little beyond them,
 	 * and a cliff may lie there */
 	double most = fmin(fmin((double)rest, plb__model_cap(m)), (double)b->pu[pu].max_block);
-	double x = fmax(plb__model_inverse(m, b->rx.t_piece, most), b->p.min_block);
+	double x = fmax(plb__model_inverse(m, t_piece, most), b->p.min_block);
 	uint64_t want = x >= (double)rest ? rest : (uint64_t)llround(x);
 	if (want < 1)
 		want = 1;
@@ -433,9 +484,10 @@ static int redo_next(struct plb_balancer *b, int pu, double now, struct plb_gran
 	 * cost, a min_block that takes long) would hold the range up once
 	 * the pieces win: it leaves the pieces to the others */
 	double pred = plb__model_eval(m, (double)want);
-	if (!(pred <= REDO_SLOW * b->rx.t_piece)) {
+	if (!(pred <= REDO_SLOW * t_piece)) {
 		/* its model cannot change while it waits: do not ask again */
 		u->redo_declined = b->rx.id;
+		b->rx.declined++;
 		return PLB_NEXT_WAIT;
 	}
 	struct plb__grant_rec *rec = &u->out[u->nout];

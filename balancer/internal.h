@@ -34,9 +34,12 @@ struct plb__redo {
 	int pu;                 /* the late block's PU and grant */
 	uint64_t id;
 	uint64_t off, end, next;
-	double t_piece;         /* each piece's planned time: the range over the
-				 * free PUs' rate when it started */
 	double tried;           /* when a start was last looked for (NAN: never) */
+	int declined;           /* PUs that declined its pieces */
+	/* the pieces' planned end (redo_end) and the state it is for */
+	double end_t, end_now;
+	uint64_t end_epoch;
+	int end_declined;
 };
 
 /* Round trips a PU's fixed cost outside it is read from (link_fixed). */

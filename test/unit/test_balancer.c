@@ -1668,6 +1668,76 @@ static void test_redo_piece_rest(void **state)
 		fail_msg("pieces of the whole block %d times, of part of it %d times: both wanted", whole, split);
 }
 
+/* A late block's pieces go to the PUs about to be free as well as to
+ * those free now, planned to end together: PU 0 never ends its first
+ * block, PUs 1-3 run the rest of the domain exactly as predicted, and the
+ * first of them to find the pool empty is free while the other two end
+ * their last blocks. Each piece is planned to end by when the three,
+ * each from when it is free, would have run the block's rest together,
+ * so the first piece is about a third of the block, not all of it (as
+ * when the pieces took the time the PUs free at the start needed for the
+ * whole block), at least two of the three run pieces, and their planned
+ * ends lie within a piece of min_block's time of each other. */
+static void test_redo_pieces_end_together(void **state)
+{
+	(void)state;
+	plb_balancer_t *b;
+	assert_int_equal(plb_balancer_create(NULL, "plb-hac", 4, 2000000, &b), 0);
+	four_linear_samples(b, 0, 4);
+	struct plb_grant g0, g[4];
+	double end[4] = {0}, at[4] = {0}, now = 0;
+	int busy[4] = {1, 0, 0, 0}, pieces = 0, on[4] = {0};
+	double first = 0, lo = INFINITY, hi = -INFINITY;
+	assert_int_equal(plb_balancer_next(b, 0, now, &g0), PLB_NEXT_GRANT);
+	while (!plb_balancer_finished(b)) {
+		int asked = 0;
+		for (int i = 1; i < 4; i++) {
+			if (busy[i])
+				continue;
+			int rc = plb_balancer_next(b, i, now, &g[i]);
+			if (rc != PLB_NEXT_GRANT) {
+				assert_true(rc == PLB_NEXT_WAIT || rc == PLB_NEXT_DONE);
+				continue;
+			}
+			asked = 1;
+			busy[i] = 1;
+			at[i] = now;
+			end[i] = now + 0.01 + 1e-5 * (double)g[i].units;
+			if (g[i].kind == PLB_GRANT_REDO) {
+				if (pieces++ == 0)
+					first = (double)g[i].units;
+				on[i] = 1;
+				lo = fmin(lo, now + g[i].predicted_s);
+				hi = fmax(hi, now + g[i].predicted_s);
+			}
+		}
+		int next = -1;
+		for (int i = 1; i < 4; i++)
+			if (busy[i] && (next < 0 || end[i] < end[next]))
+				next = i;
+		if (next < 0) {
+			if (asked)
+				continue;
+			double w = plb_balancer_wake(b);
+			assert_true(isfinite(w) && w > now);
+			now = w;
+			continue;
+		}
+		now = end[next];
+		busy[next] = 0;
+		struct plb_sample smp = {g[next].id, end[next] - at[next], 0, now, 0};
+		int rc = plb_balancer_done(b, next, &smp);
+		assert_true(rc == 0 || rc == PLB_ESTALE);
+	}
+	double tpiece = 0.01 + 1e-5 * 64;
+	if (!(pieces >= 2 && on[1] + on[2] + on[3] >= 2 && first <= 0.5 * (double)g0.units &&
+	      hi - lo <= tpiece))
+		fail_msg("a late block of %llu units: %d pieces on %d PUs, the first of %g units, "
+			 "planned to end %g s apart (a piece of min_block takes %g s)",
+			 (unsigned long long)g0.units, pieces, on[1] + on[2] + on[3], first, hi - lo, tpiece);
+	plb_balancer_destroy(b);
+}
+
 /* A block leaves a rest of the pool's range behind only if that rest is
  * min_block or more; less goes with the block (greedy, blocks of 100,
  * min_block 20: 100 then 100 then the 20 left of 220; 100 then 119 of
@@ -1705,6 +1775,7 @@ int main(void)
 		cmocka_unit_test(test_redo_most_late_first),
 		cmocka_unit_test(test_rest_below_min_block_joins),
 		cmocka_unit_test(test_redo_piece_rest),
+		cmocka_unit_test(test_redo_pieces_end_together),
 		cmocka_unit_test(test_coverage_all_policies),
 		cmocka_unit_test(test_model_set_counts),
 		cmocka_unit_test(test_coverage_with_failures),
