@@ -96,12 +96,14 @@ PY
 	check "mpirun -np 1: in-process transport" test "$(json_get runtime)" = local
 fi
 # An emulated PU whose model is faster than this machine runs its real
-# kernel (a 600-column product in 0.1 ms): the report says it overran;
-# with a model slower than the host, it does not.
+# kernel (a 1500-column product, 6.8 GFLOP, in 0.1 ms): the report says it
+# overran; with a model slower than the host, it does not. (A block is
+# flagged once it is 10 ms late: a 600-column product, 0.4 GFLOP, took
+# 10-15 ms here, and 11 runs in 12 were not flagged.)
 printf '[run]\nunits = 1\n[node a]\nemu = e\n[model e]\nclass = gpu\ncompute = poly 0.0001 1e-9\n' >"$TMP/fast.ini"
-check "too fast a model: runs" one "$BUILD/plb-mm" --config "$TMP/fast.ini" --n 600 --json
+check "too fast a model: runs" one "$BUILD/plb-mm" --config "$TMP/fast.ini" --n 1500 --json
 check "too fast a model: overran in the JSON" python3 -c "import json,sys; d=json.loads([l for l in open(sys.argv[1]) if l.startswith('{')][0]); sys.exit(not d['overran'][0] >= 1)" "$TMP/out"
-check "too fast a model: the text report says so" sh -c "'$BUILD/plb-mm' --config '$TMP/fast.ini' --n 600 | grep -q 'overran        a.e#1: '"
+check "too fast a model: the text report says so" sh -c "'$BUILD/plb-mm' --config '$TMP/fast.ini' --n 1500 | grep -q 'overran        a.e#1: '"
 printf '[run]\nunits = 1\n[node a]\nemu = e\n[model e]\nclass = gpu\ncompute = poly 0.05 1e-3\n' >"$TMP/slow.ini"
 check "a slow model: runs" one "$BUILD/plb-mm" --config "$TMP/slow.ini" --n 100 --json
 check "a slow model: nothing overran" python3 -c "import json,sys; d=json.loads([l for l in open(sys.argv[1]) if l.startswith('{')][0]); sys.exit(d['overran'] != [0])" "$TMP/out"
