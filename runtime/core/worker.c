@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -80,6 +81,9 @@ struct plb__worker {
 	uint64_t seed;
 	int pu0;
 	int ending;             /* END acks still to come */
+	atomic_int blocks_held; /* blocks queued on or run by PUs, not yet posted back */
+	void *prev[2];          /* the previous run's START (and shared data), kept
+				 * until every PU has ended it (on_start) */
 	int ended_ack;          /* the END asked for ENDED once they are in */
 	/* communication thread's counts */
 	long outstanding;
@@ -150,6 +154,13 @@ static void post(struct plb__worker *w, enum out_kind kind, void *msg)
 	}
 }
 
+/* A block's outcome goes back: it no longer holds the run (on_start). */
+static void post_block(struct plb__worker *w, enum out_kind kind, void *msg)
+{
+	atomic_fetch_sub(&w->blocks_held, 1);
+	post(w, kind, msg);
+}
+
 /* First block of a run on this PU: reset the emulation, start the kernel. */
 static void run_begin(struct wpu *u)
 {
@@ -194,7 +205,7 @@ static void do_block(struct wpu *u, struct item *j)
 
 	if (u->dead) {
 		msg_done(j->msg);
-		post(w, OUT_DROPPED, NULL);
+		post_block(w, OUT_DROPPED, NULL);
 		return;
 	}
 	if (u->run_seen != w->run)
@@ -269,7 +280,7 @@ static void do_block(struct wpu *u, struct item *j)
 		plb__msg_hdr(lost)->arg = h->arg;
 		plb__msg_hdr(lost)->flags = h->flags;
 		plb__msg_free(out);
-		post(w, OUT_LOST, lost);
+		post_block(w, OUT_LOST, lost);
 		return;
 	}
 	h->status = rc;
@@ -285,7 +296,7 @@ static void do_block(struct wpu *u, struct item *j)
 		h->len = 0;
 		plb__log(PLB__LOG_ERROR, "worker", "%s: %s", u->dev.desc.name, u->err);
 	}
-	post(w, OUT_MSG, out);
+	post_block(w, OUT_MSG, out);
 }
 
 static void *pu_main(void *arg)
@@ -497,6 +508,8 @@ void plb__worker_close(struct plb *p)
 	if (w->shared_msg != w->start_msg)
 		plb__msg_free(w->shared_msg);
 	plb__msg_free(w->start_msg);
+	plb__msg_free(w->prev[0]);
+	plb__msg_free(w->prev[1]);
 	free(w->pu);
 	free(w);
 	p->wk = NULL;
@@ -542,16 +555,26 @@ static int on_start(struct plb *p, void *msg)
 	struct plb__hdr *h = plb__msg_hdr(msg);
 	const char *name = plb__msg_data(msg);
 
-	/* Every PU must have left the previous run (its kernel's fini done)
-	 * before the run's fields below change under it. */
-	while (w->ending > 0) {
+	/* A PU that holds a block of the previous run reads the run's fields
+	 * below: wait until none does. A PU with only its END left touches
+	 * none of them (run_end: its kernel's fini, its own state), so the
+	 * run starts at once beside it: an idle PU takes a scheduler's
+	 * wake-up to get to its END, milliseconds on a busy host or at low
+	 * priority (an emulated PU), and the node's other PUs, real ones
+	 * too, waited for it (the k-means demo, 2 cores: 1-9 ms a run on
+	 * node a, 2-10% of its iterations). Its fini may still read the
+	 * shared data its init was given: the previous START is kept until
+	 * every PU has ended (w->prev), and a run whose start finds an older
+	 * one still kept waits for every PU, as before. */
+	while (w->ending > 0 && (atomic_load(&w->blocks_held) > 0 || w->prev[0] || w->prev[1])) {
 		int rc = drain(p);
 		if (rc < 0) {
 			plb__msg_free(msg);
 			return rc;
 		}
 		pthread_mutex_lock(&w->mu);
-		if (plb__fifo_empty(&w->outbox) && w->ending > 0)
+		if (plb__fifo_empty(&w->outbox) && w->ending > 0 &&
+		    (atomic_load(&w->blocks_held) > 0 || w->prev[0] || w->prev[1]))
 			pthread_cond_wait(&w->cv, &w->mu);
 		pthread_mutex_unlock(&w->mu);
 	}
@@ -577,11 +600,16 @@ static int on_start(struct plb *p, void *msg)
 				 (unsigned long long)h->units, rest,
 				 borrowed ? ", borrowed" : kept ? ", kept from a run this node did not have" : "");
 	}
-	/* no PU is in the previous run any more */
-	if (w->shared_msg != w->start_msg && !kept)
-		plb__msg_free(w->shared_msg);
-	if (w->shared_msg != w->start_msg || !kept)
-		plb__msg_free(w->start_msg);
+	/* no PU runs a block of the previous run any more; its START goes
+	 * once every PU has ended it (drain) */
+	void *old[2] = {w->shared_msg != w->start_msg && !kept ? w->shared_msg : NULL,
+			w->shared_msg != w->start_msg || !kept ? w->start_msg : NULL};
+	for (int i = 0; i < 2; i++) {
+		if (w->ending > 0)
+			w->prev[i] = old[i];
+		else
+			plb__msg_free(old[i]);
+	}
 	if (!(h->flags & PLB__F_REUSE))
 		plb__store_drop(&w->store);
 	w->start_msg = msg;
@@ -663,7 +691,9 @@ static int handle(struct plb *p, void *msg)
 		}
 		/* once queued, msg is the PU's (it may be freed at once) */
 		struct wpu *u = &w->pu[h->pu];
+		atomic_fetch_add(&w->blocks_held, 1);
 		if ((rc = enqueue_wake(&u->mu, &u->cv, &u->inbox, JOB_BLOCK, msg, plb__now(), 0))) {
+			atomic_fetch_sub(&w->blocks_held, 1);
 			msg_done(msg);
 			return plb__fail(p, rc, "out of memory");
 		}
@@ -742,8 +772,14 @@ static int drain(struct plb *p)
 	while (o) {
 		struct item *next = (struct item *)o->link.next;
 		w->outstanding--;
-		if (o->kind == OUT_ENDED && --w->ending == 0 && w->ended_ack && !rc)
-			rc = send_ended(p);
+		if (o->kind == OUT_ENDED && --w->ending == 0) {
+			for (int i = 0; i < 2; i++) {
+				plb__msg_free(w->prev[i]);
+				w->prev[i] = NULL;
+			}
+			if (w->ended_ack && !rc)
+				rc = send_ended(p);
+		}
 		if (o->msg && !rc) {
 			/* the idle figures so far travel with every block */
 			plb__msg_hdr(o->msg)->d0 = w->idle_wall;

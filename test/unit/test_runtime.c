@@ -188,15 +188,57 @@ static void write_config(const char *text)
 	fclose(f);
 }
 
+/* test_run_starts_beside_an_ending_pu: the emulated PU's fini takes
+ * 0.3 s; when it ended, and when a.cpu began its first block of a run */
+static atomic_llong slow_fini_end_ns, cpu_first_ns;
+static char cpu_tag, emu_tag;
+
+static long long now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static int sf_init(const struct plb_pu_info *pu, const void *shared, size_t bytes, void **st)
+{
+	(void)shared;
+	(void)bytes;
+	*st = strcmp(pu->name, "a.cpu") == 0 ? &cpu_tag : &emu_tag;
+	return 0;
+}
+
+static int sf_run(void *st, const struct plb_block *b)
+{
+	long long zero = 0;
+	if (st == &cpu_tag)
+		atomic_compare_exchange_strong(&cpu_first_ns, &zero, now_ns());
+	return k_run(NULL, b);
+}
+
+static void sf_fini(void *st)
+{
+	if (st == &emu_tag) {
+		nanosleep(&(struct timespec){0, 300000000L}, NULL);
+		long long zero = 0;     /* the first run's */
+		atomic_compare_exchange_strong(&slow_fini_end_ns, &zero, now_ns());
+	}
+}
+
+static const struct plb_kernel slow_fini_kernel = {
+	.name = "slowfini",
+	.cpu = {.init = sf_init, .run = sf_run, .fini = sf_fini},
+};
+
 static const struct plb_kernel tag_kernel;     /* test_redo_in_place */
 
 /* plb_init on config_text (models: a models file, or NULL); its rc. */
 static int init(const char *config_text, const char *models, plb_t **p)
 {
 	static const struct plb_kernel *const ks[] = {&kernel, &sum_kernel, &whole_kernel,
-						      &tag_kernel};
+						      &tag_kernel, &slow_fini_kernel};
 	write_config(config_text);
-	struct plb_options o = {.config = cfg_path, .kernels = ks, .nkernels = 4, .quiet = 1,
+	struct plb_options o = {.config = cfg_path, .kernels = ks, .nkernels = 5, .quiet = 1,
 				.models = models};
 	int argc = 1;
 	char *args[] = {"test_runtime", NULL}, **argv = args;
@@ -776,12 +818,43 @@ static void test_models_file(void **state)
 	unlink(path);
 }
 
+/* A run starts on a node while one of its PUs has only the last run's
+ * END left to do: that PU's kernel fini (0.3 s here) holds up none of the
+ * others. With copies (in_place = 0) the master does not wait for the END
+ * between runs; a.cpu's first block of the second run begins before the
+ * emulated PU's fini of the first has ended (as plb_finalize, which waits
+ * for every fini, finds), and both runs cover every unit once. */
+static void test_run_starts_beside_an_ending_pu(void **state)
+{
+	(void)state;
+	atomic_store(&slow_fini_end_ns, 0);
+	plb_t *p = start(two_pus_copied);
+	for (int run = 0; run < 2; run++) {
+		for (uint64_t u = 0; u < W; u++) {
+			in[u] = u + 5;
+			out[u] = 0;
+			atomic_store(&hits[u], 0);
+		}
+		atomic_store(&cpu_first_ns, 0);
+		struct plb_job job = {.kernel = "slowfini", .units = W, .in = in, .in_unit = 8,
+				      .out = out, .out_unit = 8};
+		assert_int_equal(plb_run(p, &job), 0);
+		check_exactly_once(run ? "the second run" : "the first run");
+	}
+	stop(p);        /* every fini has run */
+	long long began = atomic_load(&cpu_first_ns), fini = atomic_load(&slow_fini_end_ns);
+	if (!(began > 0 && fini > 0 && began < fini))
+		fail_msg("a.cpu began the second run %.3f s after the emulated PU's fini of the first ended",
+			 1e-9 * (double)(began - fini));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cpu_team_of_two),
 		cmocka_unit_test(test_kernel_fails_on_one_block),
 		cmocka_unit_test(test_runs_in_a_row),
+		cmocka_unit_test(test_run_starts_beside_an_ending_pu),
 		cmocka_unit_test(test_resident_input),
 		cmocka_unit_test(test_redo_in_place),
 		cmocka_unit_test(test_models_kept_per_kind),
