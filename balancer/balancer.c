@@ -403,7 +403,7 @@ static double redo_end(struct plb_balancer *b, double now)
 {
 	struct plb__redo *rx = &b->rx;
 	/* every PU waiting asks at every event: once per instant and state */
-	if (rx->end_epoch == b->epoch && rx->end_now == now && rx->end_declined == rx->declined)
+	if (rx->end_epoch == b->epoch && rx->end_now == now)
 		return rx->end_t;
 	double rest = (double)(rx->end - rx->next), piece = fmin(rest, b->p.min_block);
 	double T = now;
@@ -437,7 +437,6 @@ static double redo_end(struct plb_balancer *b, double now)
 	}
 	rx->end_epoch = b->epoch;
 	rx->end_now = now;
-	rx->end_declined = rx->declined;
 	/* the fastest one's time for a piece of min_block, where none
 	 * would end one by T (a scan that stops at the first that would) */
 	double t_min = INFINITY;
@@ -487,7 +486,7 @@ static int redo_next(struct plb_balancer *b, int pu, double now, struct plb_gran
 	if (!(pred <= REDO_SLOW * t_piece)) {
 		/* its model cannot change while it waits: do not ask again */
 		u->redo_declined = b->rx.id;
-		b->rx.declined++;
+		b->rx.end_now = NAN;    /* redo_end: one PU fewer */
 		return PLB_NEXT_WAIT;
 	}
 	struct plb__grant_rec *rec = &u->out[u->nout];

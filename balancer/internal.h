@@ -35,11 +35,10 @@ struct plb__redo {
 	uint64_t id;
 	uint64_t off, end, next;
 	double tried;           /* when a start was last looked for (NAN: never) */
-	int declined;           /* PUs that declined its pieces */
-	/* the pieces' planned end (redo_end) and the state it is for */
+	/* the pieces' planned end (redo_end) and the state it is for (the
+	 * balancer's epoch, the instant; NAN: none, as after a decline) */
 	double end_t, end_now;
 	uint64_t end_epoch;
-	int end_declined;
 };
 
 /* Round trips a PU's fixed cost outside it is read from (link_fixed). */

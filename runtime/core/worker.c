@@ -549,6 +549,13 @@ static void idle_end(struct plb__worker *w)
 
 static int drain(struct plb *p);
 
+/* Whether a PU still holds the last run in a way that a START must wait
+ * for (on_start): a block of it, or an earlier START kept for a fini. */
+static int old_run_held(struct plb__worker *w)
+{
+	return w->ending > 0 && (atomic_load(&w->blocks_held) > 0 || w->prev[0] || w->prev[1]);
+}
+
 static int on_start(struct plb *p, void *msg)
 {
 	struct plb__worker *w = p->wk;
@@ -566,15 +573,14 @@ static int on_start(struct plb *p, void *msg)
 	 * shared data its init was given: the previous START is kept until
 	 * every PU has ended (w->prev), and a run whose start finds an older
 	 * one still kept waits for every PU, as before. */
-	while (w->ending > 0 && (atomic_load(&w->blocks_held) > 0 || w->prev[0] || w->prev[1])) {
+	while (old_run_held(w)) {
 		int rc = drain(p);
 		if (rc < 0) {
 			plb__msg_free(msg);
 			return rc;
 		}
 		pthread_mutex_lock(&w->mu);
-		if (plb__fifo_empty(&w->outbox) && w->ending > 0 &&
-		    (atomic_load(&w->blocks_held) > 0 || w->prev[0] || w->prev[1]))
+		if (plb__fifo_empty(&w->outbox) && old_run_held(w))
 			pthread_cond_wait(&w->cv, &w->mu);
 		pthread_mutex_unlock(&w->mu);
 	}

@@ -27,6 +27,7 @@
 
 #include "plb.h"
 #include "balancer/balancer.h"
+#include "balancer/base/clock.h"
 #include "runtime/core/resident.h"      /* struct plb__segs: what a held block costs */
 #include "runtime/transport/transport.h"
 
@@ -193,13 +194,6 @@ static void write_config(const char *text)
 static atomic_llong slow_fini_end_ns, cpu_first_ns;
 static char cpu_tag, emu_tag;
 
-static long long now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 static int sf_init(const struct plb_pu_info *pu, const void *shared, size_t bytes, void **st)
 {
 	(void)shared;
@@ -212,7 +206,7 @@ static int sf_run(void *st, const struct plb_block *b)
 {
 	long long zero = 0;
 	if (st == &cpu_tag)
-		atomic_compare_exchange_strong(&cpu_first_ns, &zero, now_ns());
+		atomic_compare_exchange_strong(&cpu_first_ns, &zero, (long long)(1e9 * plb__now()));
 	return k_run(NULL, b);
 }
 
@@ -221,7 +215,7 @@ static void sf_fini(void *st)
 	if (st == &emu_tag) {
 		nanosleep(&(struct timespec){0, 300000000L}, NULL);
 		long long zero = 0;     /* the first run's */
-		atomic_compare_exchange_strong(&slow_fini_end_ns, &zero, now_ns());
+		atomic_compare_exchange_strong(&slow_fini_end_ns, &zero, (long long)(1e9 * plb__now()));
 	}
 }
 
