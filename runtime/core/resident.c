@@ -169,13 +169,16 @@ int plb__store_take(struct plb__store *s, void *msg, size_t in_unit, char *err, 
 		int cap = s->part.cap ? 2 * s->part.cap : 16;
 		struct plb__range *r = realloc(s->part.r, (size_t)cap * sizeof *r);
 		const char **d = r ? realloc(s->data, (size_t)cap * sizeof *d) : NULL;
+		void **o = d ? realloc(s->own, (size_t)cap * sizeof *o) : NULL;
 		if (r)
 			s->part.r = r;
-		if (d) {
+		if (d)
 			s->data = d;
+		if (o) {
+			s->own = o;
 			s->part.cap = cap;
 		}
-		rc = d ? 0 : PLB_ENOMEM;
+		rc = o ? 0 : PLB_ENOMEM;
 	}
 	if (rc) {
 		s->nmsg -= pushed;      /* not the store's: the caller frees it */
@@ -188,8 +191,10 @@ int plb__store_take(struct plb__store *s, void *msg, size_t in_unit, char *err, 
 		int i = plb__ranges_find(&s->part, seg[k].off), move = s->part.n - i;
 		memmove(&s->part.r[i + 1], &s->part.r[i], (size_t)move * sizeof *s->part.r);
 		memmove(&s->data[i + 1], &s->data[i], (size_t)move * sizeof *s->data);
+		memmove(&s->own[i + 1], &s->own[i], (size_t)move * sizeof *s->own);
 		s->part.r[i] = seg[k];
 		s->data[i] = in;
+		s->own[i] = msg;
 		s->part.n++;
 		s->part.units += seg[k].len;
 		in += seg[k].len * in_unit;
@@ -258,6 +263,69 @@ int plb__store_input(struct plb__store *s, void *msg, size_t in_unit, const void
 	return 0;
 }
 
+static int ptr_cmp(const void *a, const void *b)
+{
+	uintptr_t x = (uintptr_t)*(void *const *)a, y = (uintptr_t)*(void *const *)b;
+	return (x > y) - (x < y);
+}
+
+double plb__store_merge(struct plb__store *s, size_t in_unit)
+{
+	struct plb__range *r = s->part.r;
+	double copied = 0;
+	int out = 0;
+	pthread_rwlock_wrlock(&s->lock);
+	for (int i = 0, j; i < s->part.n; i = j) {
+		for (j = i + 1; j < s->part.n && r[j].off == r[j - 1].off + r[j - 1].len; j++)
+			;
+		uint64_t units = r[j - 1].off + r[j - 1].len - r[i].off;
+		void *m = j - i > 1 && in_unit ? plb__msg_alloc(PLB__MSG_DISPATCH, (size_t)units * in_unit) : NULL;
+		if (m && plb__push(&s->msg, &s->nmsg, &s->capmsg, sizeof *s->msg, &m)) {
+			plb__msg_free(m);
+			m = NULL;
+		}
+		if (!m) {               /* as it is */
+			for (int k = i; k < j; k++, out++) {
+				r[out] = r[k];
+				s->data[out] = s->data[k];
+				s->own[out] = s->own[k];
+			}
+			continue;
+		}
+		char *at = plb__msg_data(m);
+		if ((size_t)units * in_unit >= PLB__POPULATE_MIN)
+			(void)plb__populate(at, (size_t)units * in_unit);
+		for (int k = i; k < j; k++) {
+			size_t n = (size_t)r[k].len * in_unit;
+			memcpy(at, s->data[k], n);
+			at += n;
+		}
+		copied += (double)units * (double)in_unit;
+		r[out] = (struct plb__range){r[i].off, units};
+		s->data[out] = plb__msg_data(m);
+		s->own[out++] = m;
+	}
+	s->part.n = out;
+	/* free the messages that no part lies in any more (a message's parts
+	 * are all in one group: its block was held whole once taken) */
+	void **live = copied > 0 ? malloc((size_t)out * sizeof *live) : NULL;
+	if (live) {
+		memcpy(live, s->own, (size_t)out * sizeof *live);
+		qsort(live, (size_t)out, sizeof *live, ptr_cmp);
+		size_t keep = 0;
+		for (size_t k = 0; k < s->nmsg; k++) {
+			if (bsearch(&s->msg[k], live, (size_t)out, sizeof *live, ptr_cmp))
+				s->msg[keep++] = s->msg[k];
+			else
+				plb__msg_free(s->msg[k]);
+		}
+		s->nmsg = keep;
+		free(live);
+	}
+	pthread_rwlock_unlock(&s->lock);
+	return copied;
+}
+
 void plb__store_drop(struct plb__store *s)
 {
 	pthread_rwlock_wrlock(&s->lock);
@@ -273,6 +341,7 @@ void plb__store_fini(struct plb__store *s)
 	plb__store_drop(s);
 	plb__ranges_free(&s->part);
 	free(s->data);
+	free(s->own);
 	free(s->msg);
 	pthread_rwlock_destroy(&s->lock);
 }

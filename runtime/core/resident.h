@@ -71,11 +71,13 @@ double plb__res_end(struct plb *p, const struct plb_job *job, uint64_t W, int on
 
 struct plb__store {
 	pthread_rwlock_t lock;          /* PU threads read; the communication thread adds */
-	/* the kept parts, sorted and disjoint but not merged (one per part
-	 * received; found with plb__ranges_find), and where each one's input is */
+	/* the kept parts, sorted and disjoint (one per part received, until
+	 * plb__store_merge joins adjacent ones; found with plb__ranges_find),
+	 * where each one's input is, and the message that holds it */
 	struct plb__ranges part;
 	const char **data;
-	void **msg;                     /* the kept DISPATCHes, freed when dropped */
+	void **own;
+	void **msg;                     /* the kept messages, freed when dropped */
 	size_t nmsg, capmsg;
 };
 
@@ -87,6 +89,12 @@ int plb__store_take(struct plb__store *s, void *msg, size_t in_unit, char *err, 
 /* PU thread: the block's input, in the message or the store, or copied
  * from both into *tmp (the caller frees it). Returns 0 or PLB_ENOMEM. */
 int plb__store_input(struct plb__store *s, void *msg, size_t in_unit, const void **in, void **tmp);
+/* Between runs (no PU may be in a run): each group of adjacent kept parts
+ * becomes one part in one buffer, and the messages they came in are
+ * freed, so that a block across them is read in place, not copied by
+ * plb__store_input in every run. A group stays as it is where memory for
+ * its buffer is lacking. Returns the bytes copied. */
+double plb__store_merge(struct plb__store *s, size_t in_unit);
 /* Empties the store (no PU may be in a run). */
 void plb__store_drop(struct plb__store *s);
 void plb__store_fini(struct plb__store *s);
