@@ -99,9 +99,11 @@ int plb_balancer_create(const struct plb_params *params, const char *policy,
 	b->ef = calloc((size_t)npu, sizeof *b->ef);
 	b->ef_pu = calloc((size_t)npu, sizeof *b->ef_pu);
 	b->x = calloc((size_t)npu, sizeof *b->x);
+	b->busiest.idx = calloc((size_t)npu, sizeof *b->busiest.idx);
+	b->busiest.free_in = calloc((size_t)npu, sizeof *b->busiest.free_in);
 	b->capfree = 8;
 	b->free = malloc((size_t)b->capfree * sizeof *b->free);
-	if (!b->pu || !b->ef || !b->ef_pu || !b->x || !b->free)
+	if (!b->pu || !b->ef || !b->ef_pu || !b->x || !b->busiest.idx || !b->busiest.free_in || !b->free)
 		goto err;
 	b->free[0] = (struct plb__range){0, W};
 	b->nfree = 1;
@@ -140,6 +142,8 @@ void plb_balancer_destroy(plb_balancer_t *b)
 	free(b->ef);
 	free(b->ef_pu);
 	free(b->x);
+	free(b->busiest.idx);
+	free(b->busiest.free_in);
 	free(b->free);
 	plb__place_free(b);
 	free(b);
@@ -247,7 +251,7 @@ double plb__first_block(const struct plb_balancer *b)
 	return x > b->p.min_block ? x : b->p.min_block;
 }
 
-double plb__others_free_in(struct plb_balancer *b, int pu, double now)
+const struct plb__busiest *plb__busy_list(struct plb_balancer *b, double now)
 {
 	struct plb__busiest *c = &b->busiest;
 	if (!(c->now == now && c->epoch == b->epoch)) {
@@ -255,10 +259,13 @@ double plb__others_free_in(struct plb_balancer *b, int pu, double now)
 		c->epoch = b->epoch;
 		c->first = c->second = 0;
 		c->who = -1;
+		c->nbusy = 0;
 		for (int i = 0; i < b->n; i++) {
 			if (b->pu[i].lost || b->pu[i].nout == 0)
 				continue;
 			double t = plb__busy_for(b, i, now);
+			c->idx[c->nbusy] = i;
+			c->free_in[c->nbusy++] = t;
 			if (t > c->first) {
 				c->second = c->first;
 				c->first = t;
@@ -268,6 +275,12 @@ double plb__others_free_in(struct plb_balancer *b, int pu, double now)
 			}
 		}
 	}
+	return c;
+}
+
+double plb__others_free_in(struct plb_balancer *b, int pu, double now)
+{
+	const struct plb__busiest *c = plb__busy_list(b, now);
 	return pu == c->who ? c->second : c->first;
 }
 

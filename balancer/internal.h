@@ -86,13 +86,16 @@ struct plb__policy {
 	void (*warm)(struct plb_balancer *b, int pu);
 };
 
-/* The two latest predicted ends of the PUs' outstanding grants at one
- * instant (plb__others_free_in). */
+/* The PUs with outstanding grants at one instant, when each is free, and
+ * the two latest of those (plb__others_free_in, plb__busy_list). */
 struct plb__busiest {
 	double now;
 	uint64_t epoch;
 	double first, second;   /* seconds from now */
 	int who;                /* the PU of first, -1: none busy */
+	int nbusy;              /* busy PUs not lost, in index order: */
+	int *idx;
+	double *free_in;        /* plb__busy_for of each */
 };
 
 struct plb_balancer {
@@ -141,6 +144,10 @@ PLB_WUR int plb__solve(struct plb_balancer *b, double S, double now,
  * outstanding grants, however many PUs ask: every waiting PU asks at every
  * event, and a scan each was a third of a 4096-PU master's time. */
 double plb__others_free_in(struct plb_balancer *b, int pu, double now);
+/* The PUs not lost that hold an outstanding grant now, in index order,
+ * with when each is free: the same scan, so a question about the busy PUs
+ * costs their number, not the cluster's, once many PUs wait at the end. */
+const struct plb__busiest *plb__busy_list(struct plb_balancer *b, double now);
 
 /* True if some PU other than `except` holds an outstanding grant. */
 int plb__others_busy(const struct plb_balancer *b, int except);

@@ -293,16 +293,18 @@ static double fits_before_end(struct plb_balancer *b, int pu, double now)
  * the most it can do in a short time. The free PUs do not count: each
  * decides for itself when asked, and counting them would have every free
  * PU leave the last units to the others (which, with many PUs free at the
- * end of a job, then run one after another). A scan of every PU, so
- * called only when the cheaper tests failed. */
-static int busy_cannot_finish(const struct plb_balancer *b, int pu, double now, double busy,
+ * end of a job, then run one after another). A scan of the busy PUs
+ * (plb__busy_list), so called only when the cheaper tests failed. */
+static int busy_cannot_finish(struct plb_balancer *b, int pu, double now, double busy,
 			      double x)
 {
+	const struct plb__busiest *c = plb__busy_list(b, now);
 	double t = busy + plb__model_eval(&b->model[pu], x), room = 0;
-	for (int i = 0; i < b->n && room < (double)b->pool; i++) {
-		if (i == pu || b->pu[i].lost || b->pu[i].nout == 0 || !plb__model_ready(&b->model[i]))
+	for (int k = 0; k < c->nbusy && room < (double)b->pool; k++) {
+		int i = c->idx[k];
+		if (i == pu || !plb__model_ready(&b->model[i]))
 			continue;
-		double left = t - plb__busy_for(b, i, now);
+		double left = t - c->free_in[k];
 		if (left > 0)
 			room += left * b->pu[i].rate;
 	}
@@ -311,7 +313,7 @@ static int busy_cannot_finish(const struct plb_balancer *b, int pu, double now, 
 
 /* busy_cannot_finish for min_block, at most once per request (*memo < 0:
  * not yet): both the wait for the next step and the min_block rule ask. */
-static int busy_cannot_finish_minb(const struct plb_balancer *b, int pu, double now,
+static int busy_cannot_finish_minb(struct plb_balancer *b, int pu, double now,
 				   double busy, int *memo)
 {
 	if (*memo < 0)
