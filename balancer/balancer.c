@@ -455,7 +455,7 @@ static double redo_end(struct plb_balancer *b, double now)
 	double t_min = INFINITY;
 	for (int i = 0; i < b->n && any && t_min > T - now; i++)
 		if (isfinite(b->x[i]))
-			t_min = fmin(t_min, plb__model_eval(&b->model[i], piece));
+			t_min = fmin(t_min, plb__model_eval_memo(&b->model[i], piece));
 	rx->end_t = any ? fmax(T, now + t_min) : INFINITY;
 	return rx->end_t;
 }

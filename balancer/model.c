@@ -131,6 +131,7 @@ int plb__model_init(struct plb__model *m, double W,
 	m->change_threshold = p->change_threshold;
 	m->F.scale = W;
 	m->x_fall = m->x_fall_kept = m->x_soft = m->x_soft_kept = m->x_cap = INFINITY;
+	m->memo_x = NAN;
 	return 0;
 }
 
@@ -187,6 +188,17 @@ out:
 double plb__model_eval(const struct plb__model *m, double units)
 {
 	return model_e(m, units, NULL, NULL, NULL);
+}
+
+double plb__model_eval_memo(struct plb__model *m, double units)
+{
+	if (!(m->memo_fits == m->nfits && m->memo_n == m->n && m->memo_x == units)) {
+		m->memo_e = model_e(m, units, NULL, NULL, NULL);
+		m->memo_x = units;
+		m->memo_fits = m->nfits;
+		m->memo_n = m->n;
+	}
+	return m->memo_e;
 }
 
 double plb__model_deriv(const struct plb__model *m, double units)

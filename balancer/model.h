@@ -32,6 +32,10 @@ struct plb__model {
 	double x_cap;                   /* largest block worth running, or INFINITY */
 	double t_floor;                 /* the PU's fixed time a block outside it (plb__model_set_floor) */
 	double x_floor;                 /* the block E takes t_floor to run: no cap is below it */
+	/* plb__model_eval_memo's one value: E(memo_x) for the fit nfits of n samples */
+	double memo_x, memo_e;
+	long memo_fits;
+	int memo_n;
 };
 
 /* Initialise for a domain of W units with the parameters' window, term limit
@@ -55,6 +59,10 @@ PLB_WUR int plb__model_add(struct plb__model *m, double units, double exec_s,
  * Returns 0, PLB_EINVAL for a sample plb__model_add would refuse (nothing
  * added), or PLB_ENOMEM. */
 PLB_WUR int plb__model_load(struct plb__model *m, const struct plb__sample *s, int n);
+
+/* plb__model_eval, kept for the last units asked while the fit stays the
+ * same: a question asked of every PU at every event near a job's end. */
+double plb__model_eval_memo(struct plb__model *m, double units);
 
 /* True once the model has a sample (and so can predict). */
 int plb__model_ready(const struct plb__model *m);

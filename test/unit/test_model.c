@@ -1572,6 +1572,30 @@ static void test_cliff_cap_window_past_fall(void **state)
  * adding its samples one by one where no speed change lies among them,
  * the newest model_window of them kept, one fit, not one a sample; a bad
  * sample adds none of them. */
+/* plb__model_eval_memo answers as plb__model_eval does after every change
+ * of the model: its first sample, each refit, a speed change, another
+ * size asked. */
+static void test_eval_memo_follows_fits(void **state)
+{
+	(void)state;
+	struct plb__model m;
+	model_new(&m, 1e6, 32, 0.3);
+	assert_true(plb__model_eval_memo(&m, 4096) == plb__model_eval(&m, 4096));
+	double last = plb__model_eval_memo(&m, 4096);
+	for (int i = 0; i < 12; i++) {
+		double u = 1024.0 * (1 + i % 4), slow = i < 8 ? 1 : 3;   /* 3x slower from sample 8 */
+		assert_int_equal(plb__model_add(&m, u, slow * (1e-3 + 2e-6 * u), 1e-5), 0);
+		double e = plb__model_eval(&m, 4096);
+		if (!(plb__model_eval_memo(&m, 4096) == e))
+			fail_msg("sample %d: memo %.9g, eval %.9g", i, plb__model_eval_memo(&m, 4096), e);
+		if (i == 0 || i == 8)
+			assert_true(e != last);         /* the case the memo must not hide */
+		last = e;
+		assert_true(plb__model_eval_memo(&m, 100) == plb__model_eval(&m, 100));
+	}
+	plb__model_fini(&m);
+}
+
 static void test_model_load(void **state)
 {
 	(void)state;
@@ -1776,6 +1800,7 @@ int main(void)
 		cmocka_unit_test(test_cliff_within_noise),
 		cmocka_unit_test(test_no_change_from_zero_prediction),
 		cmocka_unit_test(test_bad_samples),
+		cmocka_unit_test(test_eval_memo_follows_fits),
 		cmocka_unit_test(test_model_load),
 	};
 
