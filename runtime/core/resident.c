@@ -271,10 +271,10 @@ static int ptr_cmp(const void *a, const void *b)
 
 double plb__store_merge(struct plb__store *s, size_t in_unit)
 {
-	struct plb__range *r = s->part.r;
 	double copied = 0;
 	int out = 0;
 	pthread_rwlock_wrlock(&s->lock);
+	struct plb__range *r = s->part.r;
 	for (int i = 0, j; i < s->part.n; i = j) {
 		for (j = i + 1; j < s->part.n && r[j].off == r[j - 1].off + r[j - 1].len; j++)
 			;
