@@ -57,6 +57,12 @@ static void take(struct plb__store *s, void *m)
 		fail_msg("take: %s", err);
 }
 
+/* A block of [off, off + units) sent whole and kept. */
+static void keep(struct plb__store *s, uint64_t off, uint64_t units)
+{
+	take(s, dispatch(off, units, &(struct plb__range){off, units}, 1, 1));
+}
+
 /* Reads block [off, off + units) (all kept) and checks its bytes;
  * returns whether it had to be copied. */
 static int read_block(struct plb__store *s, uint64_t off, uint64_t units)
@@ -85,11 +91,11 @@ static void test_merge_reads_in_place(void **state)
 	assert_int_equal(plb__store_init(&s), 0);
 	/* run 1: [0, 100) kept in three blocks; [200, 250) apart; [250, 300)
 	 * sent in two parts around kept [260, 270) */
-	take(&s, dispatch(0, 10, &(struct plb__range){0, 10}, 1, 1));
-	take(&s, dispatch(10, 40, &(struct plb__range){10, 40}, 1, 1));
-	take(&s, dispatch(50, 50, &(struct plb__range){50, 50}, 1, 1));
-	take(&s, dispatch(200, 50, &(struct plb__range){200, 50}, 1, 1));
-	take(&s, dispatch(260, 10, &(struct plb__range){260, 10}, 1, 1));
+	keep(&s, 0, 10);
+	keep(&s, 10, 40);
+	keep(&s, 50, 50);
+	keep(&s, 200, 50);
+	keep(&s, 260, 10);
 	struct plb__range two[2] = {{250, 10}, {270, 30}};
 	take(&s, dispatch(250, 50, two, 2, 1));
 	assert_int_equal(s.part.n, 7);
@@ -114,7 +120,7 @@ static void test_merge_reads_in_place(void **state)
 	assert_int_equal(s.nmsg, 2);
 
 	/* a part kept later beside a merged one joins it at the next merge */
-	take(&s, dispatch(100, 20, &(struct plb__range){100, 20}, 1, 1));
+	keep(&s, 100, 20);
 	assert_true(read_block(&s, 90, 30));
 	assert_true(plb__store_merge(&s, UNIT) == 120.0 * UNIT);
 	assert_int_equal(s.part.n, 2);
@@ -129,8 +135,8 @@ static void test_merge_leaves_parts_apart(void **state)
 	(void)state;
 	struct plb__store s;
 	assert_int_equal(plb__store_init(&s), 0);
-	take(&s, dispatch(0, 10, &(struct plb__range){0, 10}, 1, 1));
-	take(&s, dispatch(20, 10, &(struct plb__range){20, 10}, 1, 1));
+	keep(&s, 0, 10);
+	keep(&s, 20, 10);
 	const char *d0 = s.data[0], *d1 = s.data[1];
 	assert_true(plb__store_merge(&s, UNIT) == 0);
 	assert_int_equal(s.part.n, 2);
