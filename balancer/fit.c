@@ -412,8 +412,32 @@ static int fit_subset(const struct fitws *ws, const double *norm,
  * wins. No candidate (or one distinct size): F = c x. Why not plain
  * PRESS with a 2% tie: on 32 samples with 5% noise it gave a line 2 or 3
  * terms 3 times in 10, and some fits were 1000-fold off at W. */
+static int fit_hint(struct plb__curve *c, double scale, const double *units,
+		    const double *t, const double *w, int n, int max_terms,
+		    unsigned hint, int only);
+
 int plb__curve_fit(struct plb__curve *c, double scale, const double *units,
 		   const double *t, const double *w, int n, int max_terms)
+{
+	return plb__curve_fit_hint(c, scale, units, t, w, n, max_terms, 0);
+}
+
+int plb__curve_fit_hint(struct plb__curve *c, double scale, const double *units,
+			const double *t, const double *w, int n, int max_terms,
+			unsigned hint)
+{
+	return fit_hint(c, scale, units, t, w, n, max_terms, hint, 0);
+}
+
+int plb__curve_fit_only(struct plb__curve *c, double scale, const double *units,
+			const double *t, const double *w, int n, unsigned mask)
+{
+	return fit_hint(c, scale, units, t, w, n, NB, mask, 1);
+}
+
+static int fit_hint(struct plb__curve *c, double scale, const double *units,
+		    const double *t, const double *w, int n, int max_terms,
+		    unsigned hint, int only)
 {
 	if (!c || !units || !t || n < 1 || !(scale > 0) || !isfinite(scale))
 		return PLB_EINVAL;
@@ -539,10 +563,29 @@ int plb__curve_fit(struct plb__curve *c, double scale, const double *units,
 		pen[k] = pow(1 + TERM_PENALTY, k);
 	double best = INFINITY, best_c[NB];
 	unsigned pick = 0;
+	/* the hint first: a good score early lets most subsets stop at rss */
+	if (hint && hint < BIT(NB) && popcount(hint) <= kmax && !(hint & bad)) {
+		double coef[NB], sc;
+		if (fit_subset(&ws, norm, top, bsq, n, hint, 1, INFINITY, coef, &sc) == 0 &&
+		    shape_ok(coef, hint, gr)) {
+			best = (sc + 1e-20) * pen[popcount(hint)];
+			pick = hint;
+			memcpy(best_c, coef, sizeof coef);
+		}
+	}
+	if (only) {
+		int ok = pick != 0;
+		if (ok) {
+			c->mask = pick;
+			memcpy(c->coef, best_c, sizeof c->coef);
+		}
+		free(mem);
+		return ok ? 0 : 1;
+	}
 	for (unsigned mask = 1; mask < BIT(NB); mask++) {
 		int k = popcount(mask);
 		double coef[NB], sc;
-		if (k > kmax || (mask & bad))
+		if (k > kmax || (mask & bad) || (mask == pick && pick))
 			continue;
 		if (fit_subset(&ws, norm, top, bsq, n, mask, 1, best / pen[k] - 1e-20, coef,
 			       &sc) != 0)

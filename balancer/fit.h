@@ -35,5 +35,18 @@ extern int plb__fit_reference;
 PLB_WUR int plb__curve_fit(struct plb__curve *c, double scale,
 			   const double *units, const double *t,
 			   const double *w, int n, int max_terms);
+/* plb__curve_fit with the subset `hint` (a mask; 0 for none) scored
+ * first: the same curve, sooner where the hint wins, as the last fit's
+ * subset mostly does when one sample is added. */
+PLB_WUR int plb__curve_fit_hint(struct plb__curve *c, double scale,
+				const double *units, const double *t,
+				const double *w, int n, int max_terms,
+				unsigned hint);
+/* The subset `mask` alone fitted, where it passes the checks the
+ * selection applies (rank, leave-one-out defined, shape): 0; else 1,
+ * *c undefined. */
+PLB_WUR int plb__curve_fit_only(struct plb__curve *c, double scale,
+				const double *units, const double *t,
+				const double *w, int n, unsigned mask);
 
 #endif

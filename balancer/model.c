@@ -655,20 +655,47 @@ double plb__model_inverse_split(const struct plb__model *m, double t,
 	return e > 0 ? fmin(max_units, t * c / e) : max_units;
 }
 
+/* How often F's terms are chosen again (plb__curve_fit's selection over
+ * every subset of terms, at every fit of a window under
+ * PLB__SELECT_MIN_N samples) while the samples stay within the sizes
+ * they were chosen on: in between, a sample refits the chosen terms'
+ * weights alone (plb__curve_fit_only). A sample of a size the choice has
+ * not seen, a speed change (the samples rescaled) or terms that no
+ * longer pass the checks choose again at once. The selection was most of
+ * the master's time at 4096 PUs, where thousands of blocks of similar
+ * sizes end each second; the robustness bench, averaged over three noise
+ * seeds, is the same either way (docs/FIGURES.md). While few samples are
+ * held each one can change the choice, and a curve that depended on the
+ * order its first samples came in would be a curve of chance. */
+#define SELECT_EVERY PLB__SELECT_EVERY
+
 /* F and G fitted to the n samples u, te, tx (w and x: scratch of n), and
- * u_lo from them; on an error (the curve's fit) the model is unchanged. */
+ * u_lo from them; on an error (the curve's fit) the model is unchanged.
+ * rescaled: the older samples were rescaled (a speed change) or loaded. */
 static int refit(struct plb__model *m, const double *u, const double *te, const double *tx,
-		 double *w, double *x, int n)
+		 double *w, double *x, int n, int rescaled)
 {
 	struct plb__curve F;
-	rel_weights(te, w, n);
-	int rc = plb__curve_fit(&F, m->W, u, te, w, n, m->max_terms);
-	if (rc != 0)
-		return rc;
-	double umin = INFINITY;
+	double umin = INFINITY, umax = 0;
 	for (int i = 0; i < n; i++) {
 		x[i] = u[i] / m->W;
 		umin = fmin(umin, u[i]);
+		umax = fmax(umax, u[i]);
+	}
+	rel_weights(te, w, n);
+	int rc = 1;
+	if (m->F.mask && n >= PLB__SELECT_MIN_N && m->since_select + 1 < SELECT_EVERY &&
+	    umin >= m->sel_lo && umax <= m->sel_hi && !rescaled)
+		rc = plb__curve_fit_only(&F, m->W, u, te, w, n, m->F.mask);
+	if (rc == 0) {
+		m->since_select++;
+	} else {
+		rc = plb__curve_fit_hint(&F, m->W, u, te, w, n, m->max_terms, m->F.mask);
+		if (rc != 0)
+			return rc;
+		m->since_select = 0;
+		m->sel_lo = umin;
+		m->sel_hi = umax;
 	}
 	rel_weights(tx, w, n);
 	fit_line(x, tx, w, n, &m->g1, &m->g0);
@@ -726,7 +753,7 @@ int plb__model_add(struct plb__model *m, double units, double exec_s,
 	te[n - 1] = exec_s;
 	tx[n - 1] = xfer_s;
 
-	int rc = refit(m, u, te, tx, w, x, n);
+	int rc = refit(m, u, te, tx, w, x, n, r != 1);
 	if (rc != 0) {
 		free(mem);
 		return rc;
@@ -779,7 +806,7 @@ int plb__model_load(struct plb__model *m, const struct plb__sample *v, int nv)
 		te[k] = s->exec_s;
 		tx[k] = s->xfer_s;
 	}
-	int rc = refit(m, u, te, tx, w, x, n);
+	int rc = refit(m, u, te, tx, w, x, n, 1);
 	if (rc == 0) {
 		if (skip > 0)   /* samples leave the window: as in plb__model_add */
 			m->x_fall_kept = fmin(m->x_fall_kept, m->x_fall);

@@ -9,6 +9,11 @@
 #include "balancer/fit.h"
 #include "balancer/params.h"
 
+/* F's terms are chosen again at every PLB__SELECT_EVERY-th fit at least,
+ * and at every fit of fewer than PLB__SELECT_MIN_N samples (model.c). */
+#define PLB__SELECT_EVERY 8
+#define PLB__SELECT_MIN_N 16
+
 struct plb__sample {
 	double units, exec_s, xfer_s;
 };
@@ -23,6 +28,8 @@ struct plb__model {
 	double g1, g0;                  /* G(x) = g1 x + g0, both >= 0 */
 	double u_lo;                    /* below u_lo, E is held at E(u_lo) */
 	long nfits;                     /* fits so far */
+	int since_select;               /* fits since the last subset selection */
+	double sel_lo, sel_hi;          /* its samples' size range */
 	int changes;                    /* speed changes detected */
 	int after_change;               /* the last sample revealed a change */
 	double x_fall;                  /* smallest block whose throughput fell (a cliff), or INFINITY */

@@ -1205,10 +1205,19 @@ static void test_theil_sen_medians(void **state)
  * scored in full. Curves of the kinds devices show (affine, saturating,
  * a power, a rising rate), 2 to 32 samples, 0-10% noise, weighted as the
  * model weighs them. */
+/* Two fits are one curve: the same terms, the same values to rounding. */
+static int same_curve(const struct plb__curve *a, const struct plb__curve *b, double W)
+{
+	int same = a->mask == b->mask;
+	for (double x = 32; same && x <= W; x *= 4)
+		same = relerr(plb__curve_eval(a, x), plb__curve_eval(b, x)) < 1e-7;
+	return same;
+}
+
 static void test_fit_matches_reference(void **state)
 {
 	static const int ns[] = {2, 3, 4, 6, 9, 16, 32};
-	int differ = 0, trials = 0;
+	int differ = 0, trials = 0, alone = 0;
 
 	(void)state;
 	rng_seed(11);
@@ -1243,9 +1252,71 @@ static void test_fit_matches_reference(void **state)
 			print_error("trial %d: n %d kind %d: mask %#x against %#x\n", trial, n, kind,
 				    fast.mask, ref.mask);
 		}
+		/* a hint (the right subset, or any) changes nothing */
+		struct plb__curve hinted;
+		unsigned hint = trial % 2 ? fast.mask : 1 + (unsigned)(rng_unif() * 127);
+		assert_int_equal(plb__curve_fit_hint(&hinted, W, u, t, w, n, terms, hint), 0);
+		if (!same_curve(&hinted, &fast, W)) {
+			differ++;
+			print_error("trial %d: hint %#x gave mask %#x against %#x\n", trial, hint,
+				    hinted.mask, fast.mask);
+		}
+		/* the chosen subset alone is the same curve, where it passes the
+		 * checks alone (not the two-size line, nor the fallback) */
+		struct plb__curve only;
+		int rc = plb__curve_fit_only(&only, W, u, t, w, n, fast.mask);
+		assert_true(rc == 0 || rc == 1);
+		if (rc == 0 && !same_curve(&only, &fast, W)) {
+			differ++;
+			print_error("trial %d: the subset %#x alone differs\n", trial, fast.mask);
+		}
+		alone += rc == 0;
 	}
 	assert_int_equal(trials, 700);
 	assert_int_equal(differ, 0);
+	assert_true(alone >= 600);
+}
+
+/* A model refits the terms it chose alone until PLB__SELECT_EVERY fits
+ * have passed or a sample lies outside the sizes they were chosen on:
+ * then it chooses again, and gets what a fit of its window would. */
+static void test_select_again(void **state)
+{
+	struct plb__model m;
+	double W = 1e7;
+	(void)state;
+	model_new(&m, W, 32, 0.3);
+	rng_seed(5);
+	int selections = 0;
+	for (int k = 0; k < 40; k++) {
+		double u = k == 30 ? 64000 : round(1000 + 3000 * rng_unif());
+		double tt = t_square(u) * (1 + 0.03 * rng_normal());
+		unsigned before = m.F.mask;
+		assert_int_equal(plb__model_add(&m, u, tt, 0), 0);
+		assert_true(m.since_select < PLB__SELECT_EVERY);
+		double uu[32], te[32], w[32];
+		for (int i = 0; i < m.n; i++) {
+			const struct plb__sample *s = &m.s[(m.head + i) % m.cap];
+			uu[i] = s->units;
+			te[i] = s->exec_s;
+			w[i] = 1 / (te[i] * te[i]);
+		}
+		struct plb__curve want;
+		if (m.since_select == 0) {
+			selections++;
+			assert_int_equal(plb__curve_fit(&want, W, uu, te, w, m.n, m.max_terms), 0);
+		} else {
+			assert_int_equal(m.F.mask, before);
+			assert_int_equal(plb__curve_fit_only(&want, W, uu, te, w, m.n, m.F.mask), 0);
+		}
+		assert_true(same_curve(&m.F, &want, W));
+		if (k == 30)            /* a size never seen: chosen again */
+			assert_int_equal(m.since_select, 0);
+	}
+	/* every fit of under 16 samples, then every 8th and 64000 */
+	assert_true(selections >= PLB__SELECT_MIN_N - 1 + (40 - PLB__SELECT_MIN_N) / PLB__SELECT_EVERY &&
+		    selections < 30);
+	plb__model_fini(&m);
 }
 
 /* Blocks of microseconds set no best rate: a real CPU ran 64-point
@@ -1755,6 +1826,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fit_affine),
+		cmocka_unit_test(test_select_again),
 		cmocka_unit_test(test_fit_zero_weight),
 		cmocka_unit_test(test_fit_time_unit_invariant),
 		cmocka_unit_test(test_fit_xlnx),
