@@ -101,9 +101,11 @@ int plb_balancer_create(const struct plb_params *params, const char *policy,
 	b->x = calloc((size_t)npu, sizeof *b->x);
 	b->busiest.idx = calloc((size_t)npu, sizeof *b->busiest.idx);
 	b->busiest.free_in = calloc((size_t)npu, sizeof *b->busiest.free_in);
+	b->busiest.rate = calloc((size_t)npu, sizeof *b->busiest.rate);
 	b->capfree = 8;
 	b->free = malloc((size_t)b->capfree * sizeof *b->free);
-	if (!b->pu || !b->ef || !b->ef_pu || !b->x || !b->busiest.idx || !b->busiest.free_in || !b->free)
+	if (!b->pu || !b->ef || !b->ef_pu || !b->x || !b->busiest.idx || !b->busiest.free_in ||
+	    !b->busiest.rate || !b->free)
 		goto err;
 	b->free[0] = (struct plb__range){0, W};
 	b->nfree = 1;
@@ -144,6 +146,7 @@ void plb_balancer_destroy(plb_balancer_t *b)
 	free(b->x);
 	free(b->busiest.idx);
 	free(b->busiest.free_in);
+	free(b->busiest.rate);
 	free(b->free);
 	plb__place_free(b);
 	free(b);
@@ -265,6 +268,7 @@ const struct plb__busiest *plb__busy_list(struct plb_balancer *b, double now)
 				continue;
 			double t = plb__busy_for(b, i, now);
 			c->idx[c->nbusy] = i;
+			c->rate[c->nbusy] = b->model && plb__model_ready(&b->model[i]) ? b->pu[i].rate : 0;
 			c->free_in[c->nbusy++] = t;
 			if (t > c->first) {
 				c->second = c->first;
@@ -276,6 +280,23 @@ const struct plb__busiest *plb__busy_list(struct plb_balancer *b, double now)
 		}
 	}
 	return c;
+}
+
+double plb__busy_room(struct plb_balancer *b, int pu, double now, double t)
+{
+	const struct plb__busiest *c = plb__busy_list(b, now);
+	double room = 0;
+	for (int k = 0; k < c->nbusy; k++) {
+		double d = t - c->free_in[k];
+		room += (d > 0 ? d : 0) * c->rate[k];      /* maxsd, no branch to mispredict */
+	}
+	/* pu itself, where it is busy */
+	if (b->pu[pu].nout > 0 && !b->pu[pu].lost && b->model && plb__model_ready(&b->model[pu])) {
+		double f = plb__busy_for(b, pu, now);
+		if (t > f)
+			room -= (t - f) * b->pu[pu].rate;
+	}
+	return fmax(0, room);
 }
 
 double plb__others_free_in(struct plb_balancer *b, int pu, double now)
@@ -419,7 +440,7 @@ static double redo_end(struct plb_balancer *b, double now)
 	if (rx->end_epoch == b->epoch && rx->end_now == now)
 		return rx->end_t;
 	double rest = (double)(rx->end - rx->next), piece = fmin(rest, b->p.min_block);
-	double T = now;
+	double T = INFINITY;
 	int any = 0;
 	for (int i = 0; i < b->n; i++) {
 		const struct plb__pu *u = &b->pu[i];
@@ -428,8 +449,10 @@ static double redo_end(struct plb_balancer *b, double now)
 		    !(u->rate > 0) || !plb__model_ready(&b->model[i]))
 			continue;
 		b->x[i] = now + plb__busy_for(b, i, now);
-		/* from above: by then this one alone would have run it */
-		T = fmax(T, b->x[i] + rest / u->rate);
+		/* from above: by then this one alone would have run it, so
+		 * the root is below each such time; Newton starts at the least,
+		 * not at the slowest PU's, fewer steps (each a scan) away */
+		T = fmin(T, b->x[i] + rest / u->rate);
 		any = 1;
 	}
 	/* g(T), the sum of rate x (T - free) over the PUs free before T,
@@ -770,6 +793,7 @@ int plb_balancer_model_set(plb_balancer_t *b, int pu, const struct plb_model_sam
 	}
 	plb__model_note_fall(m, cliff);
 	note_rate(b, pu);
+	b->epoch++;             /* plb__busy_list keeps the rates it read */
 	if (b->pol->warm)
 		b->pol->warm(b, pu);
 	return 0;

@@ -293,22 +293,13 @@ static double fits_before_end(struct plb_balancer *b, int pu, double now)
  * the most it can do in a short time. The free PUs do not count: each
  * decides for itself when asked, and counting them would have every free
  * PU leave the last units to the others (which, with many PUs free at the
- * end of a job, then run one after another). A scan of the busy PUs
- * (plb__busy_list), so called only when the cheaper tests failed. */
+ * end of a job, then run one after another). plb__busy_room: a scan of
+ * the busy PUs, or a bisection once many ask at one instant. */
 static int busy_cannot_finish(struct plb_balancer *b, int pu, double now, double busy,
 			      double x)
 {
-	const struct plb__busiest *c = plb__busy_list(b, now);
-	double t = busy + plb__model_eval(&b->model[pu], x), room = 0;
-	for (int k = 0; k < c->nbusy && room < (double)b->pool; k++) {
-		int i = c->idx[k];
-		if (i == pu || !plb__model_ready(&b->model[i]))
-			continue;
-		double left = t - c->free_in[k];
-		if (left > 0)
-			room += left * b->pu[i].rate;
-	}
-	return room < (double)b->pool;
+	double t = busy + plb__model_eval(&b->model[pu], x);
+	return plb__busy_room(b, pu, now, t) < (double)b->pool;
 }
 
 /* busy_cannot_finish for min_block, at most once per request (*memo < 0:

@@ -1023,6 +1023,70 @@ static void test_others_free_in(void **state)
 	plb_balancer_destroy(b);
 }
 
+/* What the busy PUs other than pu run by t, PU by PU. */
+static double room_scan(plb_balancer_t *b, int pu, double now, double t)
+{
+	double room = 0;
+	for (int i = 0; i < b->n; i++)
+		if (i != pu && !b->pu[i].lost && b->pu[i].nout > 0 && plb__model_ready(&b->model[i]))
+			room += fmax(0, t - plb__busy_for(b, i, now)) * b->pu[i].rate;
+	return room;
+}
+
+static void assert_busy_room(plb_balancer_t *b, double now)
+{
+	for (int pu = 0; pu < b->n; pu++)
+		for (double t = 0; t < 0.2; t += 0.01) {
+			double want = room_scan(b, pu, now, t), got = plb__busy_room(b, pu, now, t);
+			if (!(fabs(got - want) <= 1e-9 * want + 1e-12))
+				fail_msg("PU %d at %g, t %g: %g, a scan says %g", pu, now, t, got, want);
+		}
+}
+
+/* plb__busy_room keeps each busy PU's rate from one scan per instant and
+ * state: a block done (which moves the PU's rate), a grant and a lost PU
+ * at the same instant as the scan must each be seen. Three PUs of 1, 2
+ * and 4 us a unit trained, then two of them busy. */
+static void test_busy_room(void **state)
+{
+	static const double per[3] = {1e-6, 2e-6, 4e-6};
+	plb_balancer_t *b;
+	struct plb_grant g[3];
+	double end[3], now = 0;
+	(void)state;
+	assert_int_equal(plb_balancer_create(NULL, "plb-hac", 3, 100000000, &b), 0);
+	for (int round = 0; round < 4; round++) {
+		for (int i = 0; i < 3; i++) {
+			assert_int_equal(plb_balancer_next(b, i, now, &g[i]), PLB_NEXT_GRANT);
+			end[i] = now + per[i] * (double)g[i].units;
+		}
+		for (int i = 0; i < 3; i++) {
+			struct plb_sample s = {g[i].id, end[i] - now, 0, end[i], 0};
+			assert_int_equal(plb_balancer_done(b, i, &s), 0);
+			now = fmax(now, end[i]);
+		}
+	}
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(plb_balancer_next(b, i, now, &g[i]), PLB_NEXT_GRANT);
+		end[i] = now + per[i] * (double)g[i].units;
+	}
+	assert_true(b->pu[0].rate > b->pu[1].rate && b->pu[1].rate > 0);
+	assert_busy_room(b, now);
+	assert_true(plb__busy_room(b, 2, now, 1e9) > 0);
+	assert_true(plb__busy_room(b, 0, now, 0) == 0);
+	/* PU 1 ends its block in a third of the time: its rate moves */
+	double r1 = b->pu[1].rate;
+	struct plb_sample s = {g[1].id, (end[1] - now) / 3, 0, now, 0};
+	assert_int_equal(plb_balancer_done(b, 1, &s), 0);
+	assert_true(b->pu[1].rate != r1);
+	assert_int_equal(plb_balancer_next(b, 1, now, &g[1]), PLB_NEXT_GRANT);
+	assert_busy_room(b, now);
+	assert_int_equal(plb_balancer_lost(b, 0, now), 0);
+	assert_busy_room(b, now);
+	assert_true(plb__busy_room(b, 2, now, 1e9) > 0);
+	plb_balancer_destroy(b);
+}
+
 /* A block's time is its compute and its transfer together: PU 1 computes
  * twice as fast as PU 0 but moves its data at a cost of three times its
  * compute, so it is the slower one (2 ms a unit against 1 ms), and every
@@ -1805,6 +1869,7 @@ int main(void)
 		cmocka_unit_test(test_ranges_against_bitmap),
 		cmocka_unit_test(test_busy_for_and_others_busy),
 		cmocka_unit_test(test_others_free_in),
+		cmocka_unit_test(test_busy_room),
 		cmocka_unit_test(test_hdss_small_domain),
 		cmocka_unit_test(test_done_out_of_order),
 		cmocka_unit_test(test_transfer_counts_as_time),
