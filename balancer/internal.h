@@ -154,8 +154,9 @@ const struct plb__busiest *plb__busy_list(struct plb_balancer *b, double now);
  * largest block (plb__pu.rate): the question of whether the busy PUs
  * could run the pool dry before t. A scan of plb__busy_list's arrays,
  * which hold each busy PU's rate beside its free time: reading them from
- * every PU's state and model instead (two cache misses a PU) was a sixth
- * of a 4096-PU master's time, at the end of the job, where it counts. */
+ * every PU's state and model instead (two cache misses a PU) was 16% of
+ * a 4096-PU simulation's perf samples, at the end of the job, where the
+ * master's time delays every PU. */
 double plb__busy_room(struct plb_balancer *b, int pu, double now, double t);
 
 /* True if some PU other than `except` holds an outstanding grant. */

@@ -294,7 +294,7 @@ static double fits_before_end(struct plb_balancer *b, int pu, double now)
  * decides for itself when asked, and counting them would have every free
  * PU leave the last units to the others (which, with many PUs free at the
  * end of a job, then run one after another). plb__busy_room: a scan of
- * the busy PUs, or a bisection once many ask at one instant. */
+ * the busy PUs, so called only when the cheaper tests failed. */
 static int busy_cannot_finish(struct plb_balancer *b, int pu, double now, double busy,
 			      double x)
 {
