@@ -411,30 +411,9 @@ static int fit_subset(const struct fitws *ws, const double *norm,
  * The lowest (PRESS / |b|^2 + EXTRAP_WEIGHT * relvar F(W)) * 1.1^terms
  * wins. No candidate (or one distinct size): F = c x. Why not plain
  * PRESS with a 2% tie: on 32 samples with 5% noise it gave a line 2 or 3
- * terms 3 times in 10, and some fits were 1000-fold off at W. */
-static int fit_hint(struct plb__curve *c, double scale, const double *units,
-		    const double *t, const double *w, int n, int max_terms,
-		    unsigned hint, int only);
-
-int plb__curve_fit(struct plb__curve *c, double scale, const double *units,
-		   const double *t, const double *w, int n, int max_terms)
-{
-	return plb__curve_fit_hint(c, scale, units, t, w, n, max_terms, 0);
-}
-
-int plb__curve_fit_hint(struct plb__curve *c, double scale, const double *units,
-			const double *t, const double *w, int n, int max_terms,
-			unsigned hint)
-{
-	return fit_hint(c, scale, units, t, w, n, max_terms, hint, 0);
-}
-
-int plb__curve_fit_only(struct plb__curve *c, double scale, const double *units,
-			const double *t, const double *w, int n, unsigned mask)
-{
-	return fit_hint(c, scale, units, t, w, n, NB, mask, 1);
-}
-
+ * terms 3 times in 10, and some fits were 1000-fold off at W. The subset
+ * `hint` (0: none) is scored first; with `only`, it alone is fitted, and
+ * 1 returned where it fails the checks. */
 static int fit_hint(struct plb__curve *c, double scale, const double *units,
 		    const double *t, const double *w, int n, int max_terms,
 		    unsigned hint, int only)
@@ -585,7 +564,7 @@ static int fit_hint(struct plb__curve *c, double scale, const double *units,
 	for (unsigned mask = 1; mask < BIT(NB); mask++) {
 		int k = popcount(mask);
 		double coef[NB], sc;
-		if (k > kmax || (mask & bad) || (mask == pick && pick))
+		if (k > kmax || (mask & bad) || mask == pick)
 			continue;
 		if (fit_subset(&ws, norm, top, bsq, n, mask, 1, best / pen[k] - 1e-20, coef,
 			       &sc) != 0)
@@ -622,3 +601,21 @@ static int fit_hint(struct plb__curve *c, double scale, const double *units,
 	return 0;
 }
 
+int plb__curve_fit(struct plb__curve *c, double scale, const double *units,
+		   const double *t, const double *w, int n, int max_terms)
+{
+	return fit_hint(c, scale, units, t, w, n, max_terms, 0, 0);
+}
+
+int plb__curve_fit_hint(struct plb__curve *c, double scale, const double *units,
+			const double *t, const double *w, int n, int max_terms,
+			unsigned hint)
+{
+	return fit_hint(c, scale, units, t, w, n, max_terms, hint, 0);
+}
+
+int plb__curve_fit_only(struct plb__curve *c, double scale, const double *units,
+			const double *t, const double *w, int n, unsigned mask)
+{
+	return fit_hint(c, scale, units, t, w, n, NB, mask, 1);
+}

@@ -655,19 +655,19 @@ double plb__model_inverse_split(const struct plb__model *m, double t,
 	return e > 0 ? fmin(max_units, t * c / e) : max_units;
 }
 
-/* How often F's terms are chosen again (plb__curve_fit's selection over
- * every subset of terms, at every fit of a window under
- * PLB__SELECT_MIN_N samples) while the samples stay within the sizes
- * they were chosen on: in between, a sample refits the chosen terms'
- * weights alone (plb__curve_fit_only). A sample of a size the choice has
- * not seen, a speed change (the samples rescaled) or terms that no
- * longer pass the checks choose again at once. The selection was most of
- * the master's time at 4096 PUs, where thousands of blocks of similar
- * sizes end each second; the robustness bench, averaged over three noise
- * seeds, is the same either way (docs/FIGURES.md). While few samples are
- * held each one can change the choice, and a curve that depended on the
- * order its first samples came in would be a curve of chance. */
-#define SELECT_EVERY PLB__SELECT_EVERY
+/* PLB__SELECT_EVERY, PLB__SELECT_MIN_N (model.h): how often F's terms
+ * are chosen again (plb__curve_fit's selection over every subset of
+ * terms, at every fit of a window under PLB__SELECT_MIN_N samples) while
+ * the samples stay within the sizes they were chosen on: in between, a
+ * sample refits the chosen terms' weights alone (plb__curve_fit_only). A
+ * sample of a size the choice has not seen, a speed change (the samples
+ * rescaled) or terms that no longer pass the checks choose again at once.
+ * The selection was over a third of the master's time at 4096 PUs, where
+ * thousands of blocks of similar sizes end each second; the robustness
+ * bench, averaged over three noise seeds, is the same either way
+ * (docs/FIGURES.md). While few samples are held each one can change the
+ * choice, and a curve that depended on the order its first samples came
+ * in would be a curve of chance. */
 
 /* F and G fitted to the n samples u, te, tx (w and x: scratch of n), and
  * u_lo from them; on an error (the curve's fit) the model is unchanged.
@@ -684,7 +684,7 @@ static int refit(struct plb__model *m, const double *u, const double *te, const 
 	}
 	rel_weights(te, w, n);
 	int rc = 1;
-	if (m->F.mask && n >= PLB__SELECT_MIN_N && m->since_select + 1 < SELECT_EVERY &&
+	if (m->F.mask && n >= PLB__SELECT_MIN_N && m->since_select + 1 < PLB__SELECT_EVERY &&
 	    umin >= m->sel_lo && umax <= m->sel_hi && !rescaled)
 		rc = plb__curve_fit_only(&F, m->W, u, te, w, n, m->F.mask);
 	if (rc == 0) {
