@@ -700,6 +700,17 @@ int plb_balancer_done(plb_balancer_t *b, int pu, const struct plb_sample *s)
 	return 0;
 }
 
+int plb_balancer_counts(const plb_balancer_t *b, int pu, uint64_t id)
+{
+	if (!b || pu < 0 || pu >= b->n)
+		return 0;
+	const struct plb__pu *u = &b->pu[pu];
+	for (int k = 0; k < u->nout; k++)
+		if (u->out[k].id == id)
+			return !(u->out[k].flags & REC_VOID);
+	return 0;
+}
+
 int plb_balancer_lost(plb_balancer_t *b, int pu, double now)
 {
 	if (!b || pu < 0 || pu >= b->n)

@@ -106,6 +106,11 @@ PLB_WUR int plb_balancer_next(plb_balancer_t *b, int pu, double now,
 PLB_WUR int plb_balancer_done(plb_balancer_t *b, int pu,
 			      const struct plb_sample *s);
 
+/* Would grant id's results be kept if pu reported it done now? 1 when it
+ * is outstanding on pu and has not lost a race (a late block whose re-run
+ * ended first, or the reverse), else 0. */
+int plb_balancer_counts(const plb_balancer_t *b, int pu, uint64_t id);
+
 /* PU pu failed: its outstanding grants go back to the pool (granted again
  * to others) and it gets no more. Returns 0, or PLB_EINVAL. */
 PLB_WUR int plb_balancer_lost(plb_balancer_t *b, int pu, double now);

@@ -80,7 +80,13 @@ struct run {
 	int borrow;             /* blocks are borrowed (in place) in this run */
 	struct live { uint64_t id, offset, units; } *live;     /* borrowed blocks on a PU */
 	size_t nlive, caplive;
-	struct merge *late;     /* copied blocks over borrowed units: merged at the end */
+	struct live *placing;   /* blocks whose output is arriving straight into
+				 * the job's (the place hook said where) */
+	size_t nplacing, capplacing;
+	long placed, apart;     /* outputs that travelled apart; of them, placed */
+	struct merge *late;     /* copied blocks over borrowed units, or over units
+				 * a placed output may still be writing: merged at
+				 * the end */
 	size_t nlate, caplate;
 	const struct plb_kernel *k;
 	size_t accpad;          /* a DONE's accumulator, padded: its output follows */
@@ -180,23 +186,60 @@ static int merge_outputs(struct run *r)
 	return rc;
 }
 
-/* Is a borrowed block over any of [off, off + units) still on a PU? */
-static int overlaps_live(const struct run *r, uint64_t off, uint64_t units)
+/* Is any block of l[0..n) over any of [off, off + units)? */
+static int overlaps(const struct live *l, size_t n, uint64_t off, uint64_t units)
 {
-	for (size_t k = 0; k < r->nlive; k++)
-		if (r->live[k].offset < off + units && off < r->live[k].offset + r->live[k].units)
+	for (size_t k = 0; k < n; k++)
+		if (l[k].offset < off + units && off < l[k].offset + l[k].units)
 			return 1;
 	return 0;
 }
 
-/* A borrowed block came back (done, failed or lost with its PU). */
-static void live_drop(struct run *r, uint64_t id)
+/* Block id came back (done, failed or lost with its PU). */
+static void drop_id(struct live *l, size_t *n, uint64_t id)
 {
-	for (size_t k = 0; k < r->nlive; k++)
-		if (r->live[k].id == id) {
-			r->live[k] = r->live[--r->nlive];
+	for (size_t k = 0; k < *n; k++)
+		if (l[k].id == id) {
+			l[k] = l[--*n];
 			return;
 		}
+}
+
+/* The transport's place hook: a DONE whose output travels apart has it
+ * received straight into the job's output, with no message buffer and no
+ * copy here, when it answers a grant of this run whose results would count
+ * and no other placed output over the same units is still arriving. A
+ * DONE kept over units one still may write is merged at the end, after
+ * the transport settles (on_done), so the kept block's bytes are the last
+ * written. */
+static void *place_out(void *ctx, int src, const struct plb__hdr *h)
+{
+	struct run *r = ctx;
+	struct plb *p = r->p;
+	int peer = src - 1;
+	if (h->type != PLB__MSG_DONE || h->status || h->arg != r->gen || r->borrow ||
+	    (h->flags & PLB__F_BORROWED) || peer < 0 || peer >= p->npeer ||
+	    p->peer[peer].rank < 0 || h->pu < 0 || h->pu >= p->peer[peer].npu)
+		return NULL;
+	int i = p->peer[peer].pu0 + h->pu;
+	const struct slot *sl = NULL;
+	r->apart++;
+	for (int k = 0; k < PLB_MAX_GRANTS && !sl; k++)
+		if (r->pu[i].s[k].used && r->pu[i].s[k].id == h->id)
+			sl = &r->pu[i].s[k];
+	if (!sl || sl->borrowed || sl->offset != h->offset || sl->units != h->units ||
+	    h->tail != (uint64_t)sl->units * r->job->out_unit || h->len != r->accpad + h->tail ||
+	    !plb_balancer_counts(r->b, i, h->id) ||
+	    overlaps(r->placing, r->nplacing, sl->offset, sl->units))
+		return NULL;
+	struct live l = {sl->id, sl->offset, sl->units};
+	if (plb__push(&r->placing, &r->nplacing, &r->capplacing, sizeof l, &l))
+		return NULL;
+	r->placed++;
+	char *at = (char *)r->job->out + sl->offset * r->job->out_unit;
+	if (r->map_out && h->tail >= PLB__POPULATE_MIN)
+		(void)plb__populate(at, h->tail);
+	return at;
 }
 
 int plb__push(void *v, size_t *n, size_t *cap, size_t sz, const void *x)
@@ -221,7 +264,7 @@ static int dispatch(struct run *r, int i, const struct plb_grant *g)
 	struct mpu *u = &r->pu[i];
 	const struct plb_job *job = r->job;
 	double sent = plb__now();
-	int borrow = r->borrow && !overlaps_live(r, g->offset, g->units), nseg = 0;
+	int borrow = r->borrow && !overlaps(r->live, r->nlive, g->offset, g->units), nseg = 0;
 	size_t len = borrow ? sizeof(struct plb__borrow)
 		     : r->res ? plb__res_len(p, u->peer, job, g, &nseg)
 			      : (size_t)g->units * job->in_unit;
@@ -546,7 +589,9 @@ static int on_done(struct run *r, int peer, void *msg)
 	pe->idle_wall_s = h->d0;
 	pe->idle_cpu_s = h->d1;
 	if ((h->flags & PLB__F_BORROWED) && h->arg == r->gen)
-		live_drop(r, h->id);
+		drop_id(r->live, &r->nlive, h->id);  /* a borrowed block is back */
+	if (h->flags & PLB__F_PLACED)
+		drop_id(r->placing, &r->nplacing, h->id);
 	int k = 0;
 	while (k < PLB_MAX_GRANTS && !(u->s[k].used && u->s[k].id == h->id))
 		k++;
@@ -584,9 +629,12 @@ static int on_done(struct run *r, int peer, void *msg)
 	if (rc)
 		return plb__fail(p, rc, "balancer: %s", plb_strerror(rc));
 	trace_done(r, i, h, &sl, heard, link, 0);
-	struct merge m = {msg, sl.offset * r->job->out_unit, want, sl.offset};
-	if (r->borrow && !sl.borrowed) {
-		/* a borrowed copy of these units may still be writing them */
+	int placed = (h->flags & PLB__F_PLACED) != 0;
+	struct merge m = {msg, sl.offset * r->job->out_unit, placed ? 0 : want, sl.offset};
+	if ((r->borrow && !sl.borrowed) ||
+	    (!placed && overlaps(r->placing, r->nplacing, sl.offset, sl.units))) {
+		/* a borrowed copy of these units, or a placed one that lost
+		 * the race, may still be writing them */
 		if (plb__push(&r->late, &r->nlate, &r->caplate, sizeof m, &m))
 			return plb__fail(p, PLB_ENOMEM, "out of memory");
 	} else {
@@ -679,7 +727,7 @@ static int on_message(struct run *r, void *msg, int src)
 		if (h->pu < 0 || h->pu >= p->peer[peer].npu)
 			return plb__fail(p, PLB_EIO, "LOST from rank %d for PU %d", src, h->pu);
 		if ((h->flags & PLB__F_BORROWED) && h->arg == r->gen)
-			live_drop(r, h->id);
+			drop_id(r->live, &r->nlive, h->id);  /* a borrowed block is back */
 		touch(r, p->peer[peer].pu0 + h->pu);
 		return lose(r, p->peer[peer].pu0 + h->pu);
 	case PLB__MSG_BYE:
@@ -1005,6 +1053,8 @@ int plb_run(plb_t *p, const struct plb_job *job)
 			rc = lose(&r, p->peer[w].pu0 + k);
 	}
 	r.tty = !p->quiet && (p->progress || isatty(STDERR_FILENO));
+	p->tp->place = place_out;
+	p->tp->place_ctx = &r;
 	for (int i = 0; i < r.npu && !rc; i++)
 		rc = poll_pu(&r, i);
 	plb__trace_after(p->trace, r.b, -1, plb__now());
@@ -1084,6 +1134,18 @@ int plb_run(plb_t *p, const struct plb_job *job)
 			nanosleep(&(struct timespec){0, us * 1000}, NULL);
 		}
 	}
+	/* no output is placed any more; those on their way arrive before
+	 * anything is merged over them, and before plb_run returns */
+	p->tp->place = NULL;
+	p->tp->place_ctx = NULL;
+	if (p->tp->ops->settle) {
+		int src = p->tp->ops->settle(p->tp, p->cfg.peer_timeout_s);
+		if (src && !rc)
+			rc = plb__fail(p, src, "%s; job.out is not to be trusted", p->tp->err);
+	}
+	if (r.apart)
+		plb__log(PLB__LOG_DEBUG, "master", "%ld of %ld block outputs sent apart were received in place",
+			 r.placed, r.apart);
 	r.cpu = plb__cpu_now() - r.cpu0;
 	progress(&r, 1);
 	if (p->trace) {
@@ -1096,8 +1158,12 @@ int plb_run(plb_t *p, const struct plb_job *job)
 	if (r.borrow) {
 		int erc = end_borrowed(&r);
 		rc = rc ? rc : erc;
-	} else if (!rc) {
-		rc = end_workers(p, 0);
+	} else {
+		int mrc = merge_list(&r, r.late, r.nlate);
+		r.nlate = 0;
+		rc = rc ? rc : mrc;
+		if (!rc)
+			rc = end_workers(p, 0);
 	}
 	r.resident = plb__res_end(p, job, r.W, r.res, r.borrow, !rc);
 	if (!rc)
@@ -1127,6 +1193,7 @@ out:
 		plb__msg_free(r.late[k].msg);
 	free(r.late);
 	free(r.live);
+	free(r.placing);
 	free(r.acc.off);
 	free(r.acc.buf);
 	plb__coverage_fini(&r.cov);

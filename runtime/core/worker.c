@@ -263,6 +263,8 @@ static void do_block(struct wpu *u, struct item *j)
 	h->offset = in->offset;
 	h->units = in->units;
 	h->flags = in->flags & PLB__F_BORROWED;
+	/* the output may travel apart, into the job's output at the master */
+	h->tail = outlen > w->accpad ? outlen - w->accpad : 0;
 	msg_done(j->msg);
 	free(tmp);
 	if (t.died) {
@@ -293,7 +295,7 @@ static void do_block(struct wpu *u, struct item *j)
 		h->flags |= PLB__F_OVERRAN;
 	h->t_end = plb__now() - w->t0;
 	if (rc) {
-		h->len = 0;
+		h->len = h->tail = 0;
 		plb__log(PLB__LOG_ERROR, "worker", "%s: %s", u->dev.desc.name, u->err);
 	}
 	post_block(w, OUT_MSG, out);

@@ -1,10 +1,13 @@
 /* The MPI transport, and the only file that includes mpi.h. One message is
  * one MPI message of bytes (header and payload together) on a duplicate of
- * MPI_COMM_WORLD; receives use MPI_Improbe + MPI_Imrecv so a message of any
- * size is taken whole (never a blocking receive: one whose sender dies
- * halfway must not hold the loop), and sends are MPI_Isend whose buffers
- * are freed as
- * MPI_Testsome reports them done. Errors are returned (MPI_ERRORS_RETURN),
+ * MPI_COMM_WORLD, or two where its tail is large (a block's output,
+ * hdr.tail): the tail follows on a tag of its own, and the receiver posts
+ * its receive where the place hook says (the master: straight into the
+ * job's output, no copy from a message buffer). Receives use MPI_Improbe
+ * + MPI_Imrecv so a message of any size is taken whole (never a blocking
+ * receive: one whose sender dies halfway must not hold the loop), and
+ * sends are MPI_Isend whose buffers are freed as MPI_Testsome reports
+ * them done. Errors are returned (MPI_ERRORS_RETURN),
  * never fatal, and name file:line and MPI's own text. MPI_THREAD_FUNNELED:
  * only the thread that called MPI_Init makes MPI calls (the runtime's
  * communication thread). In a build without MPI (make MPI=0) only
@@ -34,8 +37,20 @@ int plb__transport_mpi_create(int *argc, char ***argv, struct plb__transport **o
 #include <mpi.h>
 
 #include "balancer/base/clock.h"
+#include "balancer/base/log.h"
 
 #define TAG 7
+#define TAG_TAIL 8              /* a message's tail sent apart (PLB__F_APART) */
+/* Tails from this size on travel apart (PLB_MPI_APART_MIN overrides it,
+ * in bytes: tests use it to send small blocks' outputs apart). Below it,
+ * one message and one copy at the master cost less than two messages. */
+#define APART_MIN ((size_t)256 << 10)
+
+/* The buffer entry of a send that owns no buffer: the first part of a
+ * split message, whose buffer the second part's entry frees. */
+static char part_;
+#define PART ((void *)&part_)
+static void *own(void *b) { return b == PART ? NULL : b; }
 
 struct mpi_transport {
 	struct plb__transport t;
@@ -52,8 +67,17 @@ struct mpi_transport {
 	 * whose sender dies halfway never completes, and the loop must go on
 	 * (and notice the sender is gone). A source's messages are delivered
 	 * in order: only its oldest receive may be. */
-	struct incoming { MPI_Request req; void *buf; int src, count; } *in;
+	struct incoming {
+		MPI_Request req;
+		void *buf;
+		int src, count;
+		int tail;       /* its tail's receive is under way (PLB__F_APART) */
+		int placed;     /* ... where the place hook said */
+		int gone;       /* placed, from a rank forgotten since: kept until
+				 * it completes (settle), then dropped */
+	} *in;
 	int nin, capin;
+	size_t apart_min;
 	int npend, cap;
 	int *idx;
 	MPI_Status *st;
@@ -88,7 +112,7 @@ static int progress(struct mpi_transport *m)
 	if (n == MPI_UNDEFINED || n == 0)
 		return 0;
 	for (int i = 0; i < n; i++) {
-		plb__msg_free(m->buf[m->idx[i]]);
+		plb__msg_free(own(m->buf[m->idx[i]]));
 		m->buf[m->idx[i]] = NULL;
 	}
 	/* compact: completed requests are MPI_REQUEST_NULL now */
@@ -131,21 +155,39 @@ static int grow(struct mpi_transport *m)
 static int mpi_send(struct plb__transport *t, int dst, void *buf)
 {
 	struct mpi_transport *m = (struct mpi_transport *)t;
-	size_t len = PLB__HDR_SIZE + plb__msg_hdr(buf)->len;
+	struct plb__hdr *h = plb__msg_hdr(buf);
+	size_t len = PLB__HDR_SIZE + h->len;
 	if (len > INT_MAX) {
 		plb__msg_free(buf);
 		snprintf(t->err, sizeof t->err, "a message of %zu bytes is over MPI's limit of %d; use smaller blocks (max_block)",
 			 len, INT_MAX);
 		return PLB_EINVAL;
 	}
-	if (m->npend == m->cap && grow(m)) {
-		plb__msg_free(buf);
-		snprintf(t->err, sizeof t->err, "out of memory");
-		return PLB_ENOMEM;
+	/* a large tail goes apart, so that the receiver may take it straight
+	 * where it belongs (a block's output into the job's) */
+	size_t tail = h->tail <= h->len && h->tail >= m->apart_min ? h->tail : 0;
+	while (m->npend + 2 > m->cap) {
+		if (grow(m)) {
+			plb__msg_free(buf);
+			snprintf(t->err, sizeof t->err, "out of memory");
+			return PLB_ENOMEM;
+		}
 	}
-	int rc = MPI_Isend(buf, (int)len, MPI_BYTE, dst, TAG, m->comm, &m->req[m->npend]);
+	if (tail)
+		h->flags |= PLB__F_APART;
+	int rc = MPI_Isend(buf, (int)(len - tail), MPI_BYTE, dst, TAG, m->comm, &m->req[m->npend]);
 	if (rc != MPI_SUCCESS) {
 		plb__msg_free(buf);
+		return mpi_fail(t, __FILE__, __LINE__, "MPI_Isend", rc);
+	}
+	m->dst[m->npend] = dst;
+	m->buf[m->npend++] = tail ? PART : buf;
+	if (!tail)
+		return 0;
+	rc = MPI_Isend((char *)buf + (len - tail), (int)tail, MPI_BYTE, dst, TAG_TAIL, m->comm,
+		       &m->req[m->npend]);
+	if (rc != MPI_SUCCESS) {
+		m->buf[m->npend - 1] = buf;     /* freed once the first part is sent */
 		return mpi_fail(t, __FILE__, __LINE__, "MPI_Isend", rc);
 	}
 	m->dst[m->npend] = dst;
@@ -153,8 +195,42 @@ static int mpi_send(struct plb__transport *t, int dst, void *buf)
 	return 0;
 }
 
+/* A message's first part is in and its tail travels apart: receive the
+ * tail where the place hook says, or into a buffer for the whole. */
+static int post_tail(struct mpi_transport *m, struct incoming *x)
+{
+	struct plb__hdr *h = plb__msg_hdr(x->buf);
+	size_t tail = h->tail;
+	char *at = m->t.place ? m->t.place(m->t.place_ctx, x->src, h) : NULL;
+	if (at) {
+		h->flags |= PLB__F_PLACED;
+		x->placed = 1;
+	} else {
+		void *whole = plb__msg_alloc(0, h->len);
+		if (!whole) {
+			snprintf(m->t.err, sizeof m->t.err, "out of memory for a message of %llu bytes",
+				 (unsigned long long)h->len);
+			return PLB_ENOMEM;
+		}
+		memcpy(whole, x->buf, (size_t)x->count);
+		plb__msg_free(x->buf);
+		x->buf = whole;
+		at = (char *)whole + x->count;
+	}
+	x->tail = 1;
+	MPI_CHECK(&m->t, MPI_Irecv(at, (int)tail, MPI_BYTE, x->src, TAG_TAIL, m->comm, &x->req));
+	return 0;
+}
+
+static void drop_incoming(struct mpi_transport *m, int i)
+{
+	memmove(&m->in[i], &m->in[i + 1], (size_t)(m->nin - i - 1) * sizeof *m->in);
+	m->nin--;
+}
+
 /* The oldest finished receive whose source has none older under way:
- * 1 with it taken out of m->in, 0 if none. */
+ * 1 with it taken out of m->in, 0 if none. A message whose tail travels
+ * apart is delivered once that is in too. */
 static int take_incoming(struct mpi_transport *m, void **out, int *src)
 {
 	for (int i = 0; i < m->nin; i++) {
@@ -167,18 +243,32 @@ static int take_incoming(struct mpi_transport *m, void **out, int *src)
 		MPI_CHECK(&m->t, MPI_Test(&x->req, &done, MPI_STATUS_IGNORE));
 		if (!done)
 			continue;
-		void *buf = x->buf;
-		int from = x->src, count = x->count;
-		memmove(x, x + 1, (size_t)(m->nin - i - 1) * sizeof *x);
-		m->nin--;
-		if (count < PLB__HDR_SIZE || plb__msg_hdr(buf)->len != (uint64_t)count - PLB__HDR_SIZE) {
-			plb__msg_free(buf);
+		if (x->gone) {
+			plb__msg_free(x->buf);
+			drop_incoming(m, i--);
+			continue;
+		}
+		struct plb__hdr *h = plb__msg_hdr(x->buf);
+		int apart = x->count >= PLB__HDR_SIZE && (h->flags & PLB__F_APART);
+		if (!x->tail && (x->count < PLB__HDR_SIZE ||
+				 h->len - (apart ? h->tail : 0) != (uint64_t)x->count - PLB__HDR_SIZE ||
+				 (apart && (h->tail > h->len || h->tail > INT_MAX)))) {
+			int from = x->src, count = x->count;
+			plb__msg_free(x->buf);
+			drop_incoming(m, i);
 			snprintf(m->t.err, sizeof m->t.err, "malformed message of %d bytes from rank %d",
 				 count, from);
 			return PLB_EIO;
 		}
-		*out = buf;
-		*src = from;
+		if (apart && !x->tail) {
+			int rc = post_tail(m, x);
+			if (rc)
+				return rc;
+			continue;       /* its source's next waits behind it */
+		}
+		*out = x->buf;
+		*src = x->src;
+		drop_incoming(m, i);
 		return 1;
 	}
 	return 0;
@@ -216,6 +306,7 @@ static int mpi_recv(struct plb__transport *t, void **out, int *src)
 		return PLB_ENOMEM;
 	}
 	struct incoming *x = &m->in[m->nin];
+	*x = (struct incoming){.req = MPI_REQUEST_NULL};
 	rc = MPI_Imrecv(buf, count, MPI_BYTE, &msg, &x->req);
 	if (rc != MPI_SUCCESS) {
 		plb__msg_free(buf);
@@ -257,8 +348,14 @@ static void mpi_destroy(struct plb__transport *t)
 	for (int i = 0; i < m->npend; i++) {
 		MPI_Cancel(&m->req[i]);
 		MPI_Request_free(&m->req[i]);
-		plb__msg_free(m->buf[i]);
+		plb__msg_free(own(m->buf[i]));
 	}
+	/* a tail's receive never matched (its sender is gone) */
+	for (int i = 0; i < m->nin; i++)
+		if (m->in[i].tail && m->in[i].req != MPI_REQUEST_NULL) {
+			MPI_Cancel(&m->in[i].req);
+			MPI_Request_free(&m->in[i].req);
+		}
 	if (!t->no_finalize) {
 		MPI_Comm_free(&m->comm);
 		MPI_Finalize();
@@ -281,6 +378,8 @@ static void mpi_destroy(struct plb__transport *t)
  * room to keep it. */
 static void keep_gone(struct mpi_transport *m, void *buf)
 {
+	if (!(buf = own(buf)))
+		return;
 	void **g = realloc(m->gone, (size_t)(m->ngone + 1) * sizeof *g);
 	if (g) {
 		m->gone = g;
@@ -307,16 +406,54 @@ static void mpi_forget(struct plb__transport *t, int dst)
 		m->buf[k++] = m->buf[i];
 	}
 	m->npend = k;
-	/* and what it was sending: it may never come whole */
+	/* and what it was sending: it may never come whole. A tail on its way
+	 * into the place hook's memory stays, for settle to wait for. */
 	k = 0;
 	for (int i = 0; i < m->nin; i++) {
-		if (m->in[i].src == dst) {
+		if (m->in[i].src == dst && m->in[i].placed) {
+			m->in[i].gone = 1;
+		} else if (m->in[i].src == dst) {
+			if (m->in[i].tail && m->in[i].req != MPI_REQUEST_NULL) {
+				MPI_Cancel(&m->in[i].req);
+				MPI_Request_free(&m->in[i].req);
+			}
 			keep_gone(m, m->in[i].buf);
 			continue;
 		}
 		m->in[k++] = m->in[i];
 	}
 	m->nin = k;
+}
+
+static int mpi_settle(struct plb__transport *t, double timeout_s)
+{
+	struct mpi_transport *m = (struct mpi_transport *)t;
+	double end = plb__now() + timeout_s;
+	for (;;) {
+		int left = 0, from = -1;
+		for (int i = 0; i < m->nin; i++) {
+			struct incoming *x = &m->in[i];
+			int done = 0;
+			if (!x->placed)
+				continue;
+			MPI_CHECK(t, MPI_Test(&x->req, &done, MPI_STATUS_IGNORE));
+			if (done && x->gone) {
+				plb__msg_free(x->buf);
+				drop_incoming(m, i--);
+			} else if (!done) {
+				left++;
+				from = x->src;
+			}
+		}
+		if (!left)
+			return 0;
+		if (plb__now() > end) {
+			snprintf(t->err, sizeof t->err, "%d blocks' outputs from rank %d%s still arriving after %.0f s",
+				 left, from, left > 1 ? " and others" : "", timeout_s);
+			return PLB_EIO;
+		}
+		nanosleep(&(struct timespec){0, 100000}, NULL);
+	}
 }
 
 static int mpi_pending(const struct plb__transport *t)
@@ -342,6 +479,7 @@ static const struct plb__transport_ops mpi_ops = {
 	.flush = mpi_flush,
 	.destroy = mpi_destroy,
 	.forget = mpi_forget,
+	.settle = mpi_settle,
 };
 
 int plb__transport_mpi_create(int *argc, char ***argv, struct plb__transport **out,
@@ -356,6 +494,17 @@ int plb__transport_mpi_create(int *argc, char ***argv, struct plb__transport **o
 		return PLB_ENOMEM;
 	}
 	m->t.ops = &mpi_ops;
+	m->apart_min = APART_MIN;
+	const char *am = getenv("PLB_MPI_APART_MIN");
+	if (am && *am) {
+		char *e;
+		unsigned long long v = strtoull(am, &e, 10);
+		if (!*e && v > 0 && am[0] != '-')
+			m->apart_min = (size_t)v;
+		else
+			plb__log(PLB__LOG_WARN, "mpi", "PLB_MPI_APART_MIN=%.40s is not a byte count; accepted: an integer >= 1; using %zu",
+				 am, m->apart_min);
+	}
 	rc = MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
 	if (rc != MPI_SUCCESS) {
 		mpi_fail(&m->t, __FILE__, __LINE__, "MPI_Init_thread", rc);

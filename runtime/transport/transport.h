@@ -55,7 +55,9 @@ struct plb__hdr {
 	double t_arrive;        /* DONE: when the block's DISPATCH arrived, on the
 				 * same clock (the master takes the time from there
 				 * to t_end out of the block's round trip) */
-	uint64_t spare;         /* 0 */
+	uint64_t tail;          /* DONE: the payload's last tail bytes (the block's
+				 * output) may travel apart and be received where the
+				 * receiver wants them (plb__transport.place); 0: none */
 	uint64_t len;           /* payload bytes */
 };
 #define PLB__HDR_SIZE 128
@@ -82,6 +84,13 @@ _Static_assert(sizeof(struct plb__hdr) == PLB__HDR_SIZE, "header size");
 /* hdr.flags of a START: the job's output is the one the last run wrote
  * whole, so its pages are mapped: no PU need map them again (plb__populate). */
 #define PLB__F_OUT_MAPPED 64u
+/* hdr.flags, set by the sending transport: the payload's tail (hdr.tail
+ * bytes) follows as a message of its own. */
+#define PLB__F_APART 128u
+/* hdr.flags, set by the receiving transport: the tail was received where
+ * the place hook said; the buffer holds the header and the payload's first
+ * hdr.len - hdr.tail bytes only. */
+#define PLB__F_PLACED 256u
 struct plb__borrow {
 	uint64_t in, out;       /* addresses (uintptr_t); out 0 for START */
 };
@@ -137,6 +146,11 @@ struct plb__transport_ops {
 	/* Rank dst is gone: drop what is still queued for it (a send to a dead
 	 * process never completes). NULL: nothing to do (one process). */
 	void (*forget)(struct plb__transport *t, int dst);
+	/* Waits (at most timeout_s) until no receive is still writing where
+	 * a place hook said: once it returns 0 that memory is the caller's
+	 * again. PLB_EIO with err when some still are. NULL: the transport
+	 * never places. */
+	PLB_WUR int (*settle)(struct plb__transport *t, double timeout_s);
 	/* Sends wake the receiving end (the in-process pair): once fn is set
 	 * with set_waker, each message queued for this end calls fn(ctx), so
 	 * its idle loop may sleep long and still answer at once. Transports
@@ -154,6 +168,15 @@ struct plb__transport {
 				 * would wait for it (docs/MPI.md) */
 	char host[256];
 	char err[256];          /* the last error, with file:line and the library's text */
+	/* Where to receive the tail of a message whose tail travels apart
+	 * (PLB__F_APART), asked when its header has arrived, on the thread
+	 * that calls recv: the address of hdr.tail writable bytes, or NULL
+	 * for the message buffer (as if it had come whole). The message is
+	 * delivered once its tail is in, with PLB__F_PLACED where it went to
+	 * the hook's address. NULL (the default): every tail goes to the
+	 * message buffer. Only the MPI transport splits messages. */
+	void *(*place)(void *ctx, int src, const struct plb__hdr *h);
+	void *place_ctx;
 };
 
 /* An idle loop that answers fast after traffic and then sleeps longer

@@ -90,6 +90,13 @@ assert len(runs) >= 2 and all(r["coverage_ok"] and r["runtime"] == "mpi" for r i
 assert all(r["training_blocks"] == 0 for r in runs[1:]), [r["training_blocks"] for r in runs]
 assert all(r["bytes_sent"] < 0.5 * runs[0]["bytes_sent"] for r in runs[1:]), [r["bytes_sent"] for r in runs]
 PY
+	# labels placed straight into the job's output, partial sums from
+	# the head of the same DONE (PLB_MPI_APART_MIN=1: every block's apart)
+	check "plb-kmeans, outputs apart" mpi_run 3 -x PLB_MPI_APART_MIN=1 -x PLB_LOG=debug "$BUILD/plb-kmeans" \
+		--config "$TMP/km.ini" --n 20011 --d 5 --k 7 --iters 4 --init random --verify
+	verified "plb-kmeans, outputs apart"
+	check "plb-kmeans, outputs apart: received in place" \
+		grep -qE 'master: [1-9][0-9]* of [0-9]+ block outputs sent apart were received in place' "$TMP/out"
 	check "CSV input under mpirun" mpi_run 3 "$BUILD/plb-kmeans" --config "$TMP/km.ini" --input "$TMP/pts.csv" \
 		--k 3 --verify --centroids "$TMP/c3"
 	verified "plb-kmeans --input CSV, mpirun"

@@ -25,6 +25,17 @@ for k in policy units units_done coverage_ok makespan_s lower_bound_s eq_optimum
 done
 check "four PUs in the report" test "$(json_get idle_frac | tr ',' '\n' | wc -l)" -eq 4
 
+# Block outputs sent apart from their DONE and received straight into the
+# job's output (mpi.c, master.c place_out): every block's with
+# PLB_MPI_APART_MIN=1, not only those of 256 KiB and up; right, and placed
+for policy in plb-hac greedy; do
+	check "plb-mm $policy, outputs apart" mpi_run 3 -x PLB_MPI_APART_MIN=1 -x PLB_LOG=debug \
+		"$BUILD/plb-mm" --config "$TMP/mm.ini" --n 200 --prec double --policy $policy --verify
+	grep -q 'verify (exact reference): ok' "$TMP/out" || { cat "$TMP/out"; check "plb-mm $policy, outputs apart: verify ok" false; }
+	check "plb-mm $policy, outputs apart: received in place" \
+		grep -qE 'master: [1-9][0-9]* of [0-9]+ block outputs sent apart were received in place' "$TMP/out"
+done
+
 # Resident input: plb-mm --runs keeps A and B on the nodes; runs 2-3 send
 # under a quarter of run 1's bytes (B alone is a third: a node lacks only
 # what its PUs get beyond what it was sent before), hold all of B between

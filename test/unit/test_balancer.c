@@ -1148,7 +1148,14 @@ static void test_done_out_of_order(void **state)
 	assert_int_equal(plb_balancer_next(b, 1, 0, &g[1]), PLB_NEXT_GRANT);
 	assert_int_equal(plb_balancer_next(b, 1, 0, &h), PLB_ESTATE);
 	struct plb_sample s1 = {g[1].id, 1, 0, 1, 0}, s0 = {g[0].id, 1, 0, 2, 0};
+	/* plb_balancer_counts: out on its PU and not voided */
+	assert_int_equal(plb_balancer_counts(b, 1, g[0].id), 1);
+	assert_int_equal(plb_balancer_counts(b, 1, g[1].id), 1);
+	assert_int_equal(plb_balancer_counts(b, 0, g[1].id), 0);       /* not its PU's */
+	assert_int_equal(plb_balancer_counts(b, 2, g[1].id), 0);       /* no such PU */
 	assert_int_equal(plb_balancer_done(b, 1, &s1), 0);
+	assert_int_equal(plb_balancer_counts(b, 1, g[1].id), 0);       /* done */
+	assert_int_equal(plb_balancer_counts(b, 1, g[0].id), 1);
 	assert_int_equal(b->pu[1].nout, 1);
 	assert_int_equal(b->pu[1].out[0].id, g[0].id);
 	assert_int_equal(plb_balancer_done(b, 1, &s1), PLB_ESTALE);
@@ -1635,6 +1642,8 @@ static void test_void_block_report(void **state)
 		struct plb_balancer_stats st;
 		plb_balancer_stats(b, &st);
 		assert_true(st.redo_won == 1);
+		/* still out on PU 0, but its re-run won: its results would not count */
+		assert_int_equal(plb_balancer_counts(b, 0, g0.id), 0);
 		int before = plb_balancer_model_get(b, 0, got, 64, NULL);
 		/* half of it transfer time (a sample counts exec + transfer) */
 		struct plb_sample late = {g0.id, c ? 0.5 * now : 0, c ? 0.5 * now : 0, now, 0};
