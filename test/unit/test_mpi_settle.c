@@ -1,0 +1,199 @@
+/* The MPI transport's settle (runtime/transport/mpi.c), on two real ranks:
+ * a block's output that travels apart is received straight where the
+ * place hook says, whole, and settle returns once it is in; a tail from a
+ * rank that died and was forgotten (taken out) does not hold settle past
+ * its grace (it fails the run after its timeout without it): settle
+ * returns 0 and the run goes on.
+ *
+ * Each case runs this program again under `mpirun --enable-recovery -np 2`
+ * (its ranks do the case, rank 0 prints what it saw); the cases here read
+ * that. Skipped in a build without MPI. */
+#define _DEFAULT_SOURCE
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <unistd.h>
+
+#include "balancer/base/clock.h"
+#include "runtime/transport/transport.h"
+
+#define TAIL ((size_t)32 << 20)         /* rendezvous, not eager, in any BTL */
+
+static char self[4096];
+
+static int place_calls;         /* place hook calls */
+
+static void *place(void *ctx, int src, const struct plb__hdr *h)
+{
+	(void)src;
+	place_calls++;
+	return h->tail == TAIL ? ctx : NULL;
+}
+
+/* rank 1: a DONE of TAIL bytes of output (byte i is i % 251), its tail
+ * apart (PLB_MPI_APART_MIN is set below it) */
+static int send_done(struct plb__transport *t)
+{
+	void *m = plb__msg_alloc(PLB__MSG_DONE, TAIL);
+	if (!m)
+		return PLB_ENOMEM;
+	plb__msg_hdr(m)->tail = TAIL;
+	unsigned char *p = plb__msg_data(m);
+	for (size_t i = 0; i < TAIL; i++)
+		p[i] = (unsigned char)(i % 251);
+	return t->ops->send(t, 0, m);
+}
+
+/* rank 0: polls for s seconds, or until a message is delivered (its tail
+ * placed in out): 1 if one was (placed: 2), 0 if none, < 0 on error */
+static int poll_for(struct plb__transport *t, unsigned char *out, double s)
+{
+	t->place = place;
+	t->place_ctx = out;
+	double end = plb__now() + s;
+	while (plb__now() < end) {
+		void *m = NULL;
+		int src, rc = t->ops->recv(t, &m, &src);
+		if (rc < 0)
+			return rc;
+		if (rc) {
+			int placed = !!(plb__msg_hdr(m)->flags & PLB__F_PLACED);
+			plb__msg_free(m);
+			return 1 + placed;
+		}
+		usleep(100);
+	}
+	return 0;
+}
+
+/* One case, on one rank of two; rank 0 prints "RESULT k=v ..." */
+static int part(const char *name, int argc, char **argv)
+{
+	struct plb__transport *t;
+	char err[256];
+	if (plb__transport_mpi_create(&argc, &argv, &t, err, sizeof err)) {
+		printf("RESULT create failed: %s\n", err);
+		return 1;
+	}
+	unsigned char *out = calloc(1, TAIL);
+	int rc = 0;
+	if (!out)
+		return 1;
+	if (!strcmp(name, "whole")) {
+		/* the tail comes: settle waits for it, and it is all there */
+		if (t->rank == 1) {
+			rc = send_done(t) || t->ops->flush(t, 20);
+		} else {
+			int got = poll_for(t, out, 20);
+			double t0 = plb__now();
+			int s = t->ops->settle(t, 20);
+			size_t bad = 0;
+			for (size_t i = 0; i < TAIL; i++)
+				bad += out[i] != (unsigned char)(i % 251);
+			printf("RESULT got=%d settle=%d wrong=%zu waited=%.2f\n", got, s, bad,
+			       plb__now() - t0);
+		}
+	} else if (!strcmp(name, "dead")) {
+		/* rank 1 dies with its tail under way; rank 0 takes it out */
+		if (t->rank == 1) {
+			rc = send_done(t);
+			raise(SIGKILL);
+		} else {
+			/* its head comes and its tail's receive is placed, but
+			 * the tail never ends: nothing is delivered */
+			int got = poll_for(t, out, 1.5);
+			t->ops->forget(t, 1);
+			t->no_finalize = 1;
+			double t0 = plb__now();
+			int s = t->ops->settle(t, 10);
+			printf("RESULT got=%d places=%d settle=%d waited=%.2f\n", got, place_calls, s,
+			       plb__now() - t0);
+		}
+	}
+	fflush(stdout);
+	free(out);
+	t->ops->destroy(t);
+	return rc != 0;
+}
+
+/* Runs case name under mpirun; its "RESULT" line in res. */
+static void run_case(const char *name, char *res, size_t len)
+{
+#ifndef PLB_HAVE_MPI
+	(void)name, (void)res, (void)len;
+	printf("%s: skipped: no MPI in this build\n", name);
+	skip();
+#else
+	char cmd[8192];
+	snprintf(cmd, sizeof cmd,
+		 "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 60 mpirun "
+		 "--oversubscribe --bind-to none --enable-recovery -np 2 -x PLB_MPI_APART_MIN=%zu '%s' --part %s 2>&1",
+		 TAIL, self, name);
+	FILE *p = popen(cmd, "r");
+	assert_non_null(p);
+	char line[256];
+	res[0] = '\0';
+	while (fgets(line, sizeof line, p)) {
+		fputs(line, stdout);    /* (shown by the runner on failure) */
+		if (!strncmp(line, "RESULT ", 7))
+			snprintf(res, len, "%s", line + 7);
+	}
+	pclose(p);
+	if (!res[0])
+		fail_msg("%s: no RESULT line from the ranks", name);
+#endif
+}
+
+static void test_tail_placed_whole(void **state)
+{
+	(void)state;
+	char r[512];
+	int got = -2, settle = -2;
+	size_t wrong = 1;
+	double waited = 99;
+	run_case("whole", r, sizeof r);
+	assert_int_equal(sscanf(r, "got=%d settle=%d wrong=%zu waited=%lf", &got, &settle,
+				&wrong, &waited), 4);
+	assert_int_equal(got, 2);       /* delivered, its tail placed */
+	assert_int_equal(settle, 0);
+	assert_int_equal(wrong, 0);
+}
+
+static void test_dead_rank_does_not_hold_settle(void **state)
+{
+	(void)state;
+	char r[512];
+	int got = -2, places = -2, settle = -2;
+	double waited = 99;
+	run_case("dead", r, sizeof r);
+	assert_int_equal(sscanf(r, "got=%d places=%d settle=%d waited=%lf", &got, &places, &settle,
+				&waited), 4);
+	assert_int_equal(got, 0);       /* its tail never came whole */
+	assert_int_equal(places, 1);    /* but its receive was placed */
+	assert_int_equal(settle, 0);
+	/* its grace (1 s), not the 10 s timeout */
+	assert_true(waited < 5);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 3 && !strcmp(argv[1], "--part"))
+		return part(argv[2], argc, argv);
+	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+	if (n <= 0)
+		return 1;
+	self[n] = '\0';
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_tail_placed_whole),
+		cmocka_unit_test(test_dead_rank_does_not_hold_settle),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
