@@ -425,12 +425,40 @@ static void mpi_forget(struct plb__transport *t, int dst)
 	m->nin = k;
 }
 
+/* A placed tail from a rank taken out may never complete (its sender is
+ * dead): settle waits this long for it, then cancels it. */
+#define GONE_GRACE_S 1.0
+
+/* Cancels the placed receives from ranks taken out that are still open:
+ * one not yet matched (its sender died before its tail left) is cancelled
+ * and dropped; one matched, part of it in, cannot be (MPI completes it
+ * only when the rest comes), and is counted. */
+static int cancel_gone(struct mpi_transport *m)
+{
+	int stuck = 0;
+	for (int i = 0; i < m->nin; i++) {
+		struct incoming *x = &m->in[i];
+		int done = 0;
+		if (!x->placed || !x->gone)
+			continue;
+		MPI_CHECK(&m->t, MPI_Cancel(&x->req));
+		MPI_CHECK(&m->t, MPI_Test(&x->req, &done, MPI_STATUS_IGNORE));
+		if (done) {
+			plb__msg_free(x->buf);
+			drop_incoming(m, i--);
+		} else {
+			stuck++;
+		}
+	}
+	return stuck;
+}
+
 static int mpi_settle(struct plb__transport *t, double timeout_s)
 {
 	struct mpi_transport *m = (struct mpi_transport *)t;
-	double end = plb__now() + timeout_s;
+	double t0 = plb__now();
 	for (;;) {
-		int left = 0, from = -1;
+		int left = 0, gone = 0, from = -1;
 		for (int i = 0; i < m->nin; i++) {
 			struct incoming *x = &m->in[i];
 			int done = 0;
@@ -440,14 +468,26 @@ static int mpi_settle(struct plb__transport *t, double timeout_s)
 			if (done && x->gone) {
 				plb__msg_free(x->buf);
 				drop_incoming(m, i--);
+			} else if (!done && x->gone) {
+				gone++;
 			} else if (!done) {
 				left++;
 				from = x->src;
 			}
 		}
-		if (!left)
+		double el = plb__now() - t0;
+		if (!left && gone && el > GONE_GRACE_S) {
+			int stuck = cancel_gone(m);
+			if (stuck < 0)
+				return stuck;
+			if (stuck)
+				plb__log(PLB__LOG_WARN, "mpi", "%d blocks' outputs from ranks taken out stopped halfway in; should such a rank be alive after all, it may still write the rest (its units' right values) into the job's output",
+					 stuck);
 			return 0;
-		if (plb__now() > end) {
+		}
+		if (!left && !gone)
+			return 0;
+		if (left && el > timeout_s) {
 			snprintf(t->err, sizeof t->err, "%d blocks' outputs from rank %d%s still arriving after %.0f s",
 				 left, from, left > 1 ? " and others" : "", timeout_s);
 			return PLB_EIO;

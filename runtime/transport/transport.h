@@ -148,8 +148,10 @@ struct plb__transport_ops {
 	void (*forget)(struct plb__transport *t, int dst);
 	/* Waits (at most timeout_s) until no receive is still writing where
 	 * a place hook said: once it returns 0 that memory is the caller's
-	 * again. PLB_EIO with err when some still are. NULL: the transport
-	 * never places. */
+	 * again. PLB_EIO with err when some still are. Receives from ranks
+	 * forgotten since (dead, most likely: theirs may never complete) get
+	 * a second, then are cancelled; one that cannot be (part of it in)
+	 * is left, with a warning. NULL: the transport never places. */
 	PLB_WUR int (*settle)(struct plb__transport *t, double timeout_s);
 	/* Sends wake the receiving end (the in-process pair): once fn is set
 	 * with set_waker, each message queued for this end calls fn(ctx), so
