@@ -17,7 +17,10 @@ Devices (rates in units/s at large blocks; a unit is abstract):
            sync), blocks below 64-2048 units leave the device part idle
   offload  1-3x a CPU, 20 ms-3 s per block (offload start: a coprocessor
            or a remote accelerator), a few hundred units to fill it
-The block time is t0 + (x + a xs (1 - exp(-x/xs))) / R, and with a
+The block time is t0 + (x + a xs (1 - exp(-x/xs))) / R: past xs units
+the fill costs a xs / R a block more than the units alone, which where
+units are heavy (a slow rate, a wide xs) is far more than t0; in the
+short family t0 + a xs / R is drawn as its 1-20 ms. With a
 performance cliff (the block outgrows device memory or a cache) the time
 per unit beyond the size xc is m times larger (m 2.5-6). The transfer is a
 latency (10 us-1 ms) plus a cost per unit drawn as 0.1% to 300% of the
@@ -144,8 +147,15 @@ def draw(family, seed):
     if family == "offload" or (family in ("mixed", "large") and rng.random() < 0.3):
         types.append(offload("offload0"))
     if family == "short":
+        # a block's cost beyond its units, t0 + a xs / R at large blocks,
+        # is the family's 1-20 ms: the fill takes at most half of it (a
+        # device that fills only with blocks of a sizeable part of a short
+        # run is no device of this family)
         for m in types:
-            m.t0 = logu(1e-3, 2e-2)
+            c = logu(1e-3, 2e-2)
+            fill = min(m.a * m.xs / m.R, c / 2)
+            m.xs = fill * m.R / m.a
+            m.t0 = c - fill
     if family == "cliff":
         for m in types:
             if m.kind == "gpu":
