@@ -494,6 +494,20 @@ double plb_balancer_wake(const plb_balancer_t *b)
 	return t;
 }
 
+int plb_balancer_idle_waits(const plb_balancer_t *b, double now)
+{
+	if (!b || b->pool > 0 || b->done_units == b->W)
+		return 0;
+	if (!b->pol->redo_late)
+		return 1;
+	/* redo_next: with pieces out, any free PU may take the next; with
+	 * none, redo_start finds a block only at or past plb_balancer_wake
+	 * (the same rates, the same grants) */
+	if (b->rx.active)
+		return b->rx.next >= b->rx.end;
+	return now < plb_balancer_wake(b);
+}
+
 static int redo_next(struct plb_balancer *b, int pu, double now, struct plb_grant *g)
 {
 	if (!b->model || !plb__model_ready(&b->model[pu]) || (b->rx.active && pu == b->rx.pu))

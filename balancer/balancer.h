@@ -121,6 +121,14 @@ PLB_WUR int plb_balancer_lost(plb_balancer_t *b, int pu, double now);
  * the pool is empty). INFINITY when nothing is due. The caller asks its
  * waiting PUs again then. */
 double plb_balancer_wake(const plb_balancer_t *b);
+/* 1 when every PU would be told to wait at `now`, whichever it is, so
+ * that asking each is no use until the next event or plb_balancer_wake:
+ * the pool is empty, the job is not done, and no late block is being run
+ * again in pieces still to hand out, nor due to be.
+ * 0 when some PU may get a grant (or the caller cannot know without
+ * asking). At the end of a job thousands of PUs wait and every event
+ * asked each of them: at 4096 PUs, most of the master's last second. */
+int plb_balancer_idle_waits(const plb_balancer_t *b, double now);
 
 /* One measured block of a PU's model: carried from one run to a later one
  * (plb's iterations, model files). */

@@ -348,13 +348,15 @@ static int poll_pu(struct run *r, int i)
 	return 0;
 }
 
-/* Ask every PU told to wait again; *busy (if not NULL) gets how many PUs
+/* Ask every PU told to wait again, unless the balancer says each would
+ * wait (plb_balancer_idle_waits: at the end of a job thousands may wait,
+ * and this runs at every DONE); *busy (if not NULL) gets how many PUs
  * are alive and hold or wait for work. */
 static int poll_parked(struct run *r, int *busy)
 {
-	int rc = 0, n = 0;
+	int rc = 0, n = 0, ask = !plb_balancer_idle_waits(r->b, r->now - r->t0);
 	for (int i = 0; i < r->npu && !rc; i++) {
-		if (r->pu[i].parked)
+		if (ask && r->pu[i].parked)
 			rc = poll_pu(r, i);
 		n += !r->pu[i].lost && (r->pu[i].nout || r->pu[i].parked);
 	}

@@ -242,9 +242,13 @@ static void poll(struct sim *s, int pu)
 
 /* Ask every PU told to wait again, in PU order. A bit map, not a look at
  * every PU: this runs at every event, and at 4096 PUs the look was a
- * sixth of the master's charged time. */
+ * sixth of the master's charged time. None where the balancer says each
+ * would wait (plb_balancer_idle_waits): at the end of a job, every event
+ * asked each of thousands of waiting PUs. */
 static void poll_parked(struct sim *s)
 {
+	if (plb_balancer_idle_waits(s->b, s->now))
+		return;
 	for (int w = 0; w < (s->n + 63) / 64 && !s->err; w++) {
 		uint64_t bits = s->parked[w];
 		while (bits && !s->err) {

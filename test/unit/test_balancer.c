@@ -44,6 +44,9 @@ static long stale_redo, stale_orig, redo_blocks;
  * random ranges (overlapping each other's), so placement takes grants
  * from the middle of the pool. */
 static int hold_groups;
+/* Events at which plb_balancer_idle_waits said every PU would wait (each
+ * idle PU asked then must be told to wait). */
+static long idle_waits_said;
 
 /* The balancer's count of outstanding grants is the driver's: each busy
  * PU holds one (it asks only when idle), a lost one none; others_busy,
@@ -89,12 +92,16 @@ static long run_job(const char *policy, int n, uint64_t W, int nlose, uint64_t s
 		lose_at = span * (0.05 + 0.7 * urand() / nlose);
 	for (;;) {
 		/* hand out work to every idle PU */
-		int any_busy = 0;
+		int any_busy = 0, all_wait = plb_balancer_idle_waits(b, now);
+		idle_waits_said += all_wait;
 		for (int i = 0; i < n; i++) {
 			if (pu[i].lost || pu[i].busy)
 				continue;
 			int rc = plb_balancer_next(b, i, now, &pu[i].g);
 			assert_true(rc == PLB_NEXT_GRANT || rc == PLB_NEXT_WAIT || rc == PLB_NEXT_DONE);
+			if (all_wait && rc != PLB_NEXT_WAIT)
+				fail_msg("%s seed %llu at %g: every PU would wait, said the balancer, and PU %d got %d",
+					 policy, (unsigned long long)seed, now, i, rc);
 			if (rc != PLB_NEXT_GRANT)
 				continue;
 			assert_true(pu[i].g.units > 0);
@@ -181,7 +188,9 @@ static long run_job(const char *policy, int n, uint64_t W, int nlose, uint64_t s
 	return events;
 }
 
-/* Every policy covers the domain exactly once with no failures. plb-hac
+/* Every policy covers the domain exactly once with no failures; where
+ * plb_balancer_idle_waits says every PU would wait (it does so at every
+ * job's end), every PU asked is told to wait. plb-hac
  * runs late blocks again: over these seeds both ends of the race occur, a
  * re-run that ends first (the original's report is stale) and an original
  * that ends first (its re-runs' reports are stale), and every unit still
@@ -189,9 +198,14 @@ static long run_job(const char *policy, int n, uint64_t W, int nlose, uint64_t s
 static void test_coverage_all_policies(void **state)
 {
 	for (int p = 0; plb_policy_name(p); p++) {
-		stale_redo = stale_orig = redo_blocks = 0;
+		stale_redo = stale_orig = redo_blocks = idle_waits_said = 0;
 		for (uint64_t seed = 1; seed <= 20; seed++)
 			run_job(plb_policy_name(p), 1 + (int)(seed * 3 % 13), 100000 + seed * 777, 0, seed);
+		/* the end of each job, where the pool is empty and the last
+		 * blocks run: no use asking the PUs then */
+		if (idle_waits_said < 20)
+			fail_msg("%s: every PU would wait at %ld events in 20 jobs", plb_policy_name(p),
+				 idle_waits_said);
 		if (strcmp(plb_policy_name(p), "plb-hac") != 0)
 			assert_int_equal(redo_blocks + stale_redo + stale_orig, 0);
 		else if (!(redo_blocks > 0 && stale_redo > 0 && stale_orig > 0))
