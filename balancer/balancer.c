@@ -263,6 +263,9 @@ const struct plb__busiest *plb__busy_list(struct plb_balancer *b, double now)
 		c->first = c->second = 0;
 		c->who = -1;
 		c->nbusy = 0;
+		c->dry_lo = -INFINITY;
+		c->dry_hi = INFINITY;
+		c->pool_at = b->pool;
 		for (int i = 0; i < b->n; i++) {
 			if (b->pu[i].lost || b->pu[i].nout == 0)
 				continue;
@@ -297,6 +300,29 @@ double plb__busy_room(struct plb_balancer *b, int pu, double now, double t)
 			room -= (t - f) * b->pu[pu].rate;
 	}
 	return fmax(0, room);
+}
+
+int plb__busy_dry(struct plb_balancer *b, int pu, double now, double t)
+{
+	if (b->pu[pu].nout > 0)
+		return plb__busy_room(b, pu, now, t) < (double)b->pool;
+	struct plb__busiest *c = &b->busiest;
+	plb__busy_list(b, now);
+	if (c->pool_at != b->pool) {
+		c->dry_lo = -INFINITY;
+		c->dry_hi = INFINITY;
+		c->pool_at = b->pool;
+	}
+	if (t <= c->dry_lo)
+		return 1;
+	if (t >= c->dry_hi)
+		return 0;
+	int dry = plb__busy_room(b, pu, now, t) < (double)b->pool;
+	if (dry)
+		c->dry_lo = t;
+	else
+		c->dry_hi = t;
+	return dry;
 }
 
 double plb__others_free_in(struct plb_balancer *b, int pu, double now)

@@ -97,6 +97,12 @@ struct plb__busiest {
 	int *idx;
 	double *free_in;        /* plb__busy_for of each */
 	double *rate;           /* plb__pu.rate of each, 0 without a model */
+	/* plb__busy_dry's bracket, for this instant and epoch and the pool
+	 * of pool_at: a PU with nothing out asking at t <= dry_lo is told the
+	 * busy PUs could not run the pool dry by then, at t >= dry_hi that
+	 * they could */
+	double dry_lo, dry_hi;
+	uint64_t pool_at;
 };
 
 struct plb_balancer {
@@ -158,6 +164,14 @@ const struct plb__busiest *plb__busy_list(struct plb_balancer *b, double now);
  * a 4096-PU simulation's perf samples, at the end of the job, where the
  * master's time delays every PU. */
 double plb__busy_room(struct plb_balancer *b, int pu, double now, double t);
+/* plb__busy_room(b, pu, now, t) < pool: the busy PUs could not run the
+ * pool dry by t. For a PU with nothing out (those that wait at the end
+ * of a job, each asking at every event) from a bracket kept per instant,
+ * epoch and pool, narrowed by each scan: the room is a sum, in a fixed
+ * order, of terms that do not fall as t grows, and rounding keeps that
+ * (IEEE arithmetic is monotone), so a t below one whose room fell short
+ * falls short too, and the answers are the scan's, to the bit. */
+int plb__busy_dry(struct plb_balancer *b, int pu, double now, double t);
 
 /* True if some PU other than `except` holds an outstanding grant. */
 int plb__others_busy(const struct plb_balancer *b, int except);

@@ -293,13 +293,14 @@ static double fits_before_end(struct plb_balancer *b, int pu, double now)
  * the most it can do in a short time. The free PUs do not count: each
  * decides for itself when asked, and counting them would have every free
  * PU leave the last units to the others (which, with many PUs free at the
- * end of a job, then run one after another). plb__busy_room: a scan of
- * the busy PUs, so called only when the cheaper tests failed. */
+ * end of a job, then run one after another). plb__busy_dry: a scan of
+ * the busy PUs where its bracket does not answer, so called only when
+ * the cheaper tests failed. */
 static int busy_cannot_finish(struct plb_balancer *b, int pu, double now, double busy,
 			      double x)
 {
 	double t = busy + plb__model_eval(&b->model[pu], x);
-	return plb__busy_room(b, pu, now, t) < (double)b->pool;
+	return plb__busy_dry(b, pu, now, t);
 }
 
 /* busy_cannot_finish for min_block, at most once per request (*memo < 0:

@@ -1057,6 +1057,37 @@ static void assert_busy_room(plb_balancer_t *b, double now)
 		}
 }
 
+/* plb__busy_dry gives plb__busy_room(t) < pool for every PU, asked at
+ * times on both sides of where the busy PUs run the pool dry, in a drawn
+ * order and again, so that its bracket is narrowed from both sides and
+ * then answers (a bracket moved the wrong way, or kept across a change of
+ * the grants, answers otherwise). */
+static void assert_busy_dry(plb_balancer_t *b, double now)
+{
+	double rates = 0, last = 0, ts[64];
+	for (int i = 0; i < b->n; i++)
+		if (!b->pu[i].lost && b->pu[i].nout > 0) {
+			rates += b->pu[i].rate;
+			last = fmax(last, plb__busy_for(b, i, now));
+		}
+	assert_true(rates > 0);
+	for (int k = 0; k < 64; k++)
+		ts[k] = 2 * (last + (double)b->pool / rates) * urand();
+	int yes = 0, no = 0;
+	for (int pu = 0; pu < b->n; pu++)
+		for (int rep = 0; rep < 2; rep++)
+			for (int k = 0; k < 64; k++) {
+				double t = ts[k];
+				int want = plb__busy_room(b, pu, now, t) < (double)b->pool;
+				if (plb__busy_dry(b, pu, now, t) != want)
+					fail_msg("PU %d at %g, t %g: busy_dry says %d, the room %d", pu, now, t,
+						 !want, want);
+				yes += want;
+				no += !want;
+			}
+	assert_true(yes > 0 && no > 0);
+}
+
 /* plb__busy_room keeps each busy PU's rate from one scan per instant and
  * state: a block done (which moves the PU's rate), a grant and a lost PU
  * at the same instant as the scan must each be seen. Three PUs of 1, 2
@@ -1086,6 +1117,7 @@ static void test_busy_room(void **state)
 	}
 	assert_true(b->pu[0].rate > b->pu[1].rate && b->pu[1].rate > 0);
 	assert_busy_room(b, now);
+	assert_busy_dry(b, now);
 	assert_true(plb__busy_room(b, 2, now, 1e9) > 0);
 	assert_true(plb__busy_room(b, 0, now, 0) == 0);
 	/* PU 1 ends its block in a third of the time: its rate moves */
@@ -1095,8 +1127,10 @@ static void test_busy_room(void **state)
 	assert_true(b->pu[1].rate != r1);
 	assert_int_equal(plb_balancer_next(b, 1, now, &g[1]), PLB_NEXT_GRANT);
 	assert_busy_room(b, now);
+	assert_busy_dry(b, now);
 	assert_int_equal(plb_balancer_lost(b, 0, now), 0);
 	assert_busy_room(b, now);
+	assert_busy_dry(b, now);
 	assert_true(plb__busy_room(b, 2, now, 1e9) > 0);
 	plb_balancer_destroy(b);
 }
