@@ -246,6 +246,19 @@ static double secant_floor(const double *x, const double *t, int n,
 	return fmax(0, SLOPE_FLOOR * (th / nh - tl / nl) / (xhi - xlo));
 }
 
+/* One subset's part of the factor (subsets_qr, path_qr), with its terms
+ * in ascending order: its last term's column of R (rows 0..k-1, k terms),
+ * the top k of Q^T b, and rq, what one more step of the QR leaves below
+ * them in b's column (+-|the residual|; 0 where k = mr). A subset's R is
+ * its own column and those of its prefixes (the subsets of its first
+ * terms). */
+struct subqr {
+	double col[NB], qb[NB], rq;
+};
+#define SQ_NONE 0       /* not factored */
+#define SQ_DONE 1
+#define SQ_DEAD 2       /* a prefix's column is zero below its row: rank deficient */
+
 /* Workspace of one fit, carved from one allocation. rf is the triangular
  * factor of one QR of the whole design and b, [A | b] = Q rf: every
  * subset's least squares is solved on its mr rows (see fit_subset). */
@@ -254,36 +267,118 @@ struct fitws {
 	double rf[(NB + 1) * (NB + 1)];         /* column-major, mr x (NB + 1) */
 	int mr;
 	struct grid gr;
+	struct subqr sq[1u << NB];
+	unsigned char sq_state[1u << NB];
+	double work[NB + 1][(NB + 1) * (NB + 1)];       /* a factor in the making, per depth */
 };
 
 int plb__fit_reference;
 
-/* Householder QR in place of a column-major m x nc matrix a (m <= NB + 1):
- * R in the upper triangle, the lower part left undefined. Written out, not
- * LAPACK's dgeqr2, because it runs on rf's few rows once per subset, and
- * there the library's call overhead (its machine-constant queries and
- * careful norms) was 42% of a refit; the n-row QR of the data, where
- * accuracy is earned, is LAPACK's. */
-static void small_qr(double *a, int m, int nc)
+/* Step j of a Householder QR of the column-major m-row matrix a (m <= NB
+ * + 1: rf's rows), on its column c, applied to the columns in `to` (bits
+ * over 0..NB, NB being b): returns 1, or 0 where column c is zero from
+ * row j down (no reflector; R would get that 0 on its diagonal: a
+ * rank-deficient subset). Each column to which it is applied is changed
+ * the same way whatever the other columns are, so a subset's factor may
+ * be built step by step on its prefixes' (subsets_qr), to the bit what
+ * one QR of its columns alone gives. Written out, not LAPACK's dgeqr2:
+ * on so few rows the library's call overhead (its machine-constant
+ * queries and careful norms) was 42% of a refit; the n-row QR of the
+ * data, where accuracy is earned, is LAPACK's. */
+static int reflect(double *a, int m, int j, int c, unsigned to)
 {
-	for (int j = 0; j < m && j < nc; j++) {
-		double *x = a + (size_t)j * m, nrm2 = 0;
-		for (int i = j; i < m; i++)
-			nrm2 += x[i] * x[i];
-		if (!(nrm2 > 0))
+	double *x = a + (size_t)c * m, nrm2 = 0;
+	for (int i = j; i < m; i++)
+		nrm2 += x[i] * x[i];
+	if (!(nrm2 > 0))
+		return 0;
+	double alpha = x[j] >= 0 ? -sqrt(nrm2) : sqrt(nrm2);
+	double v0 = x[j] - alpha, vtv = nrm2 - x[j] * x[j] + v0 * v0;
+	for (int l = 0; l <= NB; l++) {
+		if (!(to & BIT(l)))
 			continue;
-		double alpha = x[j] >= 0 ? -sqrt(nrm2) : sqrt(nrm2);
-		double v0 = x[j] - alpha, vtv = nrm2 - x[j] * x[j] + v0 * v0;
-		for (int l = j + 1; l < nc; l++) {
-			double *y = a + (size_t)l * m, s = v0 * y[j];
-			for (int i = j + 1; i < m; i++)
-				s += x[i] * y[i];
-			double f = 2 * s / vtv;
-			y[j] -= f * v0;
-			for (int i = j + 1; i < m; i++)
-				y[i] -= f * x[i];
+		double *y = a + (size_t)l * m, s = v0 * y[j];
+		for (int i = j + 1; i < m; i++)
+			s += x[i] * y[i];
+		double f = 2 * s / vtv;
+		y[j] -= f * v0;
+		for (int i = j + 1; i < m; i++)
+			y[i] -= f * x[i];
+	}
+	x[j] = alpha;
+	return 1;
+}
+
+/* Subset mask's entry from its factor a at depth d (its last term c
+ * reflected at row d): R's column, Q^T b's top and, below it in b's
+ * column, what one more step would leave on the diagonal. */
+static void keep_subset(struct fitws *ws, const double *a, int d, int c, unsigned mask)
+{
+	int m = ws->mr, k = d + 1;
+	struct subqr *e = &ws->sq[mask];
+	const double *bc = a + (size_t)NB * m;
+	for (int i = 0; i <= d; i++) {
+		e->col[i] = a[i + (size_t)c * m];
+		e->qb[i] = bc[i];
+	}
+	e->rq = 0;
+	if (k < m) {
+		double nrm2 = 0;
+		for (int i = k; i < m; i++)
+			nrm2 += bc[i] * bc[i];
+		e->rq = nrm2 > 0 ? (bc[k] >= 0 ? -sqrt(nrm2) : sqrt(nrm2)) : bc[k];
+	}
+	ws->sq_state[mask] = SQ_DONE;
+}
+
+/* The factors of every subset of up to kmax of the terms in `use`, from
+ * rf, each built on its prefix's (depth d, terms from `from` on, prefix
+ * the terms so far): at 3 terms of 7 about half the arithmetic of one
+ * small QR per subset, and no copies of rf's columns for each. */
+static void subsets_qr(struct fitws *ws, int d, int from, unsigned prefix, unsigned use, int kmax)
+{
+	int m = ws->mr;
+	const double *a = d == 0 ? ws->rf : ws->work[d - 1];
+	for (int c = from; c < NB; c++) {
+		if (!(use & BIT(c)))
+			continue;
+		unsigned mask = prefix | BIT(c);
+		/* the later terms (where deeper subsets need them) and b */
+		unsigned to = BIT(NB);
+		if (d + 1 < kmax)
+			to |= use & ~(BIT(c + 1) - 1);
+		double *w = ws->work[d];
+		for (int l = c; l <= NB; l++)
+			if (l == c || (to & BIT(l)))
+				memcpy(w + (size_t)l * m, a + (size_t)l * m, (size_t)m * sizeof(double));
+		if (!reflect(w, m, d, c, to)) {
+			ws->sq_state[mask] = SQ_DEAD;   /* and every subset it starts */
+			continue;
 		}
-		x[j] = alpha;
+		keep_subset(ws, w, d, c, mask);
+		if (d + 1 < kmax && d + 1 < m)
+			subsets_qr(ws, d + 1, c + 1, mask, use, kmax);
+	}
+}
+
+/* The factors of subset mask and its prefixes alone (one subset fitted:
+ * plb__curve_fit_only; the two-term line after a one-term selection). */
+static void path_qr(struct fitws *ws, unsigned mask)
+{
+	int m = ws->mr, d = 0;
+	double *w = ws->work[0];
+	memcpy(w, ws->rf, (size_t)m * (NB + 1) * sizeof(double));
+	unsigned prefix = 0;
+	for (int c = 0; c < NB; c++) {
+		if (!(mask & BIT(c)))
+			continue;
+		prefix |= BIT(c);
+		if (d >= m || !reflect(w, m, d, c, BIT(NB) | (mask & ~(BIT(c + 1) - 1)))) {
+			ws->sq_state[prefix] = SQ_DEAD;
+			return;
+		}
+		keep_subset(ws, w, d, c, prefix);
+		d++;
 	}
 }
 
@@ -304,12 +399,12 @@ static void small_qr(double *a, int m, int nc)
  * deficient or (if loo) a sample's leave-one-out prediction is undefined.
  * Unless 0, coef is all 0 (no curve passes shape_ok) and *score INFINITY,
  * so that nothing stale is ever read from them. */
-static int fit_subset(const struct fitws *ws, const double *norm,
+static int fit_subset(struct fitws *ws, const double *norm,
 		      const double *top, double bsq, int n, unsigned mask,
 		      int loo, double beat, double coef[NB], double *score)
 {
 	int idx[NB], k = 0;
-	double c[NB], R[NB][NB], q[(NB + 1) * (NB + 1)];
+	double c[NB], R[NB][NB], qb[NB], rq, q[(NB + 1) * (NB + 1)];
 	int mr = ws->mr;
 
 	memset(coef, 0, NB * sizeof(double));
@@ -333,23 +428,35 @@ static int fit_subset(const struct fitws *ws, const double *norm,
 			for (int i = 0; i < mr; i++)
 				q[i + (size_t)j * mr] = ws->q[i + (size_t)j * n];
 		beat = INFINITY;
+		for (int j = 0; j < k; j++) {
+			for (int i = 0; i <= j; i++)
+				R[i][j] = q[i + (size_t)j * mr];
+			qb[j] = q[j + (size_t)k * mr];
+		}
+		rq = k < mr ? q[k + (size_t)k * mr] : 0;
 	} else {
 		if (k > mr)
 			return -1;      /* more terms than samples */
+		if (ws->sq_state[mask] == SQ_NONE)
+			path_qr(ws, mask);
+		/* R from the subset's column and its prefixes' */
+		unsigned pre = 0;
+		for (int j = 0; j < k; j++) {
+			pre |= BIT(idx[j]);
+			if (ws->sq_state[pre] != SQ_DONE)
+				return -1;      /* rank deficient */
+			for (int i = 0; i <= j; i++)
+				R[i][j] = ws->sq[pre].col[i];
+		}
 		for (int j = 0; j < k; j++)
-			memcpy(q + (size_t)j * mr, ws->rf + (size_t)idx[j] * mr,
-			       (size_t)mr * sizeof(double));
-		memcpy(q + (size_t)k * mr, ws->rf + (size_t)NB * mr, (size_t)mr * sizeof(double));
-		small_qr(q, mr, k + 1);
+			qb[j] = ws->sq[mask].qb[j];
+		rq = ws->sq[mask].rq;
 	}
-	for (int j = 0; j < k; j++) {
-		for (int i = 0; i <= j; i++)
-			R[i][j] = q[i + (size_t)j * mr];
+	for (int j = 0; j < k; j++)
 		if (!(fabs(R[j][j]) > RANK_TOL))
 			return -1;
-	}
 	for (int j = k - 1; j >= 0; j--) {
-		double s = q[j + (size_t)k * mr];
+		double s = qb[j];
 		for (int l = j + 1; l < k; l++)
 			s -= R[j][l] * c[l];
 		c[j] = s / R[j][j];
@@ -370,7 +477,6 @@ static int fit_subset(const struct fitws *ws, const double *norm,
 	 * subset whose score is at least `beat` on rss alone cannot win, and
 	 * skips the leave-one-out pass over the samples (the margin covers
 	 * the rounding between the two rss) */
-	double rq = k < mr ? q[k + (size_t)k * mr] : 0;
 	if (loo && (rq * rq / bsq + EXTRAP_WEIGHT * (n > k ? rq * rq / (n - k) * zz / (ftop * ftop) : 0)) *
 			   (1 - 1e-9) >= beat)
 		return 1;
@@ -525,6 +631,12 @@ static int fit_hint(struct plb__curve *c, double scale, const double *units,
 	for (int j = 0; j <= NB; j++)
 		for (int i = 0; i < ws.mr; i++)
 			ws.rf[i + (size_t)j * ws.mr] = i <= j ? ws.q[i + (size_t)j * n] : 0;
+
+	/* every subset's factor at once, on its prefix's (the hint alone, for
+	 * `only`, when it is first asked for) */
+	memset(ws.sq_state, SQ_NONE, sizeof ws.sq_state);
+	if (!plb__fit_reference && !only)
+		subsets_qr(&ws, 0, 0, 0, ~bad & (BIT(NB) - 1), kmax);
 
 	double top[NB], bsq = 0;
 	for (int j = 0; j < NB; j++)
