@@ -304,12 +304,15 @@ static int busy_cannot_finish(struct plb_balancer *b, int pu, double now, double
 }
 
 /* busy_cannot_finish for min_block, at most once per request (*memo < 0:
- * not yet): both the wait for the next step and the min_block rule ask. */
+ * not yet): both the wait for the next step and the min_block rule ask.
+ * The PU's time for min_block is its model's memo (plb__model_eval_memo):
+ * at the end of a job each waiting PU asks at every event, its model
+ * unchanged. */
 static int busy_cannot_finish_minb(struct plb_balancer *b, int pu, double now,
 				   double busy, int *memo)
 {
 	if (*memo < 0)
-		*memo = busy_cannot_finish(b, pu, now, busy, b->p.min_block);
+		*memo = plb__busy_dry(b, pu, now, busy + plb__model_eval_memo(&b->model[pu], b->p.min_block));
 	return *memo;
 }
 
@@ -491,7 +494,7 @@ static int hac_next(struct plb_balancer *b, int pu, double now, double *units,
 	 * wrong): a free PU with nothing left in the step does not wait for it */
 	int overdue = h->step > 0 && now > h->T_end;
 	if (h->step > 0 && P->wait_step == h->step && !overdue && plb__others_busy(b, pu) &&
-	    busy + plb__model_eval(m, minb) > plb__others_free_in(b, pu, now) &&
+	    busy + plb__model_eval_memo(&b->model[pu], minb) > plb__others_free_in(b, pu, now) &&
 	    !busy_cannot_finish_minb(b, pu, now, busy, &helps))
 		return PLB_NEXT_WAIT;
 	/* a prefetch (pipelining: the PU still runs a block) takes its share of
@@ -553,7 +556,7 @@ static int hac_next(struct plb_balancer *b, int pu, double now, double *units,
 		/* it fits before its planned end, or before the last busy PU
 		 * is predicted to finish: then it delays nobody; or the busy
 		 * PUs could not finish the pool sooner */
-		double t = busy + plb__model_eval(m, minb);
+		double t = busy + plb__model_eval_memo(&b->model[pu], minb);
 		int fits = t <= 1.1 * (h->end[pu] - now) || t <= plb__others_free_in(b, pu, now) ||
 			   busy_cannot_finish_minb(b, pu, now, busy, &helps);
 		if (!fits && plb__others_busy(b, pu)) {
