@@ -24,7 +24,7 @@
 	X(end_decrease, 0.1, 0, 0.99,                                          \
 	  "PLB-HAC: alpha: past end_fraction, each step is (1 - alpha) times what the solve gives") \
 	X(step_fraction, 0.25, 0.001, 1,                                       \
-	  "PLB-HAC: a virtual step covers this fraction of the unassigned data (see README)") \
+	  "PLB-HAC: a virtual step covers this fraction of the unassigned data (docs/ALGORITHM.md)") \
 	X(block_overhead, 0.01, 0.0001, 1,                                     \
 	  "PLB-HAC: a step's blocks grow until the PU's fixed cost per block is at most this fraction of the block, within stretch_fraction of the time the PU has left; past block_time_fraction only so far as all PUs' fixed costs, each weighed by its share of the work, cost this fraction of the cluster's throughput") \
 	X(stretch_fraction, 0.8, 0.05, 1,                                      \
