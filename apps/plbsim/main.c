@@ -45,8 +45,10 @@ static void list_params(void)
 	}
 }
 
-/* Exit statuses: as the apps, 2 for a bad command line. */
-enum { EXIT_BAD_INPUT = 1, EXIT_USAGE = 2, EXIT_STALLED = 3 };
+/* Exit statuses: as the apps, 2 for a bad command line, 1 for a run that
+ * failed: a bad scenario, an unwritable file, a run that stalled or lost
+ * units. */
+enum { EXIT_FAIL = 1, EXIT_USAGE = 2 };
 
 static int valid_policy(const char *name)
 {
@@ -137,7 +139,7 @@ int main(int argc, char **argv)
 	char err[1024];
 	if (plb__config_load(argv[optind], &cfg, err, sizeof err) != 0) {
 		fprintf(stderr, "plbsim: %s\n", err);
-		return EXIT_BAD_INPUT;
+		return EXIT_FAIL;
 	}
 	int rc = EXIT_USAGE;
 	for (int i = 0; i < nsets; i++) {
@@ -173,12 +175,12 @@ int main(int argc, char **argv)
 	};
 	if (csv_path && !(o.csv = fopen(csv_path, "w"))) {
 		fprintf(stderr, "plbsim: --csv: cannot write %s: %s\n", csv_path, strerror(errno));
-		rc = EXIT_BAD_INPUT;
+		rc = EXIT_FAIL;
 		goto out;
 	}
 	if (trace_path && plb__trace_open(&o.trace, trace_path, 0, err, sizeof err)) {
 		fprintf(stderr, "plbsim: %s\n", err);
-		rc = EXIT_BAD_INPUT;
+		rc = EXIT_FAIL;
 		goto out;
 	}
 	cJSON *arr = json && all ? cJSON_CreateArray() : NULL;
@@ -192,7 +194,7 @@ int main(int argc, char **argv)
 		struct plb__sim_result res;
 		if (plb__sim_run(&cfg, &o, &res, err, sizeof err) != 0) {
 			fprintf(stderr, "plbsim: %s: %s\n", o.policy, err);
-			rc = EXIT_BAD_INPUT;
+			rc = EXIT_FAIL;
 			break;
 		}
 		const struct plb__report *r = &res.rep;
@@ -200,7 +202,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "plbsim: %s: run %s (%llu of %llu units done)\n", o.policy,
 				res.stalled ? "stalled: no PU left to finish it" : "lost or repeated units",
 				(unsigned long long)r->units_done, (unsigned long long)r->units);
-			rc = EXIT_STALLED;
+			rc = EXIT_FAIL;
 		}
 		if (json) {
 			cJSON *obj = plb__report_json(r);
@@ -230,11 +232,11 @@ int main(int argc, char **argv)
 	}
 	if (o.csv && fclose(o.csv)) {
 		fprintf(stderr, "plbsim: --csv %s: writing it failed: %s\n", csv_path, strerror(errno));
-		rc = rc ? rc : EXIT_BAD_INPUT;
+		rc = rc ? rc : EXIT_FAIL;
 	}
 	if (plb__trace_close(o.trace, err, sizeof err)) {
 		fprintf(stderr, "plbsim: %s\n", err);
-		rc = rc ? rc : EXIT_BAD_INPUT;
+		rc = rc ? rc : EXIT_FAIL;
 	}
 out:
 	plb__config_fini(&cfg);

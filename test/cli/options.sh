@@ -88,7 +88,7 @@ for r in json.loads(sys.argv[1]):
 # every PU dead: no run can finish
 sed 's/^\[model .*\]/&\nfail = 0.05/' $S >"$TMP/alldie.ini"
 out=$("$PLBSIM" "$TMP/alldie.ini" --policy greedy --solve-us 100 2>&1); rc=$?
-check "every PU dead: exit 3 (got $rc)" [ "$rc" -eq 3 ]
+check "every PU dead: exit 1, a run error (got $rc)" [ "$rc" -eq 1 ]
 check "every PU dead: says so ($out)" grep -q "greedy: run stalled: no PU left to finish it" <<<"$out"
 
 params=$("$PLBSIM" --params)
