@@ -316,14 +316,15 @@ INSTALL_FILES = $(BINDIR)/plbsim $(BINDIR)/plb-plot $(APPS:%=$(BINDIR)/plb-%) $(
                 $(INCLUDEDIR)/plb.h $(INCLUDEDIR)/plb_errors.h $(LIBDIR)/pkgconfig/plb.pc
 install: $(PLBSIM) $(APP_BINS) $(LIBPLB_A) $(LIBPLB_SO)
 	$(Q)install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR) \
-	  $(DESTDIR)$(DATADIR)/plb/config $(DESTDIR)$(DATADIR)/doc/plb
+	  $(DESTDIR)$(DATADIR)/plb/config $(DESTDIR)$(DATADIR)/doc/plb/docs
 	$(Q)install -m 755 $(PLBSIM) $(APP_BINS) scripts/plb-plot $(DESTDIR)$(BINDIR)/
 	$(Q)install -m 644 $(LIBPLB_A) $(DESTDIR)$(LIBDIR)/
 	$(Q)install -m 755 $(LIBPLB_SO) $(DESTDIR)$(LIBDIR)/
 	$(Q)ln -sf $(notdir $(LIBPLB_SO)) $(DESTDIR)$(LIBDIR)/libplb.so
 	$(Q)install -m 644 include/plb.h include/plb_errors.h $(DESTDIR)$(INCLUDEDIR)/
 	$(Q)install -m 644 config/*.ini $(DESTDIR)$(DATADIR)/plb/config/
-	$(Q)install -m 644 README.md docs/*.md $(DESTDIR)$(DATADIR)/doc/plb/
+	$(Q)install -m 644 README.md $(DESTDIR)$(DATADIR)/doc/plb/
+XX
 	$(Q)printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(LIBDIR)' 'includedir=$(INCLUDEDIR)' '' \
 	  'Name: plb' 'Description: runs one data-parallel job over every CPU and GPU of a cluster' \
 	  'Version: $(PLB_VERSION)' 'Cflags: -I$${includedir}' 'Libs: -L$${libdir} -lplb' \

@@ -10,8 +10,12 @@ check "make install PREFIX=$P" make -s --no-print-directory BUILD="$BUILD" MPI="
 	CUDA="${HAVE_CUDA:-0}" SANITIZE="${SANITIZE:-}" PREFIX="$P" install >"$TMP/install.out"
 for f in lib/libplb.so lib/libplb.so.0 lib/libplb.a include/plb.h include/plb_errors.h \
 	lib/pkgconfig/plb.pc bin/plbsim bin/plb-plot bin/plb-mm bin/plb-null bin/plb-bs bin/plb-kmeans \
-	bin/plb-grn share/plb/config/demo.ini share/doc/plb/README.md; do
+	bin/plb-grn share/plb/config/demo.ini share/doc/plb/README.md share/doc/plb/docs/API.md; do
 	check "installed: $f" test -e "$P/$f"
+done
+# the installed README's links into docs/ lead somewhere
+for l in $(grep -o '](docs/[A-Za-z_]*\.md)' "$P/share/doc/plb/README.md" | sed 's/^](\(.*\))$/\1/' | sort -u); do
+	check "installed README's link $l" test -e "$P/share/doc/plb/$l"
 done
 check "installed plbsim runs" "$P/bin/plbsim" --help >/dev/null
 check "installed plb-null runs" "$P/bin/plb-null" --help >/dev/null
