@@ -324,7 +324,7 @@ install: $(PLBSIM) $(APP_BINS) $(LIBPLB_A) $(LIBPLB_SO)
 	$(Q)install -m 644 include/plb.h include/plb_errors.h $(DESTDIR)$(INCLUDEDIR)/
 	$(Q)install -m 644 config/*.ini $(DESTDIR)$(DATADIR)/plb/config/
 	$(Q)install -m 644 README.md $(DESTDIR)$(DATADIR)/doc/plb/
-XX
+	$(Q)install -m 644 docs/*.md $(DESTDIR)$(DATADIR)/doc/plb/docs/
 	$(Q)printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(LIBDIR)' 'includedir=$(INCLUDEDIR)' '' \
 	  'Name: plb' 'Description: runs one data-parallel job over every CPU and GPU of a cluster' \
 	  'Version: $(PLB_VERSION)' 'Cflags: -I$${includedir}' 'Libs: -L$${libdir} -lplb' \
