@@ -254,6 +254,14 @@ double plb__first_block(const struct plb_balancer *b)
 	return x > b->p.min_block ? x : b->p.min_block;
 }
 
+/* plb__busy_dry's bracket, opened again: nothing known for the pool. */
+static void dry_open(struct plb__busiest *c, uint64_t pool)
+{
+	c->dry_lo = -INFINITY;
+	c->dry_hi = INFINITY;
+	c->pool_at = pool;
+}
+
 const struct plb__busiest *plb__busy_list(struct plb_balancer *b, double now)
 {
 	struct plb__busiest *c = &b->busiest;
@@ -263,9 +271,7 @@ const struct plb__busiest *plb__busy_list(struct plb_balancer *b, double now)
 		c->first = c->second = 0;
 		c->who = -1;
 		c->nbusy = 0;
-		c->dry_lo = -INFINITY;
-		c->dry_hi = INFINITY;
-		c->pool_at = b->pool;
+		dry_open(c, b->pool);
 		for (int i = 0; i < b->n; i++) {
 			if (b->pu[i].lost || b->pu[i].nout == 0)
 				continue;
@@ -308,11 +314,8 @@ int plb__busy_dry(struct plb_balancer *b, int pu, double now, double t)
 		return plb__busy_room(b, pu, now, t) < (double)b->pool;
 	struct plb__busiest *c = &b->busiest;
 	plb__busy_list(b, now);
-	if (c->pool_at != b->pool) {
-		c->dry_lo = -INFINITY;
-		c->dry_hi = INFINITY;
-		c->pool_at = b->pool;
-	}
+	if (c->pool_at != b->pool)
+		dry_open(c, b->pool);
 	if (t <= c->dry_lo)
 		return 1;
 	if (t >= c->dry_hi)

@@ -274,6 +274,18 @@ struct fitws {
 
 int plb__fit_reference;
 
+/* Householder's alpha for the column x of m rows from row j, -sign(x[j])
+ * |x[j..m)|, and |x[j..m)|^2 in *nrm2: where that is not > 0 the column
+ * is zero there and alpha means nothing. */
+static double house_alpha(const double *x, int m, int j, double *nrm2)
+{
+	double s = 0;
+	for (int i = j; i < m; i++)
+		s += x[i] * x[i];
+	*nrm2 = s;
+	return x[j] >= 0 ? -sqrt(s) : sqrt(s);
+}
+
 /* Step j of a Householder QR of the column-major m-row matrix a (m <= NB
  * + 1: rf's rows), on its column c, applied to the columns in `to` (bits
  * over 0..NB, NB being b): returns 1, or 0 where column c is zero from
@@ -287,12 +299,10 @@ int plb__fit_reference;
  * data, where accuracy is earned, is LAPACK's. */
 static int reflect(double *a, int m, int j, int c, unsigned to)
 {
-	double *x = a + (size_t)c * m, nrm2 = 0;
-	for (int i = j; i < m; i++)
-		nrm2 += x[i] * x[i];
+	double *x = a + (size_t)c * m, nrm2;
+	double alpha = house_alpha(x, m, j, &nrm2);
 	if (!(nrm2 > 0))
 		return 0;
-	double alpha = x[j] >= 0 ? -sqrt(nrm2) : sqrt(nrm2);
 	double v0 = x[j] - alpha, vtv = nrm2 - x[j] * x[j] + v0 * v0;
 	for (int l = 0; l <= NB; l++) {
 		if (!(to & BIT(l)))
@@ -323,10 +333,8 @@ static void keep_subset(struct fitws *ws, const double *a, int d, int c, unsigne
 	}
 	e->rq = 0;
 	if (k < m) {
-		double nrm2 = 0;
-		for (int i = k; i < m; i++)
-			nrm2 += bc[i] * bc[i];
-		e->rq = nrm2 > 0 ? (bc[k] >= 0 ? -sqrt(nrm2) : sqrt(nrm2)) : bc[k];
+		double nrm2, alpha = house_alpha(bc, m, k, &nrm2);
+		e->rq = nrm2 > 0 ? alpha : bc[k];
 	}
 	ws->sq_state[mask] = SQ_DONE;
 }
