@@ -102,10 +102,11 @@ int plb_balancer_create(const struct plb_params *params, const char *policy,
 	b->busiest.idx = calloc((size_t)npu, sizeof *b->busiest.idx);
 	b->busiest.free_in = calloc((size_t)npu, sizeof *b->busiest.free_in);
 	b->busiest.rate = calloc((size_t)npu, sizeof *b->busiest.rate);
+	b->bs = calloc((size_t)npu, sizeof *b->bs);
 	b->capfree = 8;
 	b->free = malloc((size_t)b->capfree * sizeof *b->free);
 	if (!b->pu || !b->ef || !b->ef_pu || !b->x || !b->busiest.idx || !b->busiest.free_in ||
-	    !b->busiest.rate || !b->free)
+	    !b->busiest.rate || !b->bs || !b->free)
 		goto err;
 	b->free[0] = (struct plb__range){0, W};
 	b->nfree = 1;
@@ -147,6 +148,7 @@ void plb_balancer_destroy(plb_balancer_t *b)
 	free(b->busiest.idx);
 	free(b->busiest.free_in);
 	free(b->busiest.rate);
+	free(b->bs);
 	free(b->free);
 	plb__place_free(b);
 	free(b);
@@ -228,23 +230,49 @@ static int pool_put(struct plb_balancer *b, uint64_t off, uint64_t len)
 	return 0;
 }
 
-double plb__busy_for(const struct plb_balancer *b, int pu, double now)
+/* When a PU with grants whose predicted ends lie in [lo, hi] is free,
+ * from now: the latest of those ends, where one past its predicted end
+ * counts as ending as late again as it already is; a block nothing
+ * predicted (a first training block) is as late as it has run: a device
+ * 100x slower than the rest is not about to be free. The latest such
+ * end is the earliest predicted one's, now + (now - lo) (IEEE sums are
+ * monotone), so lo and hi give each grant's answer to the bit. */
+static double busy_from(double lo, double hi, double now)
 {
-	const struct plb__pu *u = &b->pu[pu];
 	double end = now;
-	for (int i = 0; i < u->nout; i++) {
-		const struct plb__grant_rec *g = &u->out[i];
-		double e = g->pred_end;
-		/* past its predicted end the prediction was wrong: assume it
-		 * ends as late again as it is already late; a block nothing
-		 * predicted (a first training block) is as late as it has run:
-		 * a device 100x slower than the rest is not about to be free */
-		if (e < now)
-			e = now + (now - e);
+	if (hi > end)
+		end = hi;
+	if (lo < now) {
+		double e = now + (now - lo);
 		if (e > end)
 			end = e;
 	}
 	return end - now;
+}
+
+/* PU pu's entry in b->bs, after a change to its grants, model or rate. */
+static void busy_sync(struct plb_balancer *b, int pu)
+{
+	const struct plb__pu *u = &b->pu[pu];
+	struct plb__bsum *s = &b->bs[pu];
+	s->lo = INFINITY;
+	s->hi = -INFINITY;
+	for (int i = 0; i < u->nout; i++) {
+		s->lo = fmin(s->lo, u->out[i].pred_end);
+		s->hi = fmax(s->hi, u->out[i].pred_end);
+	}
+	s->busy = !u->lost && u->nout > 0;
+	s->lost = u->lost;
+	s->declined = u->redo_declined;
+	int ready = b->model && plb__model_ready(&b->model[pu]);
+	s->rate = ready ? u->rate : 0;
+	s->t_minb = ready ? plb__model_eval_memo(&b->model[pu], b->p.min_block) : INFINITY;
+}
+
+double plb__busy_for(const struct plb_balancer *b, int pu, double now)
+{
+	const struct plb__bsum *s = &b->bs[pu];
+	return b->pu[pu].nout ? busy_from(s->lo, s->hi, now) : 0;
 }
 
 double plb__first_block(const struct plb_balancer *b)
@@ -273,11 +301,12 @@ const struct plb__busiest *plb__busy_list(struct plb_balancer *b, double now)
 		c->nbusy = 0;
 		dry_open(c, b->pool);
 		for (int i = 0; i < b->n; i++) {
-			if (b->pu[i].lost || b->pu[i].nout == 0)
+			const struct plb__bsum *s = &b->bs[i];
+			if (!s->busy)
 				continue;
-			double t = plb__busy_for(b, i, now);
+			double t = busy_from(s->lo, s->hi, now);
 			c->idx[c->nbusy] = i;
-			c->rate[c->nbusy] = b->model && plb__model_ready(&b->model[i]) ? b->pu[i].rate : 0;
+			c->rate[c->nbusy] = s->rate;
 			c->free_in[c->nbusy++] = t;
 			if (t > c->first) {
 				c->second = c->first;
@@ -472,12 +501,12 @@ static double redo_end(struct plb_balancer *b, double now)
 	double T = INFINITY;
 	int any = 0;
 	for (int i = 0; i < b->n; i++) {
-		const struct plb__pu *u = &b->pu[i];
+		const struct plb__bsum *u = &b->bs[i];
 		b->x[i] = INFINITY;
-		if (i == rx->pu || u->lost || u->redo_declined == rx->id ||
-		    !(u->rate > 0) || !plb__model_ready(&b->model[i]))
+		/* rate > 0: a ready model (busy_sync) */
+		if (i == rx->pu || u->lost || u->declined == rx->id || !(u->rate > 0))
 			continue;
-		b->x[i] = now + plb__busy_for(b, i, now);
+		b->x[i] = now + (u->busy ? busy_from(u->lo, u->hi, now) : 0);
 		/* from above: by then this one alone would have run it, so
 		 * the root is below each such time; Newton starts at the least,
 		 * not at the slowest PU's, fewer steps (each a scan) away */
@@ -492,8 +521,8 @@ static double redo_end(struct plb_balancer *b, double now)
 		double r = 0, rxf = 0;
 		for (int i = 0; i < b->n; i++)
 			if (b->x[i] < T) {
-				r += b->pu[i].rate;
-				rxf += b->pu[i].rate * b->x[i];
+				r += b->bs[i].rate;
+				rxf += b->bs[i].rate * b->x[i];
 			}
 		double next = (rest + rxf) / r;
 		if (!(next < T))
@@ -507,7 +536,8 @@ static double redo_end(struct plb_balancer *b, double now)
 	double t_min = INFINITY;
 	for (int i = 0; i < b->n && any && t_min > T - now; i++)
 		if (isfinite(b->x[i]))
-			t_min = fmin(t_min, plb__model_eval_memo(&b->model[i], piece));
+			t_min = fmin(t_min, piece == b->p.min_block ? b->bs[i].t_minb :
+					    plb__model_eval_memo(&b->model[i], piece));
 	rx->end_t = any ? fmax(T, now + t_min) : INFINITY;
 	return rx->end_t;
 }
@@ -565,6 +595,7 @@ static int redo_next(struct plb_balancer *b, int pu, double now, struct plb_gran
 	if (!(pred <= REDO_SLOW * t_piece)) {
 		/* its model cannot change while it waits: do not ask again */
 		u->redo_declined = b->rx.id;
+		b->bs[pu].declined = u->redo_declined;
 		b->rx.end_now = NAN;    /* redo_end: one PU fewer */
 		return PLB_NEXT_WAIT;
 	}
@@ -574,6 +605,7 @@ static int redo_next(struct plb_balancer *b, int pu, double now, struct plb_gran
 				       .pred_end = now + pred, .flags = REC_PIECE};
 	b->rx.next += want;
 	u->nout++;
+	busy_sync(b, pu);
 	b->nout_total++;
 	b->epoch++;
 	b->st.blocks++;
@@ -627,6 +659,7 @@ int plb_balancer_next(plb_balancer_t *b, int pu, double now, struct plb_grant *g
 		rec->pred_s = plb__model_eval(&b->model[pu], (double)r.len);
 	rec->pred_end = now + free_in + rec->pred_s;
 	u->nout++;
+	busy_sync(b, pu);
 	b->nout_total++;
 	b->epoch++;
 	b->st.blocks++;
@@ -695,6 +728,7 @@ int plb_balancer_done(plb_balancer_t *b, int pu, const struct plb_sample *s)
 	u->nout--;
 	b->nout_total--;
 	b->epoch++;
+	busy_sync(b, pu);
 	if (g.flags & REC_VOID) {
 		/* lost its race; its time still tells the model about the PU */
 		if (b->model && s->exec_s + s->xfer_s > 0) {
@@ -702,6 +736,7 @@ int plb_balancer_done(plb_balancer_t *b, int pu, const struct plb_sample *s)
 				return PLB_EINVAL;
 			note_rate(b, pu);
 		}
+		busy_sync(b, pu);
 		return PLB_ESTALE;
 	}
 	if (g.flags & REC_PIECE) {
@@ -737,6 +772,7 @@ int plb_balancer_done(plb_balancer_t *b, int pu, const struct plb_sample *s)
 		o->pred_end = fmax(start, o->t_grant) + o->pred_s;
 		start = o->pred_end;
 	}
+	busy_sync(b, pu);
 	b->epoch++;
 	if (b->pol->done)
 		b->pol->done(b, pu, &g, s);
@@ -782,6 +818,7 @@ int plb_balancer_lost(plb_balancer_t *b, int pu, double now)
 	b->epoch++;
 	u->nout = 0;
 	u->lost = 1;
+	busy_sync(b, pu);
 	b->alive--;
 	b->st.pus_lost++;
 	if (b->pol->lost)
@@ -847,6 +884,7 @@ int plb_balancer_model_set(plb_balancer_t *b, int pu, const struct plb_model_sam
 	}
 	plb__model_note_fall(m, cliff);
 	note_rate(b, pu);
+	busy_sync(b, pu);
 	b->epoch++;             /* plb__busy_list keeps the rates it read */
 	if (b->pol->warm)
 		b->pol->warm(b, pu);

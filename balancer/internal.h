@@ -105,6 +105,21 @@ struct plb__busiest {
 	uint64_t pool_at;
 };
 
+/* What plb__busy_list reads of a PU, kept beside the others' (busy_sync
+ * in balancer.c, at every change to its grants, model or rate): a scan
+ * of the PUs' own states, each a few cache lines apart, was a quarter of
+ * a 4096-PU simulation's perf samples at the end of the job, where it
+ * runs at every event and the master's time delays every PU. redo_end
+ * reads them too. */
+struct plb__bsum {
+	double lo, hi;          /* its outstanding grants' least and greatest pred_end */
+	double rate;            /* plb__pu.rate, 0 without a ready model */
+	double t_minb;          /* its model's time for min_block (redo_end) */
+	uint64_t declined;      /* plb__pu.redo_declined */
+	int busy;               /* grants out and not lost */
+	int lost;
+};
+
 struct plb_balancer {
 	struct plb_params p;
 	const struct plb__policy *pol;
@@ -122,6 +137,7 @@ struct plb_balancer {
 	int nout_total;                 /* outstanding grants, all PUs */
 	uint64_t epoch;                 /* counts changes to the outstanding grants */
 	struct plb__busiest busiest;    /* plb__others_free_in's scan, kept per epoch and instant */
+	struct plb__bsum *bs;           /* n: what that scan reads */
 	int alive;                      /* PUs not lost */
 	struct plb__redo rx;
 	struct plb_balancer_stats st;

@@ -63,6 +63,41 @@ static void check_outstanding(const plb_balancer_t *b, const struct drv_pu *pu, 
 			 b->nout_total, sum, busy);
 }
 
+/* When PU pu is free, from its grants themselves: plb__busy_for and the
+ * scans of the busy PUs read a summary of them kept beside each PU's
+ * (struct plb__bsum) that every change to a PU's grants must update. */
+static double busy_scan(const plb_balancer_t *b, int pu, double now)
+{
+	double end = now;
+	for (int k = 0; k < b->pu[pu].nout; k++) {
+		double e = b->pu[pu].out[k].pred_end;
+		if (e < now)
+			e = now + (now - e);
+		end = fmax(end, e);
+	}
+	return end - now;
+}
+
+/* The summary (struct plb__bsum) agrees with each PU's own state: its
+ * free time to the bit, busy, lost, the late block it declined, its rate
+ * (0 without a ready model) and its model's time for min_block. */
+static void check_busy_summary(const plb_balancer_t *b, double now)
+{
+	for (int i = 0; i < b->n; i++) {
+		const struct plb__pu *u = &b->pu[i];
+		const struct plb__bsum *s = &b->bs[i];
+		int ready = b->model && plb__model_ready(&b->model[i]);
+		if (plb__busy_for(b, i, now) != busy_scan(b, i, now))
+			fail_msg("PU %d at %g: free in %g, its grants say %g", i, now,
+				 plb__busy_for(b, i, now), busy_scan(b, i, now));
+		if (s->busy != (!u->lost && u->nout > 0) || s->lost != u->lost ||
+		    s->declined != u->redo_declined || s->rate != (ready ? u->rate : 0) ||
+		    (ready && s->t_minb != plb__model_eval(&b->model[i], b->p.min_block)))
+			fail_msg("PU %d at %g: its summary is stale (busy %d, lost %d, rate %g, %g s for min_block)",
+				 i, now, s->busy, s->lost, s->rate, s->t_minb);
+	}
+}
+
 static long run_job(const char *policy, int n, uint64_t W, int nlose, uint64_t seed)
 {
 	rng_state = seed;
@@ -113,6 +148,7 @@ static long run_job(const char *policy, int n, uint64_t W, int nlose, uint64_t s
 			pu[i].busy = 1;
 		}
 		check_outstanding(b, pu, n);
+		check_busy_summary(b, now);
 		int next = -1;
 		for (int i = 0; i < n; i++)
 			if (pu[i].busy && !pu[i].lost) {
@@ -146,6 +182,7 @@ static long run_job(const char *policy, int n, uint64_t W, int nlose, uint64_t s
 				assert_int_equal(plb_balancer_done(b, v, &s), PLB_ESTALE);
 			}
 			assert_int_equal(plb_balancer_next(b, v, now, &pu[v].g), PLB_ESTATE);
+			check_busy_summary(b, now);
 			lose_at = lost < nlose ? span * (0.05 + 0.7 * (lost + urand()) / nlose) : INFINITY;
 			continue;
 		}
@@ -155,6 +192,7 @@ static long run_job(const char *policy, int n, uint64_t W, int nlose, uint64_t s
 		/* a block that lost a race with its re-run (or a re-run that
 		 * lost to its original) is stale: its units count elsewhere */
 		int rc = plb_balancer_done(b, next, &s);
+		check_busy_summary(b, now);
 		if (rc == PLB_ESTALE) {
 			if (pu[next].g.kind == PLB_GRANT_REDO)
 				stale_redo++;
@@ -1201,7 +1239,12 @@ static void test_done_out_of_order(void **state)
 	assert_int_equal(plb_balancer_counts(b, 1, g[1].id), 1);
 	assert_int_equal(plb_balancer_counts(b, 0, g[1].id), 0);       /* not its PU's */
 	assert_int_equal(plb_balancer_counts(b, 2, g[1].id), 0);       /* no such PU */
+	check_busy_summary(b, 0.5);
 	assert_int_equal(plb_balancer_done(b, 1, &s1), 0);
+	/* the block still queued now runs from the first's end: free in 1 s,
+	 * as late again as it is, 1.5 s from its grant */
+	check_busy_summary(b, 1.5);
+	assert_true(plb__busy_for(b, 1, 1.5) == 0.5);
 	assert_int_equal(plb_balancer_counts(b, 1, g[1].id), 0);       /* done */
 	assert_int_equal(plb_balancer_counts(b, 1, g[0].id), 1);
 	assert_int_equal(b->pu[1].nout, 1);
@@ -1316,6 +1359,7 @@ static void test_placement_cut(void **state)
 			assert_int_equal(plb_balancer_model_set(b, i, s, 4, INFINITY), 0);
 			assert_int_equal(plb_balancer_group(b, i, i), 0);
 		}
+		check_busy_summary(b, 0);       /* the models' rates, from model_set */
 		assert_int_equal(plb_balancer_hold(b, 0, 50000, 400), 0);
 		struct plb_grant g;
 		assert_int_equal(plb_balancer_next(b, 0, 0, &g), PLB_NEXT_GRANT);
