@@ -18,7 +18,7 @@
 	X(min_block, 64, 1, 1e15,                                              \
 	  "smallest block ever granted, except the domain's last units; at most W/(train_div*PUs), so a domain of few costly units does not train in blocks worth much of the run. PLB-HAC: a PU whose share is smaller waits for the next step, unless the busy PUs could not run the rest dry before its block of this size would end") \
 	X(gap_threshold_ms, 400, 0, 1e9,                                       \
-	  "PLB-HAC: a PU finishing this much earlier than predicted gets a gap-filling block") \
+	  "PLB-HAC: a PU finishing this much earlier than predicted gets a gap-filling block, unless its fixed cost per block is over half of the gap") \
 	X(end_fraction, 0.7, 0, 1,                                             \
 	  "PLB-HAC: once this fraction of W is assigned, steps shrink by end_decrease") \
 	X(end_decrease, 0.1, 0, 0.99,                                          \

@@ -621,6 +621,32 @@ static void test_gap_blocks_follow_regular_blocks_only(void **state)
 	assert_int_equal(d.kind[1][7], PLB_GRANT_REGULAR);
 }
 
+/* A gap block is run only where at most half of it is its PU's fixed
+ * cost. PU 1 pays 1 s a block besides its units (2 ms each), and its
+ * sixth block (a regular one, 3 s or more) ends 1.2 s early: a gap block
+ * of 1.2 s would be mostly that 1 s (and 89 units, more than min_block),
+ * so none follows; its next block is regular. Without the rule it is a
+ * gap block, as in test_gap_blocks_follow_regular_blocks_only. */
+static double gappy_fixed(int pu, int k, double units)
+{
+	if (pu != 1)
+		return 30 * linear(pu, units);
+	return 1 + 2e-3 * units - (k == 5 ? 1.2 : 0);
+}
+
+static void test_no_gap_block_of_fixed_cost(void **state)
+{
+	(void)state;
+	static struct drive d;
+	drive_fresh(&d, gappy_fixed, NULL, 20000);
+	assert_int_equal(d.kind[1][5], PLB_GRANT_REGULAR);
+	assert_true(d.exec[1][5] > 3);
+	assert_true(d.exec[1][5] < d.pred[1][5] - 0.4 && d.exec[1][5] > d.pred[1][5] - 2); /* a gap of under 2 s */
+	assert_int_equal(d.kind[1][6], PLB_GRANT_REGULAR);
+	for (int k = 0; k < d.pu[1].blocks && k < 64; k++)
+		assert_int_not_equal(d.kind[1][k], PLB_GRANT_GAP);
+}
+
 /* With one PU alive nobody can take over a surprise, so smaller blocks
  * buy nothing and each costs the PU's fixed cost (here 50 ms and a
  * saturation penalty): after its training probe the PU takes all that is
@@ -1161,6 +1187,7 @@ int main(void)
 		cmocka_unit_test(test_small_share_short_blocks),
 		cmocka_unit_test(test_stretch_grows_from_what_was_run),
 		cmocka_unit_test(test_gap_blocks_follow_regular_blocks_only),
+		cmocka_unit_test(test_no_gap_block_of_fixed_cost),
 		cmocka_unit_test(test_one_pu_alive_takes_the_rest),
 		cmocka_unit_test(test_late_block_run_again),
 		cmocka_unit_test(test_untrained_late_block_run_again),
