@@ -299,6 +299,7 @@ const struct plb__busiest *plb__busy_list(struct plb_balancer *b, double now)
 		c->first = c->second = 0;
 		c->who = -1;
 		c->nbusy = 0;
+		c->rsum = 0;
 		dry_open(c, b->pool);
 		for (int i = 0; i < b->n; i++) {
 			const struct plb__bsum *s = &b->bs[i];
@@ -307,6 +308,7 @@ const struct plb__busiest *plb__busy_list(struct plb_balancer *b, double now)
 			double t = busy_from(s->lo, s->hi, now);
 			c->idx[c->nbusy] = i;
 			c->rate[c->nbusy] = s->rate;
+			c->rsum += s->rate;
 			c->free_in[c->nbusy++] = t;
 			if (t > c->first) {
 				c->second = c->first;
@@ -349,7 +351,11 @@ int plb__busy_dry(struct plb_balancer *b, int pu, double now, double t)
 		return 1;
 	if (t >= c->dry_hi)
 		return 0;
-	int dry = plb__busy_room(b, pu, now, t) < (double)b->pool;
+	/* past every busy PU's free time the room is at least (t - first)
+	 * times their rates' sum (each term is at least its part of it, and
+	 * rounding is monotone); the margin covers the sums' rounding */
+	int dry = t > c->first && (t - c->first) * c->rsum >= (1 + 1e-9) * (double)b->pool ?
+			  0 : plb__busy_room(b, pu, now, t) < (double)b->pool;
 	if (dry)
 		c->dry_lo = t;
 	else

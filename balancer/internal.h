@@ -97,6 +97,7 @@ struct plb__busiest {
 	int *idx;
 	double *free_in;        /* plb__busy_for of each */
 	double *rate;           /* plb__pu.rate of each, 0 without a model */
+	double rsum;            /* their sum */
 	/* plb__busy_dry's bracket, for this instant and epoch and the pool
 	 * of pool_at: a PU with nothing out asking at t <= dry_lo is told the
 	 * busy PUs could not run the pool dry by then, at t >= dry_hi that
