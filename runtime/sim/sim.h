@@ -2,7 +2,8 @@
  * running the balancer and the scenario's emulated PUs. Messages take the
  * network latency each way; the master is one server that charges each
  * event the cost of its balancer work (the measured CPU time of the calls,
- * or solve_us per solve for bit-exact runs); each PU is a transfer stage and
+ * less what reading the CPU clock itself costs, or solve_us per solve for
+ * bit-exact runs); each PU is a transfer stage and
  * a compute stage, so with pipeline = 2 the next block's transfer overlaps
  * the current block's compute. Deterministic for a seed when solve_us is
  * fixed. */
