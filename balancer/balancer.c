@@ -263,7 +263,6 @@ static void busy_sync(struct plb_balancer *b, int pu)
 	}
 	s->busy = !u->lost && u->nout > 0;
 	s->lost = u->lost;
-	s->declined = u->redo_declined;
 	int ready = b->model && plb__model_ready(&b->model[pu]);
 	s->rate = ready ? u->rate : 0;
 	s->t_minb = ready ? plb__model_eval_memo(&b->model[pu], b->p.min_block) : INFINITY;
@@ -272,7 +271,7 @@ static void busy_sync(struct plb_balancer *b, int pu)
 double plb__busy_for(const struct plb_balancer *b, int pu, double now)
 {
 	const struct plb__bsum *s = &b->bs[pu];
-	return b->pu[pu].nout ? busy_from(s->lo, s->hi, now) : 0;
+	return s->busy ? busy_from(s->lo, s->hi, now) : 0;
 }
 
 double plb__first_block(const struct plb_balancer *b)
@@ -305,7 +304,7 @@ const struct plb__busiest *plb__busy_list(struct plb_balancer *b, double now)
 			const struct plb__bsum *s = &b->bs[i];
 			if (!s->busy)
 				continue;
-			double t = busy_from(s->lo, s->hi, now);
+			double t = plb__busy_for(b, i, now);
 			c->idx[c->nbusy] = i;
 			c->rate[c->nbusy] = s->rate;
 			c->rsum += s->rate;
@@ -512,7 +511,7 @@ static double redo_end(struct plb_balancer *b, double now)
 		/* rate > 0: a ready model (busy_sync) */
 		if (i == rx->pu || u->lost || u->declined == rx->id || !(u->rate > 0))
 			continue;
-		b->x[i] = now + (u->busy ? busy_from(u->lo, u->hi, now) : 0);
+		b->x[i] = now + plb__busy_for(b, i, now);
 		/* from above: by then this one alone would have run it, so
 		 * the root is below each such time; Newton starts at the least,
 		 * not at the slowest PU's, fewer steps (each a scan) away */
@@ -581,7 +580,7 @@ static int redo_next(struct plb_balancer *b, int pu, double now, struct plb_gran
 	if (!b->rx.active && !redo_start(b, now))
 		return PLB_NEXT_WAIT;
 	struct plb__pu *u = &b->pu[pu];
-	if (pu == b->rx.pu || b->rx.next >= b->rx.end || u->redo_declined == b->rx.id)
+	if (pu == b->rx.pu || b->rx.next >= b->rx.end || b->bs[pu].declined == b->rx.id)
 		return PLB_NEXT_WAIT;
 	uint64_t rest = b->rx.end - b->rx.next;
 	double t_piece = redo_end(b, now) - now;
@@ -600,8 +599,7 @@ static int redo_next(struct plb_balancer *b, int pu, double now, struct plb_gran
 	double pred = plb__model_eval(m, (double)want);
 	if (!(pred <= REDO_SLOW * t_piece)) {
 		/* its model cannot change while it waits: do not ask again */
-		u->redo_declined = b->rx.id;
-		b->bs[pu].declined = u->redo_declined;
+		b->bs[pu].declined = b->rx.id;
 		b->rx.end_now = NAN;    /* redo_end: one PU fewer */
 		return PLB_NEXT_WAIT;
 	}

@@ -51,7 +51,6 @@ struct plb__pu {
 	uint64_t max_block;     /* largest block done */
 	double last_exec_s;     /* exec+xfer of its last block */
 	double rate;            /* units/s at max_block, by its model (redo_late) */
-	uint64_t redo_declined; /* the late block whose pieces it is too slow for */
 	/* its newest blocks' sizes and round trips (plb_sample.link_s) */
 	double lk_u[PLB__LINK_WIN], lk_t[PLB__LINK_WIN];
 	int lk_n, lk_head;
@@ -116,7 +115,7 @@ struct plb__bsum {
 	double lo, hi;          /* its outstanding grants' least and greatest pred_end */
 	double rate;            /* plb__pu.rate, 0 without a ready model */
 	double t_minb;          /* its model's time for min_block (redo_end) */
-	uint64_t declined;      /* plb__pu.redo_declined */
+	uint64_t declined;      /* the late block whose pieces it is too slow for */
 	int busy;               /* grants out and not lost */
 	int lost;
 };

@@ -92,7 +92,7 @@
 #define FLAT 0.25               /* a pair is flat below this share of proportional growth */
 #define LATE_END 0.1            /* a block may end this share of the time left after the predicted end */
 #define REPROBE_NEAR 1.25       /* no probe between a cap and a fall closer than this factor */
-#define GAP_FIXED 0.5           /* a gap block is run where its PU's fixed cost is at most this share of it */
+#define GAP_FIXED 0.5           /* a gap block is run where its PU's fixed cost is at most this share of the gap */
 
 struct hac_pu {
 	int phase;              /* 0 idle, 1 first training block out, 2 second out, 3 regular */
@@ -486,9 +486,9 @@ static int hac_next(struct plb_balancer *b, int pu, double now, double *units,
 	if (P->gap_s > 0) {
 		double x = fmin(plb__model_inverse(m, P->gap_s, (double)b->pool),
 				block_limit(b, pu, now, busy));
-		int worth = fixed_cost(b, pu) <= GAP_FIXED * P->gap_s;
+		double gap = P->gap_s;
 		P->gap_s = 0;
-		if (x >= minb && worth) {
+		if (x >= minb && fixed_cost(b, pu) <= GAP_FIXED * gap) {
 			*units = x;
 			*kind = PLB_GRANT_GAP;
 			*step = h->step;

@@ -79,8 +79,8 @@ static double busy_scan(const plb_balancer_t *b, int pu, double now)
 }
 
 /* The summary (struct plb__bsum) agrees with each PU's own state: its
- * free time to the bit, busy, lost, the late block it declined, its rate
- * (0 without a ready model) and its model's time for min_block. */
+ * free time to the bit, busy, lost, its rate (0 without a ready model)
+ * and its model's time for min_block. */
 static void check_busy_summary(const plb_balancer_t *b, double now)
 {
 	for (int i = 0; i < b->n; i++) {
@@ -91,7 +91,7 @@ static void check_busy_summary(const plb_balancer_t *b, double now)
 			fail_msg("PU %d at %g: free in %g, its grants say %g", i, now,
 				 plb__busy_for(b, i, now), busy_scan(b, i, now));
 		if (s->busy != (!u->lost && u->nout > 0) || s->lost != u->lost ||
-		    s->declined != u->redo_declined || s->rate != (ready ? u->rate : 0) ||
+		    s->rate != (ready ? u->rate : 0) ||
 		    (ready && s->t_minb != plb__model_eval(&b->model[i], b->p.min_block)))
 			fail_msg("PU %d at %g: its summary is stale (busy %d, lost %d, rate %g, %g s for min_block)",
 				 i, now, s->busy, s->lost, s->rate, s->t_minb);
