@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "balancer/base/log.h"
+#include "balancer/base/vec.h"
 #include "runtime/core/resident.h"
 #include "runtime/core/rt.h"
 

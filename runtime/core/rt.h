@@ -1,6 +1,7 @@
-/* The runtime's internals shared by plb.c (init, finalize), master.c (rank
- * 0: the balancer loop), worker.c (every other rank: the daemon) and
- * handle.c (the first error, the kernel table). */
+/* The runtime's internals shared by plb.c (init, finalize), the master's
+ * files (rank 0: the balancer loop; run.h lists them), worker.c (every
+ * other rank: the daemon) and handle.c (the first error, the kernel
+ * table). */
 #ifndef PLB_RT_H
 #define PLB_RT_H
 
@@ -106,7 +107,7 @@ struct plb {
 	struct plb__worker *wk;
 };
 
-/* The master's record of one run (master.c). */
+/* The master's record of one run (result.c). */
 struct plb__run_result {
 	struct plb__report rep;
 	char **names;
@@ -140,12 +141,8 @@ static inline int plb__held_up(double *checked, double now, double limit)
 
 /* Master: worker k's rank is gone (dead, frozen, cut off): nothing more
  * goes to it, what is queued for it is dropped, and no rank calls
- * MPI_Finalize, whose fence would wait for it (master.c). */
+ * MPI_Finalize, whose fence would wait for it (peers.c). */
 void plb__peer_out(struct plb *p, int k);
-
-/* Appends x to the array *v of *n (capacity *cap) elements of size sz
- * (master.c). Returns 0 or PLB_ENOMEM (then nothing changed). */
-PLB_WUR int plb__push(void *v, size_t *n, size_t *cap, size_t sz, const void *x);
 
 /* Record an error message in p->err (first one wins) and return rc. */
 #if defined(__GNUC__)

@@ -8,6 +8,7 @@
 
 #include "balancer/balancer.h"
 #include "balancer/base/clock.h"
+#include "balancer/driver.h"
 #include "runtime/config/bounds.h"
 #include "runtime/config/coverage.h"
 #include "runtime/sim/sim.h"
@@ -32,9 +33,8 @@ struct spu {
 	const struct plb__devmodel *m;
 	struct plb__noise nz;
 	double xfer_free, comp_free;
-	int dead, noticed, finished;
+	int dead;
 	int kfailed;                    /* its kernel failed (the model's fail_block) */
-	int nout;                       /* grants the master has outstanding on it */
 	struct job jobs[PLB_MAX_GRANTS];
 	int used[PLB_MAX_GRANTS];
 	double busy, busy_until, last_finish, units;
@@ -47,6 +47,7 @@ struct sim {
 	const struct plb__config *cfg;
 	const struct plb__sim_opts *o;
 	plb_balancer_t *b;
+	struct plb__driver d;           /* asks the balancer, as the runtime's master does */
 	struct spu *pu;
 	int n;
 	struct ev *heap;
@@ -60,7 +61,6 @@ struct sim {
 	double m_cpu;                   /* master time charged, seconds */
 	long solves0;
 	struct { int pu, slot; } *outq; /* grants decided in this event */
-	uint64_t *parked;               /* a bit per PU told to wait */
 	int noutq;
 	struct plb__coverage done;
 	int finished;
@@ -212,75 +212,46 @@ static void master_end(struct sim *s)
 	schedule_wake(s, s->now);
 }
 
-static void set_parked(struct sim *s, int pu, int v)
+/* The driver's grant hook: the grant leaves at the event's end
+ * (master_end). */
+static int sim_grant(void *ctx, int pu, const struct plb_grant *g)
 {
-	uint64_t bit = (uint64_t)1 << (pu % 64);
-	if (v)
-		s->parked[pu / 64] |= bit;
-	else
-		s->parked[pu / 64] &= ~bit;
-}
-
-/* Ask the balancer for PU pu's next blocks, up to the pipeline depth. */
-static void poll(struct sim *s, int pu)
-{
+	struct sim *s = ctx;
 	struct spu *p = &s->pu[pu];
-	set_parked(s, pu, 0);
-	while (!p->noticed && !p->finished && p->nout < s->cfg->pipeline && !s->err) {
-		struct plb_grant g;
-		int rc = plb_balancer_next(s->b, pu, s->now, &g);
-		if (rc == PLB_NEXT_WAIT) {
-			set_parked(s, pu, 1);
-			p->heard = NAN;
-			return;
-		}
-		if (rc == PLB_NEXT_DONE) {
-			p->finished = 1;
-			return;
-		}
-		if (rc != PLB_NEXT_GRANT) {
-			fail(s, rc, "plb_balancer_next");
-			return;
-		}
-		int slot = 0;
-		while (slot < PLB_MAX_GRANTS && p->used[slot])
-			slot++;
-		if (slot == PLB_MAX_GRANTS) {
-			fail(s, PLB_ESTATE, "too many grants on one PU");
-			return;
-		}
-		p->used[slot] = 1;
-		p->jobs[slot].g = g;
-		p->nout++;
-		s->outq[s->noutq].pu = pu;
-		s->outq[s->noutq++].slot = slot;
-		trace(s, s->now, pu, "grant", &g, 0, 0);
-		if (s->o->on_grant) {
-			struct plb_balancer_stats st;
-			plb_balancer_stats(s->b, &st);
-			s->o->on_grant(s->o->ctx, pu, s->now, (double)g.units, g.kind, st.step);
-		}
+	int slot = 0;
+	while (slot < PLB_MAX_GRANTS && p->used[slot])
+		slot++;
+	if (slot == PLB_MAX_GRANTS) {
+		fail(s, PLB_ESTATE, "too many grants on one PU");
+		return PLB_ESTATE;
 	}
+	p->used[slot] = 1;
+	p->jobs[slot].g = *g;
+	s->outq[s->noutq].pu = pu;
+	s->outq[s->noutq++].slot = slot;
+	trace(s, s->now, pu, "grant", g, 0, 0);
+	if (s->o->on_grant) {
+		struct plb_balancer_stats st;
+		plb_balancer_stats(s->b, &st);
+		s->o->on_grant(s->o->ctx, pu, s->now, (double)g->units, g->kind, st.step);
+	}
+	return 0;
 }
 
-/* Ask every PU told to wait again, in PU order. A bit map, not a look at
- * every PU: this runs at every event, and at 4096 PUs the look was a
- * sixth of the master's charged time. None where the balancer says each
- * would wait (plb_balancer_idle_waits): at the end of a job, every event
- * asked each of thousands of waiting PUs. */
-static void poll_parked(struct sim *s)
+/* The driver's wait hook: a grant after a wait follows no DONE at once. */
+static void sim_wait(void *ctx, int pu)
 {
-	if (plb_balancer_idle_waits(s->b, s->now))
-		return;
-	for (int w = 0; w < (s->n + 63) / 64 && !s->err; w++) {
-		uint64_t bits = s->parked[w];
-		while (bits && !s->err) {
-			int i = __builtin_ctzll(bits);
-			bits &= bits - 1;
-			if (s->parked[w] >> i & 1)     /* still waiting */
-				poll(s, w * 64 + i);
-		}
-	}
+	struct sim *s = ctx;
+	s->pu[pu].heard = NAN;
+}
+
+/* What a driver call answered: an error ends the run. */
+static void drove(struct sim *s, int rc)
+{
+	if (rc && rc != PLB_ESTALE && s->d.failed)
+		fail(s, rc, s->d.failed);
+	else if (rc && rc != PLB_ESTALE)
+		fail(s, rc, "grant");
 }
 
 static void on_grant_arrive(struct sim *s, const struct ev *e)
@@ -324,7 +295,6 @@ static void on_done_arrive(struct sim *s, const struct ev *e)
 		 * took the PU out and ignores what it still sends (a PU that
 		 * died by its fail time sent its last reports before) */
 		p->used[e->slot] = 0;
-		p->nout--;
 		return;
 	}
 	if (j->fails) {
@@ -333,7 +303,7 @@ static void on_done_arrive(struct sim *s, const struct ev *e)
 		 * runtime does */
 		p->dead = p->kfailed = 1;
 		p->used[e->slot] = 0;
-		p->nout--;
+		plb__driver_back(&s->d, e->pu);
 		trace(s, e->t, e->pu, "fail", &j->g, 0, 0);
 		plb__trace_instant(s->o->trace, e->pu, e->t, "kernel failed", "the model's fail_block");
 		on_lost_noticed(s, e);
@@ -346,9 +316,8 @@ static void on_done_arrive(struct sim *s, const struct ev *e)
 				 .xfer_s = j->xe - j->xs, .finish = s->now,
 				 .link_s = (way > 0 ? way : 0) + j->turn};
 	p->heard = s->now;
-	int rc = plb_balancer_done(s->b, e->pu, &smp);
+	int rc = plb__driver_done(&s->d, e->pu, &smp);
 	p->used[e->slot] = 0;
-	p->nout--;
 	if (rc == 0 || rc == PLB_ESTALE) {
 		struct plb__trace_block tb = {
 			.pu = e->pu, .id = j->g.id, .offset = j->g.offset, .units = j->g.units,
@@ -370,28 +339,23 @@ static void on_done_arrive(struct sim *s, const struct ev *e)
 	} else if (rc == PLB_ESTALE) {
 		trace(s, s->now, e->pu, "stale", &j->g, smp.exec_s, smp.xfer_s);
 	} else {
-		fail(s, rc, "plb_balancer_done");
+		drove(s, rc);
 	}
 	if (plb_balancer_finished(s->b) && !s->finished) {
 		s->finished = 1;
 		s->makespan = s->now;
 	}
-	poll(s, e->pu);
-	poll_parked(s);
+	drove(s, plb__driver_answer(&s->d, s->now));
 	master_end(s);
 }
 
 static void on_lost_noticed(struct sim *s, const struct ev *e)
 {
 	master_begin(s, e->t);
-	int rc = plb_balancer_lost(s->b, e->pu, s->now);
-	if (rc)
-		fail(s, rc, "plb_balancer_lost");
-	s->pu[e->pu].noticed = 1;
-	set_parked(s, e->pu, 0);
+	drove(s, plb__driver_lost(&s->d, e->pu, s->now));
 	trace(s, s->now, e->pu, "lost", NULL, 0, 0);
 	plb__trace_instant(s->o->trace, e->pu, s->now, "lost", "the master took the PU out; its blocks went back to the pool");
-	poll_parked(s);
+	drove(s, plb__driver_answer(&s->d, s->now));
 	master_end(s);
 }
 
@@ -457,13 +421,13 @@ int plb__sim_run(const struct plb__config *cfg, const struct plb__sim_opts *o,
 	}
 	s.pu = calloc((size_t)s.n, sizeof *s.pu);
 	s.outq = calloc((size_t)s.n * PLB_MAX_GRANTS + 1, sizeof *s.outq);
-	s.parked = calloc((size_t)(s.n + 63) / 64, sizeof *s.parked);
 	res->names = calloc((size_t)s.n, sizeof *res->names);
 	res->idle = calloc((size_t)s.n, sizeof *res->idle);
 	res->units = calloc((size_t)s.n, sizeof *res->units);
 	const struct plb__devmodel **models = calloc((size_t)s.n, sizeof *models);
 	res->rep.npu = s.n;
-	if (!s.pu || !s.outq || !s.parked || !res->names || !res->idle || !res->units || !models) {
+	if (!s.pu || !s.outq || !res->names || !res->idle || !res->units || !models ||
+	    plb__driver_init(&s.d, s.b, s.n, cfg->pipeline, sim_grant, sim_wait, &s)) {
 		snprintf(err, errlen, "out of memory");
 		rc = PLB_ENOMEM;
 		goto out;
@@ -493,9 +457,11 @@ int plb__sim_run(const struct plb__config *cfg, const struct plb__sim_opts *o,
 			goto out;
 		}
 	plb__trace_begin(o->trace);
+	s.d.log = o->drive_log;
+	s.d.log_ctx = o->ctx;
 	master_begin(&s, 0);
-	for (int i = 0; i < s.n; i++)
-		poll(&s, i);
+	for (int i = 0; i < s.n && !s.err; i++)
+		drove(&s, plb__driver_poll(&s.d, i, s.now));
 	master_end(&s);
 	while (s.nheap > 0 && !s.finished && !s.err) {
 		struct ev e = pop(&s);
@@ -526,7 +492,7 @@ int plb__sim_run(const struct plb__config *cfg, const struct plb__sim_opts *o,
 				break;
 			}
 			master_begin(&s, e.t);
-			poll_parked(&s);
+			drove(&s, plb__driver_parked(&s.d, s.now));
 			master_end(&s);
 			break;
 		}
@@ -548,7 +514,7 @@ out:
 	free(models);
 	free(s.pu);
 	free(s.outq);
-	free(s.parked);
+	plb__driver_fini(&s.d);
 	free(s.heap);
 	plb__coverage_fini(&s.done);
 	plb_balancer_destroy(s.b);

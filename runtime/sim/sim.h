@@ -12,6 +12,7 @@
 
 #include <stdio.h>
 
+#include "balancer/driver.h"
 #include "runtime/config/config.h"
 #include "runtime/config/report.h"
 #include "runtime/config/trace.h"
@@ -24,6 +25,8 @@ struct plb__sim_opts {
 	struct plb__trace *trace;       /* the run's trace events (trace.h), or NULL */
 	/* called after every grant (units, kind, policy step), for studies */
 	void (*on_grant)(void *ctx, int pu, double now, double units, int kind, int step);
+	/* called after every balancer call the run makes (driver.h), for tests */
+	void (*drive_log)(void *ctx, const struct plb__driver_call *c);
 	void *ctx;
 };
 

@@ -1,0 +1,177 @@
+/* The one loop that drives the balancer (see driver.h): the master's and
+ * plbsim's, so that plbsim's figures stand for the runtime. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "balancer/driver.h"
+
+static int parked(const struct plb__driver *d, int pu)
+{
+	return (int)(d->parked[pu / 64] >> (pu % 64) & 1);
+}
+
+/* Does PU pu count as busy: alive, and holding or waiting for work? */
+static int busy(const struct plb__driver *d, int pu)
+{
+	return !d->pu[pu].lost && (d->pu[pu].nout > 0 || parked(d, pu));
+}
+
+static void set_parked(struct plb__driver *d, int pu, int v)
+{
+	uint64_t bit = (uint64_t)1 << (pu % 64);
+	d->busy -= busy(d, pu);
+	if (v)
+		d->parked[pu / 64] |= bit;
+	else
+		d->parked[pu / 64] &= ~bit;
+	d->busy += busy(d, pu);
+}
+
+static void set_nout(struct plb__driver *d, int pu, int n)
+{
+	d->busy -= busy(d, pu);
+	d->pu[pu].nout = n;
+	d->busy += busy(d, pu);
+}
+
+static void note(struct plb__driver *d, enum plb__driver_op op, int pu, double now, int rc,
+		 const struct plb_grant *g, const struct plb_sample *s)
+{
+	if (!d->log)
+		return;
+	struct plb__driver_call c = {.op = op, .pu = pu, .now = now, .rc = rc};
+	if (g)
+		c.g = *g;
+	if (s)
+		c.s = *s;
+	d->log(d->log_ctx, &c);
+}
+
+int plb__driver_init(struct plb__driver *d, plb_balancer_t *b, int npu, int pipeline,
+		     int (*grant)(void *, int, const struct plb_grant *),
+		     void (*wait)(void *, int), void *ctx)
+{
+	*d = (struct plb__driver){.b = b, .npu = npu, .pipeline = pipeline, .grant = grant,
+				  .wait = wait, .ctx = ctx};
+	d->pu = calloc((size_t)npu + 1, sizeof *d->pu);
+	d->parked = calloc((size_t)(npu + 63) / 64 + 1, sizeof *d->parked);
+	d->touched = calloc((size_t)npu + 1, sizeof *d->touched);
+	if (!d->pu || !d->parked || !d->touched) {
+		plb__driver_fini(d);
+		return PLB_ENOMEM;
+	}
+	return 0;
+}
+
+void plb__driver_fini(struct plb__driver *d)
+{
+	free(d->pu);
+	free(d->parked);
+	free(d->touched);
+	d->pu = NULL;
+	d->parked = NULL;
+	d->touched = NULL;
+}
+
+int plb__driver_poll(struct plb__driver *d, int pu, double now)
+{
+	struct plb__driver_pu *u = &d->pu[pu];
+	set_parked(d, pu, 0);
+	while (!u->lost && !u->finished && u->nout < d->pipeline) {
+		struct plb_grant g;
+		int rc = plb_balancer_next(d->b, pu, now, &g);
+		note(d, PLB__DRIVE_NEXT, pu, now, rc, rc == PLB_NEXT_GRANT ? &g : NULL, NULL);
+		if (rc == PLB_NEXT_WAIT) {
+			set_parked(d, pu, 1);
+			if (d->wait)
+				d->wait(d->ctx, pu);
+			return 0;
+		}
+		if (rc == PLB_NEXT_DONE) {
+			u->finished = 1;
+			return 0;
+		}
+		if (rc != PLB_NEXT_GRANT) {
+			d->failed = "plb_balancer_next";
+			return rc < 0 ? rc : PLB_ESTATE;
+		}
+		set_nout(d, pu, u->nout + 1);
+		d->failed = NULL;
+		if ((rc = d->grant(d->ctx, pu, &g)))
+			return rc;
+	}
+	return 0;
+}
+
+void plb__driver_back(struct plb__driver *d, int pu)
+{
+	struct plb__driver_pu *u = &d->pu[pu];
+	if (u->nout > 0)
+		set_nout(d, pu, u->nout - 1);
+	if (!u->touched) {
+		u->touched = 1;
+		d->touched[d->ntouched++] = pu;
+	}
+}
+
+int plb__driver_done(struct plb__driver *d, int pu, const struct plb_sample *s)
+{
+	plb__driver_back(d, pu);
+	int rc = plb_balancer_done(d->b, pu, s);
+	note(d, PLB__DRIVE_DONE, pu, s->finish, rc, NULL, s);
+	d->failed = "plb_balancer_done";
+	return rc;
+}
+
+int plb__driver_lost(struct plb__driver *d, int pu, double now)
+{
+	struct plb__driver_pu *u = &d->pu[pu];
+	if (u->lost)
+		return 0;
+	set_parked(d, pu, 0);
+	d->busy -= busy(d, pu);
+	u->lost = 1;
+	u->nout = 0;
+	int rc = plb_balancer_lost(d->b, pu, now);
+	note(d, PLB__DRIVE_LOST, pu, now, rc, NULL, NULL);
+	d->failed = "plb_balancer_lost";
+	return rc;
+}
+
+int plb__driver_parked(struct plb__driver *d, double now)
+{
+	int idle = plb_balancer_idle_waits(d->b, now);
+	note(d, PLB__DRIVE_IDLE, -1, now, idle, NULL, NULL);
+	if (idle)
+		return 0;
+	/* a bit map, not a look at every PU: this runs at every event, and
+	 * at 4096 PUs the look was a sixth of the master's time */
+	for (int w = 0; w < (d->npu + 63) / 64; w++) {
+		uint64_t bits = d->parked[w];
+		while (bits) {
+			int i = __builtin_ctzll(bits), rc;
+			bits &= bits - 1;
+			if (parked(d, w * 64 + i) && (rc = plb__driver_poll(d, w * 64 + i, now)))
+				return rc;
+		}
+	}
+	return 0;
+}
+
+int plb__driver_answer(struct plb__driver *d, double now)
+{
+	int rc = 0;
+	for (int k = 0; k < d->ntouched; k++) {
+		int pu = d->touched[k];
+		d->pu[pu].touched = 0;
+		if (!rc)
+			rc = plb__driver_poll(d, pu, now);
+	}
+	d->ntouched = 0;
+	return rc ? rc : plb__driver_parked(d, now);
+}
+
+int plb__driver_is_parked(const struct plb__driver *d, int pu)
+{
+	return parked(d, pu);
+}

@@ -1,0 +1,196 @@
+/* The master's workers in a run (run.h): START to each, END at the end,
+ * and their silence watched: a worker that says nothing for longer than
+ * its limit is taken out, its PUs' blocks going back to the pool. */
+#include <math.h>
+#include <string.h>
+
+#include "balancer/base/log.h"
+#include "runtime/core/resident.h"
+#include "runtime/core/run.h"
+
+/* START: the kernel's name, the shared data (padded; borrowed: its
+ * address), the accumulator's identity (zero bytes if the job gives none). */
+int plb__run_start_workers(struct plb__run *r, const char *kernel)
+{
+	struct plb *p = r->p;
+	const struct plb_job *job = r->job;
+	size_t nlen = PLB__KERNEL_NAME_MAX;
+	int borrow = r->out.borrow, kept = plb__res_shared_kept(p, job, borrow);
+	p->res.valid_shared = 0;        /* until the run has ended well (plb__res_end) */
+	size_t spart = borrow ? sizeof(struct plb__borrow) : kept ? 0 : job->shared_bytes;
+	size_t at = nlen + plb__pad16(spart);
+	size_t len = job->acc_bytes ? at + job->acc_bytes : nlen + spart;
+	for (int w = 0; w < p->npeer; w++) {
+		if (p->peer[w].rank < 0)
+			continue;       /* gone in an earlier run */
+		void *msg = plb__msg_alloc(PLB__MSG_START, len);
+		if (!msg)
+			return plb__fail(p, PLB_ENOMEM, "out of memory");
+		struct plb__hdr *h = plb__msg_hdr(msg);
+		char *data = plb__msg_data(msg);
+		memset(data, 0, len);
+		memcpy(data, kernel, strlen(kernel));
+		if (borrow) {
+			struct plb__borrow bw = {(uint64_t)(uintptr_t)job->shared, 0};
+			memcpy(data + nlen, &bw, sizeof bw);
+			h->flags = PLB__F_BORROWED;
+		} else if (kept) {
+			h->flags = PLB__F_SHARED_KEPT;
+		} else if (job->shared_bytes) {
+			memcpy(data + nlen, job->shared, job->shared_bytes);
+		}
+		if (job->acc_bytes && job->acc_identity)
+			memcpy(data + at, job->acc_identity, job->acc_bytes);
+		if (r->reuse)
+			h->flags |= PLB__F_REUSE;
+		if (!r->out.map_out)
+			h->flags |= PLB__F_OUT_MAPPED;
+		h->d0 = (double)job->in_unit;
+		h->d1 = (double)job->out_unit;
+		h->id = p->cfg.seed;
+		h->offset = (uint64_t)p->peer[w].pu0;
+		h->units = job->shared_bytes;
+		r->bytes_out += (double)(PLB__HDR_SIZE + len);
+		int rc = p->tp->ops->send(p->tp, p->peer[w].rank, msg);
+		if (rc)
+			return plb__fail(p, rc, "sending the run to rank %d: %s", p->peer[w].rank, p->tp->err);
+	}
+	return 0;
+}
+
+int plb__run_end_workers(struct plb *p, int ack)
+{
+	for (int w = 0; w < p->npeer; w++) {
+		if (p->peer[w].rank < 0)
+			continue;
+		void *msg = plb__msg_alloc(PLB__MSG_END, 0);
+		if (!msg)
+			return plb__fail(p, PLB_ENOMEM, "out of memory");
+		plb__msg_hdr(msg)->arg = ack;
+		int rc = p->tp->ops->send(p->tp, p->peer[w].rank, msg);
+		if (rc)
+			return plb__fail(p, rc, "ending the run on rank %d: %s", p->peer[w].rank, p->tp->err);
+	}
+	return 0;
+}
+
+void plb__peer_out(struct plb *p, int k)
+{
+	struct plb__peer *pe = &p->peer[k];
+	p->tp->no_finalize = 1;
+	if (p->tp->ops->forget)
+		p->tp->ops->forget(p->tp, pe->rank);
+	pe->gone_rank = pe->rank;
+	pe->rank = -1;
+}
+
+/* How long worker k may be silent in a run: [network] peer_timeout_min_s,
+ * or PEER_GAP_FACTOR times its longest silence so far (a worker whose
+ * loop stalls on a loaded machine, or whose messages queue behind a large
+ * one on a slow link) or PEER_BLOCK_FACTOR times the longest predicted
+ * time of a block it has out (large blocks move large messages), if more;
+ * never past peer_timeout_s. A worker says ALIVE every fifth of
+ * peer_timeout_min_s when it has nothing else to say. */
+#define PEER_GAP_FACTOR   4
+#define PEER_BLOCK_FACTOR 3
+static double peer_limit(const struct plb__run *r, int k, double *block)
+{
+	const struct plb *p = r->p;
+	const struct plb__peer *pe = &p->peer[k];
+	*block = 0;
+	for (int i = pe->pu0; i < pe->pu0 + pe->npu; i++)
+		for (int s = 0; s < PLB_MAX_GRANTS; s++)
+			if (r->pu[i].s[s].used && isfinite(r->pu[i].s[s].predicted_s))
+				*block = fmax(*block, r->pu[i].s[s].predicted_s);
+	double t = fmax(PEER_GAP_FACTOR * pe->gap, PEER_BLOCK_FACTOR * *block);
+	return fmin(fmax(t, plb__peer_timeout_min(&p->cfg)), p->cfg.peer_timeout_s);
+}
+
+/* Worker rank k has said nothing for `silent` seconds, past its `limit`:
+ * it is gone (dead, frozen, cut off). Its PUs are taken out and their
+ * blocks go back to the pool; nothing more is sent to it and what is
+ * queued for it is dropped; should it come back, it is told to stop and
+ * whatever it sends is ignored. MPI_Finalize would wait for it: the job
+ * ends without it. */
+static int rank_lost(struct plb__run *r, int k, double silent, double limit, double block)
+{
+	struct plb *p = r->p;
+	struct plb__peer *pe = &p->peer[k];
+	struct plb__watch *wt = &r->watch;
+	int rank = pe->rank;
+	plb__log(PLB__LOG_ERROR, "master", "rank %d (%s) has said nothing for %.1f s, longer than its limit of %.2f s (its longest silence before %.2f s, its longest block out predicted at %.2f s; [network] peer_timeout_min_s = %g s, peer_timeout_s = %g s): taken out of the run at %.2f s; the blocks of its %d PUs go to the others",
+		 rank, pe->host, silent, limit, pe->gap, block, plb__peer_timeout_min(&p->cfg),
+		 p->cfg.peer_timeout_s, r->now - r->t0, pe->npu);
+	size_t n = strlen(wt->lost_note);
+	snprintf(wt->lost_note + n, sizeof wt->lost_note - n, "%srank %d on %s at %.2f s", n ? ", " : "",
+		 rank, pe->host, r->now - r->t0);
+	wt->ranks_lost++;
+	plb__peer_out(p, k);
+	void *msg = plb__msg_alloc(PLB__MSG_SHUTDOWN, 0);
+	if (msg) {
+		plb__msg_hdr(msg)->status = PLB_EIO;
+		if (p->tp->ops->send(p->tp, rank, msg))
+			plb__log(PLB__LOG_INFO, "master", "rank %d cannot be told to stop: %s", rank,
+				 p->tp->err);
+	}
+	plb__res_forget(p, k);
+	for (int i = 0; i < pe->npu; i++) {
+		int rc = plb__run_lose(r, pe->pu0 + i);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* Between ranks: each live worker said something within its limit
+ * (peer_limit), or it is taken out; the master says ALIVE every fifth of
+ * [network] peer_timeout_s when it has nothing else to say. Not between
+ * the ends of one process. */
+int plb__run_watch(struct plb__run *r)
+{
+	struct plb *p = r->p;
+	struct plb__watch *wt = &r->watch;
+	double limit = p->cfg.peer_timeout_s, now = plb__now();
+	double lo = plb__peer_timeout_min(&p->cfg);
+	int rc = 0;
+	if (p->tp->ops->same_memory)
+		return 0;
+	/* a master that did not look for a while (its own work, a machine
+	 * that stalled) cannot tell who was silent: everyone starts afresh */
+	if (plb__held_up(&wt->watched, now, lo))
+		for (int k = 0; k < p->npeer; k++)
+			p->peer[k].heard = fmax(p->peer[k].heard, now);
+	if (now - wt->said >= limit / 5) {
+		wt->said = now;
+		for (int k = 0; k < p->npeer && !rc; k++) {
+			if (p->peer[k].rank < 0)
+				continue;
+			void *msg = plb__msg_alloc(PLB__MSG_ALIVE, 0);
+			rc = msg ? p->tp->ops->send(p->tp, p->peer[k].rank, msg) : PLB_ENOMEM;
+			if (rc)
+				return plb__fail(p, rc, "sending to rank %d: %s", p->peer[k].rank, p->tp->err);
+		}
+	}
+	int lost = 0;
+	for (int k = 0; k < p->npeer && !rc; k++) {
+		/* a worker cannot answer a run it has not received: until its
+		 * first word in a run, while a send to it is under way (START
+		 * with the run's shared data, its first blocks: a slow link, a
+		 * loaded machine) it is not silent, for peer_timeout_s from the
+		 * run's start at most (a send to a dead rank never ends) */
+		if (p->peer[k].rank >= 0 && !p->peer[k].spoke && now - r->t0 < limit &&
+		    p->tp->ops->pending_to && p->tp->ops->pending_to(p->tp, p->peer[k].rank) > 0)
+			p->peer[k].heard = fmax(p->peer[k].heard, now);
+		double silent = now - p->peer[k].heard, lim, block;
+		/* peer_limit is lo at least: its scan of the PUs only then */
+		if (p->peer[k].rank >= 0 && silent > lo && silent > (lim = peer_limit(r, k, &block))) {
+			/* the loop's clock may be a merge of outputs old: the
+			 * balancer, the log and the report take it out now */
+			r->now = fmax(r->now, now);
+			rc = rank_lost(r, k, silent, lim, block);
+			lost = 1;
+		}
+	}
+	/* its blocks are back in the pool: the PUs told to wait take them */
+	return rc || !lost ? rc : plb__run_drove(r, plb__driver_parked(&r->d, r->now - r->t0));
+}
