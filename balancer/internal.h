@@ -1,6 +1,9 @@
-/* Internals shared by the balancer core (balancer.c) and the policies
- * (the files in policies/): the balancer's state, the policy vtable, and the helpers a
- * policy uses to ask for a solve or look at a PU. Not for apps. */
+/* Internals shared by the balancer core (balancer.c: create, next, done,
+ * lost; pool.c: the free ranges; busy.c: the busy PUs; redo.c: late
+ * blocks run again; place.c: placement on resident input) and the
+ * policies (the files in policies/): the balancer's state, the policy
+ * vtable, and the helpers a policy uses to ask for a solve or look at a
+ * PU. Not for apps. */
 #ifndef PLB_BALANCER_INTERNAL_H
 #define PLB_BALANCER_INTERNAL_H
 
@@ -105,8 +108,8 @@ struct plb__busiest {
 	uint64_t pool_at;
 };
 
-/* What plb__busy_list reads of a PU, kept beside the others' (busy_sync
- * in balancer.c, at every change to its grants, model or rate): a scan
+/* What plb__busy_list reads of a PU, kept beside the others' (plb__busy_sync
+ * in busy.c, at every change to its grants, model or rate): a scan
  * of the PUs' own states, each a few cache lines apart, was a quarter of
  * a 4096-PU simulation's perf samples at the end of the job, where it
  * runs at every event and the master's time delays every PU. redo_end
@@ -151,6 +154,20 @@ struct plb_balancer {
 	struct plb__ranges *held;
 };
 
+/* The pool (pool.c). Take up to `want` units of free range fi from `at`
+ * on (in it). A leftover after them smaller than min_block is not left
+ * behind: it goes with this grant. Units left before `at` stay free (the
+ * caller made room in b->free for the split: plb__pool_room). */
+struct plb__range plb__pool_cut(struct plb_balancer *b, int fi, uint64_t at, uint64_t want);
+/* Room for one more free range. 0 or PLB_ENOMEM. */
+PLB_WUR int plb__pool_room(struct plb_balancer *b);
+/* Return a range to the pool, keeping it sorted and merged. 0 or
+ * PLB_ENOMEM. */
+PLB_WUR int plb__pool_put(struct plb_balancer *b, uint64_t off, uint64_t len);
+
+/* The busy PUs (busy.c). PU pu's entry in b->bs, after a change to its
+ * grants, model or rate. */
+void plb__busy_sync(struct plb_balancer *b, int pu);
 /* Seconds until PU pu is predicted to be free: 0 if idle; a block past its
  * predicted end is taken to end as late again as it already is. */
 double plb__busy_for(const struct plb_balancer *b, int pu, double now);
@@ -191,6 +208,20 @@ int plb__busy_dry(struct plb_balancer *b, int pu, double now, double t);
 
 /* True if some PU other than `except` holds an outstanding grant. */
 int plb__others_busy(const struct plb_balancer *b, int except);
+
+/* A late block run again (redo.c). PU pu, with nothing out, asks once the
+ * pool is empty: a piece of the late block, or PLB_NEXT_WAIT. */
+int plb__redo_next(struct plb_balancer *b, int pu, double now, struct plb_grant *g);
+/* The original ended first: the pieces are void. */
+void plb__redo_drop(struct plb_balancer *b);
+/* The original is lost: the pieces become ordinary grants and the rest of
+ * its range goes back to the pool. 0 or PLB_ENOMEM. */
+PLB_WUR int plb__redo_release(struct plb_balancer *b);
+/* A piece ended first: the original is void, then plb__redo_release. */
+PLB_WUR int plb__redo_won(struct plb_balancer *b);
+/* A PU's rate (units per second) at its largest block so far, as its
+ * model has it: kept at each sample, for the late blocks' sums. */
+void plb__note_rate(struct plb_balancer *b, int pu);
 
 /* Units of a PU's first training block: initial_block, but at most
  * W/(train_div * PUs) so a slow PU cannot start with a large part of the run,

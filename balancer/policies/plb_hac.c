@@ -70,7 +70,7 @@
  *   too, for a PU so slow that its first was back after the others had
  *   planned the rest.
  * - A late block is run again by the free PUs once the pool is empty
- *   (redo_late: the core's mechanism, balancer.c), whichever copy ends
+ *   (redo_late: the core's mechanism, redo.c), whichever copy ends
  *   first counting.
  * - Gap filling: a PU finishing a regular block earlier than predicted by
  *   more than gap_threshold_ms gets a gap block of that length first,
