@@ -202,7 +202,7 @@ $(PLBSIM): $(call obj,$(wildcard apps/plbsim/*.c)) $(call layer_libs,$(SIM_LAYER
 
 # test_runtime runs the runtime in one process, and corrupts a grant
 # through the linker to prove plb_run's coverage check.
-$(BUILD)/test/test_runtime: TEST_LIBS = $(RUN_LIBS) -Wl,--wrap=plb_balancer_next
+$(BUILD)/test/test_runtime: TEST_LIBS = $(RUN_LIBS) -Wl,--wrap=plb__balancer_next
 # test_mpi_settle runs itself under mpirun: the MPI transport on two ranks.
 $(BUILD)/test/test_mpi_settle: TEST_LIBS = $(RUN_LIBS)
 # test_alloc fails each allocation of a balancer's job in turn.

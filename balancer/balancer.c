@@ -19,12 +19,12 @@ static const struct plb__policy *const policies[] = {
 };
 #define NPOLICIES (int)(sizeof policies / sizeof policies[0])
 
-const char *plb_policy_name(int i)
+const char *plb__policy_name(int i)
 {
 	return i >= 0 && i < NPOLICIES ? policies[i]->name : NULL;
 }
 
-const char *plb_policy_names(char *buf, size_t len, const char *sep)
+const char *plb__policy_names(char *buf, size_t len, const char *sep)
 {
 	size_t used = 0;
 	if (len)
@@ -46,29 +46,29 @@ static const struct plb__policy *find_policy(const char *name)
 	return NULL;
 }
 
-const char *plb_grant_kind_name(enum plb_grant_kind k)
+const char *plb__grant_kind_name(enum plb__grant_kind k)
 {
 	switch (k) {
-	case PLB_GRANT_TRAINING:
+	case PLB__GRANT_TRAINING:
 		return "training";
-	case PLB_GRANT_GAP:
+	case PLB__GRANT_GAP:
 		return "gap";
-	case PLB_GRANT_REDO:
+	case PLB__GRANT_REDO:
 		return "redo";
-	case PLB_GRANT_REGULAR:
+	case PLB__GRANT_REGULAR:
 		break;
 	}
 	return "regular";
 }
 
-const char *plb_policy_doc(const char *name)
+const char *plb__policy_doc(const char *name)
 {
 	const struct plb__policy *pol = find_policy(name);
 	return pol ? pol->doc : NULL;
 }
 
-int plb_balancer_create(const struct plb_params *params, const char *policy,
-			int npu, uint64_t W, plb_balancer_t **out)
+int plb__balancer_create(const struct plb__params *params, const char *policy,
+			 int npu, uint64_t W, plb__balancer_t **out)
 {
 	*out = NULL;
 	if (npu < 1 || W < 1 || !policy)
@@ -76,13 +76,13 @@ int plb_balancer_create(const struct plb_params *params, const char *policy,
 	const struct plb__policy *pol = find_policy(policy);
 	if (!pol)
 		return PLB_ENOENT;
-	struct plb_balancer *b = calloc(1, sizeof *b);
+	struct plb__balancer *b = calloc(1, sizeof *b);
 	if (!b)
 		return PLB_ENOMEM;
 	if (params)
 		b->p = *params;
 	else
-		plb_params_init(&b->p);
+		plb__params_init(&b->p);
 	/* A domain of few, costly units (a gene a unit, not an option) would
 	 * otherwise train in blocks worth much of the run: no block floor
 	 * above the first blocks' cap, W / (train_div * PUs). */
@@ -127,11 +127,11 @@ int plb_balancer_create(const struct plb_params *params, const char *policy,
 	*out = b;
 	return 0;
 err:
-	plb_balancer_destroy(b);
+	plb__balancer_destroy(b);
 	return PLB_ENOMEM;
 }
 
-void plb_balancer_destroy(plb_balancer_t *b)
+void plb__balancer_destroy(plb__balancer_t *b)
 {
 	if (!b)
 		return;
@@ -155,31 +155,31 @@ void plb_balancer_destroy(plb_balancer_t *b)
 	free(b);
 }
 
-double plb__first_block(const struct plb_balancer *b)
+double plb__first_block(const struct plb__balancer *b)
 {
 	double cap = (double)b->W / (b->p.train_div * b->n);
 	double x = b->p.initial_block < cap ? b->p.initial_block : cap;
 	return x > b->p.min_block ? x : b->p.min_block;
 }
 
-int plb_balancer_next(plb_balancer_t *b, int pu, double now, struct plb_grant *g)
+int plb__balancer_next(plb__balancer_t *b, int pu, double now, struct plb__grant *g)
 {
 	if (!b || pu < 0 || pu >= b->n || !g || !isfinite(now))
 		return PLB_EINVAL;
 	struct plb__pu *u = &b->pu[pu];
-	if (u->lost || u->nout >= PLB_MAX_GRANTS)
+	if (u->lost || u->nout >= PLB__MAX_GRANTS)
 		return PLB_ESTATE;
 	if (b->pool == 0) {
 		if (b->done_units == b->W)
-			return PLB_NEXT_DONE;
-		return b->pol->redo_late && u->nout == 0 ? plb__redo_next(b, pu, now, g) : PLB_NEXT_WAIT;
+			return PLB__NEXT_DONE;
+		return b->pol->redo_late && u->nout == 0 ? plb__redo_next(b, pu, now, g) : PLB__NEXT_WAIT;
 	}
 
 	double units = 0;
-	enum plb_grant_kind kind = PLB_GRANT_REGULAR;
+	enum plb__grant_kind kind = PLB__GRANT_REGULAR;
 	int step = 0;
 	int rc = b->pol->next(b, pu, now, &units, &kind, &step);
-	if (rc != PLB_NEXT_GRANT)
+	if (rc != PLB__NEXT_GRANT)
 		return rc;
 	PLB_ASSERT(isfinite(units) && units > 0);
 	uint64_t want = units < 1 ? 1 : (uint64_t)llround(units);
@@ -210,15 +210,15 @@ int plb_balancer_next(plb_balancer_t *b, int pu, double now, struct plb_grant *g
 	b->nout_total++;
 	b->epoch++;
 	b->st.blocks++;
-	if (kind == PLB_GRANT_TRAINING)
+	if (kind == PLB__GRANT_TRAINING)
 		b->st.training_blocks++;
-	else if (kind == PLB_GRANT_GAP)
+	else if (kind == PLB__GRANT_GAP)
 		b->st.gap_blocks++;
 
-	*g = (struct plb_grant){.id = rec->id, .pu = pu, .offset = r.off,
+	*g = (struct plb__grant){.id = rec->id, .pu = pu, .offset = r.off,
 				.units = r.len, .kind = kind,
 				.predicted_s = rec->pred_s};
-	return PLB_NEXT_GRANT;
+	return PLB__NEXT_GRANT;
 }
 
 /* PU u's fixed cost a block outside it: the intercept of a line through
@@ -242,7 +242,7 @@ static double link_fixed(struct plb__pu *u)
 }
 
 /* A block's round trip, into its PU's window, and the model's floor. */
-static void note_link(struct plb_balancer *b, int pu, double units, double link_s)
+static void note_link(struct plb__balancer *b, int pu, double units, double link_s)
 {
 	struct plb__pu *u = &b->pu[pu];
 	if (!(link_s > 0))
@@ -255,7 +255,7 @@ static void note_link(struct plb_balancer *b, int pu, double units, double link_
 		plb__model_set_floor(&b->model[pu], link_fixed(u));
 }
 
-int plb_balancer_done(plb_balancer_t *b, int pu, const struct plb_sample *s)
+int plb__balancer_done(plb__balancer_t *b, int pu, const struct plb__block_done *s)
 {
 	if (!b || pu < 0 || pu >= b->n || !s)
 		return PLB_EINVAL;
@@ -326,7 +326,7 @@ int plb_balancer_done(plb_balancer_t *b, int pu, const struct plb_sample *s)
 	return 0;
 }
 
-int plb_balancer_counts(const plb_balancer_t *b, int pu, uint64_t id)
+int plb__balancer_counts(const plb__balancer_t *b, int pu, uint64_t id)
 {
 	if (!b || pu < 0 || pu >= b->n)
 		return 0;
@@ -337,7 +337,7 @@ int plb_balancer_counts(const plb_balancer_t *b, int pu, uint64_t id)
 	return 0;
 }
 
-int plb_balancer_lost(plb_balancer_t *b, int pu, double now)
+int plb__balancer_lost(plb__balancer_t *b, int pu, double now)
 {
 	if (!b || pu < 0 || pu >= b->n)
 		return PLB_EINVAL;
@@ -373,8 +373,8 @@ int plb_balancer_lost(plb_balancer_t *b, int pu, double now)
 	return 0;
 }
 
-int plb_balancer_model_get(const plb_balancer_t *b, int pu, struct plb_model_sample *s,
-			   int max, double *cliff)
+int plb__balancer_model_get(const plb__balancer_t *b, int pu, struct plb__sample *s,
+			    int max, double *cliff)
 {
 	if (!b || pu < 0 || pu >= b->n || max < 0 || (max && !s))
 		return PLB_EINVAL;
@@ -383,14 +383,12 @@ int plb_balancer_model_get(const plb_balancer_t *b, int pu, struct plb_model_sam
 	if (!b->model)
 		return 0;
 	const struct plb__model *m = &b->model[pu];
-	for (int i = 0; i < m->n && i < max; i++) {
-		const struct plb__sample *x = &m->s[(m->head + i) % m->cap];
-		s[i] = (struct plb_model_sample){x->units, x->exec_s, x->xfer_s};
-	}
+	for (int i = 0; i < m->n && i < max; i++)
+		s[i] = m->s[(m->head + i) % m->cap];
 	return m->n;
 }
 
-double plb_balancer_predict(const plb_balancer_t *b, int pu, double units)
+double plb__balancer_predict(const plb__balancer_t *b, int pu, double units)
 {
 	if (!b || pu < 0 || pu >= b->n || !b->model || !(units >= 0) || !isfinite(units) ||
 	    !plb__model_ready(&b->model[pu]))
@@ -398,13 +396,13 @@ double plb_balancer_predict(const plb_balancer_t *b, int pu, double units)
 	return plb__model_eval(&b->model[pu], units);
 }
 
-int plb_balancer_model_set(plb_balancer_t *b, int pu, const struct plb_model_sample *s,
-			   int n, double cliff)
+int plb__balancer_model_set(plb__balancer_t *b, int pu, const struct plb__sample *s,
+			    int n, double cliff)
 {
 	if (!b || pu < 0 || pu >= b->n || n < 0 || (n && !s) || isnan(cliff) || !(cliff > 0))
 		return PLB_EINVAL;
 	for (int i = 0; i < n; i++)
-		if (!plb__sample_ok(&(struct plb__sample){s[i].units, s[i].exec_s, s[i].xfer_s}))
+		if (!plb__sample_ok(&s[i]))
 			return PLB_EINVAL;
 	if (b->st.blocks)
 		return PLB_ESTATE;
@@ -415,13 +413,7 @@ int plb_balancer_model_set(plb_balancer_t *b, int pu, const struct plb_model_sam
 	/* one fit for them all: an iterative app warms every PU at every
 	 * run, and a fit a sample took 5-11 ms of the master's time at each
 	 * k-means iteration of the demo (5 PUs, 32 samples each) */
-	struct plb__sample *v = malloc((size_t)n * sizeof *v);
-	if (!v)
-		return PLB_ENOMEM;
-	for (int i = 0; i < n; i++)
-		v[i] = (struct plb__sample){s[i].units, s[i].exec_s, s[i].xfer_s};
-	int rc = plb__model_load(m, v, n);
-	free(v);
+	int rc = plb__model_load(m, s, n);
 	if (rc)
 		return rc;
 	for (int i = 0; i < n; i++) {
@@ -438,12 +430,12 @@ int plb_balancer_model_set(plb_balancer_t *b, int pu, const struct plb_model_sam
 	return 0;
 }
 
-int plb_balancer_finished(const plb_balancer_t *b)
+int plb__balancer_finished(const plb__balancer_t *b)
 {
 	return b->done_units == b->W;
 }
 
-void plb_balancer_stats(const plb_balancer_t *b, struct plb_balancer_stats *st)
+void plb__balancer_stats(const plb__balancer_t *b, struct plb__balancer_stats *st)
 {
 	*st = b->st;
 	st->units_done = b->done_units;
@@ -471,7 +463,7 @@ static double ef_deriv_split(const void *ctx, double x)
 	return plb__model_deriv_split(ctx, x);
 }
 
-int plb__solve(struct plb_balancer *b, double S, double now, double *x, double *T)
+int plb__solve(struct plb__balancer *b, double S, double now, double *x, double *T)
 {
 	PLB_ASSERT(b->model);
 	double t0 = plb__cpu_now();

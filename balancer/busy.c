@@ -27,7 +27,7 @@ static double busy_from(double lo, double hi, double now)
 	return end - now;
 }
 
-void plb__busy_sync(struct plb_balancer *b, int pu)
+void plb__busy_sync(struct plb__balancer *b, int pu)
 {
 	const struct plb__pu *u = &b->pu[pu];
 	struct plb__bsum *s = &b->bs[pu];
@@ -44,7 +44,7 @@ void plb__busy_sync(struct plb_balancer *b, int pu)
 	s->t_minb = ready ? plb__model_eval_memo(&b->model[pu], b->p.min_block) : INFINITY;
 }
 
-double plb__busy_for(const struct plb_balancer *b, int pu, double now)
+double plb__busy_for(const struct plb__balancer *b, int pu, double now)
 {
 	const struct plb__bsum *s = &b->bs[pu];
 	return s->busy ? busy_from(s->lo, s->hi, now) : 0;
@@ -58,7 +58,7 @@ static void dry_open(struct plb__busiest *c, uint64_t pool)
 	c->pool_at = pool;
 }
 
-const struct plb__busiest *plb__busy_list(struct plb_balancer *b, double now)
+const struct plb__busiest *plb__busy_list(struct plb__balancer *b, double now)
 {
 	struct plb__busiest *c = &b->busiest;
 	if (!(c->now == now && c->epoch == b->epoch)) {
@@ -90,7 +90,7 @@ const struct plb__busiest *plb__busy_list(struct plb_balancer *b, double now)
 	return c;
 }
 
-double plb__busy_room(struct plb_balancer *b, int pu, double now, double t)
+double plb__busy_room(struct plb__balancer *b, int pu, double now, double t)
 {
 	const struct plb__busiest *c = plb__busy_list(b, now);
 	double room = 0;
@@ -107,7 +107,7 @@ double plb__busy_room(struct plb_balancer *b, int pu, double now, double t)
 	return fmax(0, room);
 }
 
-int plb__busy_dry(struct plb_balancer *b, int pu, double now, double t)
+int plb__busy_dry(struct plb__balancer *b, int pu, double now, double t)
 {
 	if (b->pu[pu].nout > 0)
 		return plb__busy_room(b, pu, now, t) < (double)b->pool;
@@ -131,13 +131,13 @@ int plb__busy_dry(struct plb_balancer *b, int pu, double now, double t)
 	return dry;
 }
 
-double plb__others_free_in(struct plb_balancer *b, int pu, double now)
+double plb__others_free_in(struct plb__balancer *b, int pu, double now)
 {
 	const struct plb__busiest *c = plb__busy_list(b, now);
 	return pu == c->who ? c->second : c->first;
 }
 
-int plb__others_busy(const struct plb_balancer *b, int except)
+int plb__others_busy(const struct plb__balancer *b, int except)
 {
 	int mine = except >= 0 ? b->pu[except].nout : 0;
 	return b->nout_total - mine > 0;

@@ -35,7 +35,7 @@ static void set_nout(struct plb__driver *d, int pu, int n)
 }
 
 static void note(struct plb__driver *d, enum plb__driver_op op, int pu, double now, int rc,
-		 const struct plb_grant *g, const struct plb_sample *s)
+		 const struct plb__grant *g, const struct plb__block_done *s)
 {
 	if (!d->log)
 		return;
@@ -47,8 +47,8 @@ static void note(struct plb__driver *d, enum plb__driver_op op, int pu, double n
 	d->log(d->log_ctx, &c);
 }
 
-int plb__driver_init(struct plb__driver *d, plb_balancer_t *b, int npu, int pipeline,
-		     int (*grant)(void *, int, const struct plb_grant *),
+int plb__driver_init(struct plb__driver *d, plb__balancer_t *b, int npu, int pipeline,
+		     int (*grant)(void *, int, const struct plb__grant *),
 		     void (*wait)(void *, int), void *ctx)
 {
 	*d = (struct plb__driver){.b = b, .npu = npu, .pipeline = pipeline, .grant = grant,
@@ -78,21 +78,21 @@ int plb__driver_poll(struct plb__driver *d, int pu, double now)
 	struct plb__driver_pu *u = &d->pu[pu];
 	set_parked(d, pu, 0);
 	while (!u->lost && !u->finished && u->nout < d->pipeline) {
-		struct plb_grant g;
-		int rc = plb_balancer_next(d->b, pu, now, &g);
-		note(d, PLB__DRIVE_NEXT, pu, now, rc, rc == PLB_NEXT_GRANT ? &g : NULL, NULL);
-		if (rc == PLB_NEXT_WAIT) {
+		struct plb__grant g;
+		int rc = plb__balancer_next(d->b, pu, now, &g);
+		note(d, PLB__DRIVE_NEXT, pu, now, rc, rc == PLB__NEXT_GRANT ? &g : NULL, NULL);
+		if (rc == PLB__NEXT_WAIT) {
 			set_parked(d, pu, 1);
 			if (d->wait)
 				d->wait(d->ctx, pu);
 			return 0;
 		}
-		if (rc == PLB_NEXT_DONE) {
+		if (rc == PLB__NEXT_DONE) {
 			u->finished = 1;
 			return 0;
 		}
-		if (rc != PLB_NEXT_GRANT) {
-			d->failed = "plb_balancer_next";
+		if (rc != PLB__NEXT_GRANT) {
+			d->failed = "plb__balancer_next";
 			return rc < 0 ? rc : PLB_ESTATE;
 		}
 		set_nout(d, pu, u->nout + 1);
@@ -114,12 +114,12 @@ void plb__driver_back(struct plb__driver *d, int pu)
 	}
 }
 
-int plb__driver_done(struct plb__driver *d, int pu, const struct plb_sample *s)
+int plb__driver_done(struct plb__driver *d, int pu, const struct plb__block_done *s)
 {
 	plb__driver_back(d, pu);
-	int rc = plb_balancer_done(d->b, pu, s);
+	int rc = plb__balancer_done(d->b, pu, s);
 	note(d, PLB__DRIVE_DONE, pu, s->finish, rc, NULL, s);
-	d->failed = "plb_balancer_done";
+	d->failed = "plb__balancer_done";
 	return rc;
 }
 
@@ -132,15 +132,15 @@ int plb__driver_lost(struct plb__driver *d, int pu, double now)
 	d->busy -= busy(d, pu);
 	u->lost = 1;
 	u->nout = 0;
-	int rc = plb_balancer_lost(d->b, pu, now);
+	int rc = plb__balancer_lost(d->b, pu, now);
 	note(d, PLB__DRIVE_LOST, pu, now, rc, NULL, NULL);
-	d->failed = "plb_balancer_lost";
+	d->failed = "plb__balancer_lost";
 	return rc;
 }
 
 int plb__driver_parked(struct plb__driver *d, double now)
 {
-	int idle = plb_balancer_idle_waits(d->b, now);
+	int idle = plb__balancer_idle_waits(d->b, now);
 	note(d, PLB__DRIVE_IDLE, -1, now, idle, NULL, NULL);
 	if (idle)
 		return 0;

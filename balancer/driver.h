@@ -32,12 +32,12 @@ struct plb__driver_call {
 	int pu;                 /* -1 for PLB__DRIVE_IDLE */
 	double now;             /* NEXT, LOST, IDLE: the time given; DONE: the sample's finish */
 	int rc;                 /* what the balancer answered */
-	struct plb_grant g;     /* NEXT with PLB_NEXT_GRANT: the grant */
-	struct plb_sample s;    /* DONE: the sample */
+	struct plb__grant g;     /* NEXT with PLB__NEXT_GRANT: the grant */
+	struct plb__block_done s;    /* DONE: the sample */
 };
 
 struct plb__driver {
-	plb_balancer_t *b;
+	plb__balancer_t *b;
 	int npu, pipeline;
 	struct plb__driver_pu *pu;
 	uint64_t *parked;       /* a bit per PU told to wait */
@@ -46,21 +46,21 @@ struct plb__driver {
 	/* The caller's: send grant g to PU pu (0, or a negative PLB_E code
 	 * with the caller's message set); and, if not NULL, PU pu was told to
 	 * wait. */
-	int (*grant)(void *ctx, int pu, const struct plb_grant *g);
+	int (*grant)(void *ctx, int pu, const struct plb__grant *g);
 	void (*wait)(void *ctx, int pu);
 	void *ctx;
 	/* Tests only, if not NULL: every balancer call, after it returned. */
 	void (*log)(void *log_ctx, const struct plb__driver_call *c);
 	void *log_ctx;
-	/* The balancer call whose error a function returned ("plb_balancer_next"
+	/* The balancer call whose error a function returned ("plb__balancer_next"
 	 * ...); NULL when the error was the grant hook's. */
 	const char *failed;
 };
 
 /* d drives b (npu PUs, at most pipeline grants each); hooks as above.
  * 0 or PLB_ENOMEM. The caller owns b; plb__driver_fini frees d's own. */
-PLB_WUR int plb__driver_init(struct plb__driver *d, plb_balancer_t *b, int npu, int pipeline,
-			     int (*grant)(void *, int, const struct plb_grant *),
+PLB_WUR int plb__driver_init(struct plb__driver *d, plb__balancer_t *b, int npu, int pipeline,
+			     int (*grant)(void *, int, const struct plb__grant *),
 			     void (*wait)(void *, int), void *ctx);
 void plb__driver_fini(struct plb__driver *d);
 
@@ -71,9 +71,9 @@ PLB_WUR int plb__driver_poll(struct plb__driver *d, int pu, double now);
 /* A grant came back from PU pu (done, failed or stale): one fewer out, and
  * pu is asked again at the next answer. */
 void plb__driver_back(struct plb__driver *d, int pu);
-/* A grant came back done: plb__driver_back, then plb_balancer_done's
+/* A grant came back done: plb__driver_back, then plb__balancer_done's
  * answer (0, PLB_ESTALE: drop its results, or an error). */
-PLB_WUR int plb__driver_done(struct plb__driver *d, int pu, const struct plb_sample *s);
+PLB_WUR int plb__driver_done(struct plb__driver *d, int pu, const struct plb__block_done *s);
 /* PU pu is out of the run (failed, or its rank silent): its grants go back
  * to the pool and it is asked no more. 0, or the balancer's error. A PU
  * already lost is left as it is. */
@@ -83,7 +83,7 @@ PLB_WUR int plb__driver_lost(struct plb__driver *d, int pu, double now);
  * they did, then every parked PU (plb__driver_parked). */
 PLB_WUR int plb__driver_answer(struct plb__driver *d, double now);
 /* Ask every parked PU again, in PU order, unless the balancer says each
- * would wait (plb_balancer_idle_waits). Also at plb_balancer_wake. */
+ * would wait (plb__balancer_idle_waits). Also at plb__balancer_wake. */
 PLB_WUR int plb__driver_parked(struct plb__driver *d, double now);
 
 /* Is PU pu parked (told to wait, not asked since)? */

@@ -17,7 +17,7 @@
 
 struct plb__grant_rec {
 	uint64_t id, off, units;
-	enum plb_grant_kind kind;
+	enum plb__grant_kind kind;
 	double t_grant;         /* when it was granted */
 	double pred_s;          /* predicted E(units) when granted, 0 if none */
 	double pred_end;        /* predicted finish: PU free time + pred_s */
@@ -48,13 +48,13 @@ struct plb__redo {
 #define PLB__LINK_WIN PLB__TS_MAX
 
 struct plb__pu {
-	struct plb__grant_rec out[PLB_MAX_GRANTS];
+	struct plb__grant_rec out[PLB__MAX_GRANTS];
 	int nout;
 	int lost;
 	uint64_t max_block;     /* largest block done */
 	double last_exec_s;     /* exec+xfer of its last block */
 	double rate;            /* units/s at max_block, by its model (redo_late) */
-	/* its newest blocks' sizes and round trips (plb_sample.link_s) */
+	/* its newest blocks' sizes and round trips (plb__block_done.link_s) */
 	double lk_u[PLB__LINK_WIN], lk_t[PLB__LINK_WIN];
 	int lk_n, lk_head;
 	double lk_slope;        /* seconds a unit of its round trip, as last found */
@@ -70,22 +70,22 @@ struct plb__policy {
 				 * blocks: solves see plb__model_eval_split */
 	int redo_late;          /* idle PUs run a late block again once the
 				 * pool is empty (struct plb__redo) */
-	int (*init)(struct plb_balancer *b);
-	void (*fini)(struct plb_balancer *b);
-	/* Decide PU pu's next block: return PLB_NEXT_GRANT with *units (> 0) and
-	 * *kind and *step set, or PLB_NEXT_WAIT. The core clips *units to the
+	int (*init)(struct plb__balancer *b);
+	void (*fini)(struct plb__balancer *b);
+	/* Decide PU pu's next block: return PLB__NEXT_GRANT with *units (> 0) and
+	 * *kind and *step set, or PLB__NEXT_WAIT. The core clips *units to the
 	 * pool, allocates the range and records the grant. Only called while
 	 * the pool holds units. */
-	int (*next)(struct plb_balancer *b, int pu, double now, double *units,
-		    enum plb_grant_kind *kind, int *step);
+	int (*next)(struct plb__balancer *b, int pu, double now, double *units,
+		    enum plb__grant_kind *kind, int *step);
 	/* A block finished (the model, if any, already holds the sample). */
-	void (*done)(struct plb_balancer *b, int pu,
-		     const struct plb__grant_rec *g, const struct plb_sample *s);
+	void (*done)(struct plb__balancer *b, int pu,
+		     const struct plb__grant_rec *g, const struct plb__block_done *s);
 	/* A PU was lost (its grants are already back in the pool). */
-	void (*lost)(struct plb_balancer *b, int pu);
+	void (*lost)(struct plb__balancer *b, int pu);
 	/* PU pu's model was started from an earlier run's samples
-	 * (plb_balancer_model_set): it needs no training. NULL: it trains. */
-	void (*warm)(struct plb_balancer *b, int pu);
+	 * (plb__balancer_model_set): it needs no training. NULL: it trains. */
+	void (*warm)(struct plb__balancer *b, int pu);
 };
 
 /* The PUs with outstanding grants at one instant, when each is free, and
@@ -123,8 +123,8 @@ struct plb__bsum {
 	int lost;
 };
 
-struct plb_balancer {
-	struct plb_params p;
+struct plb__balancer {
+	struct plb__params p;
 	const struct plb__policy *pol;
 	void *ps;                       /* policy state */
 	int n;                          /* PUs */
@@ -143,13 +143,13 @@ struct plb_balancer {
 	struct plb__bsum *bs;           /* n: what that scan reads */
 	int alive;                      /* PUs not lost */
 	struct plb__redo rx;
-	struct plb_balancer_stats st;
+	struct plb__balancer_stats st;
 	/* scratch for solves */
 	struct plb__efun *ef;
 	int *ef_pu;
 	double *x;
 	/* placement (place.c): each PU's group (-1: none) and the ranges each
-	 * group holds; NULL until the first plb_balancer_group */
+	 * group holds; NULL until the first plb__balancer_group */
 	int *grp;
 	struct plb__ranges *held;
 };
@@ -158,36 +158,36 @@ struct plb_balancer {
  * on (in it). A leftover after them smaller than min_block is not left
  * behind: it goes with this grant. Units left before `at` stay free (the
  * caller made room in b->free for the split: plb__pool_room). */
-struct plb__range plb__pool_cut(struct plb_balancer *b, int fi, uint64_t at, uint64_t want);
+struct plb__range plb__pool_cut(struct plb__balancer *b, int fi, uint64_t at, uint64_t want);
 /* Room for one more free range. 0 or PLB_ENOMEM. */
-PLB_WUR int plb__pool_room(struct plb_balancer *b);
+PLB_WUR int plb__pool_room(struct plb__balancer *b);
 /* Return a range to the pool, keeping it sorted and merged. 0 or
  * PLB_ENOMEM. */
-PLB_WUR int plb__pool_put(struct plb_balancer *b, uint64_t off, uint64_t len);
+PLB_WUR int plb__pool_put(struct plb__balancer *b, uint64_t off, uint64_t len);
 
 /* The busy PUs (busy.c). PU pu's entry in b->bs, after a change to its
  * grants, model or rate. */
-void plb__busy_sync(struct plb_balancer *b, int pu);
+void plb__busy_sync(struct plb__balancer *b, int pu);
 /* Seconds until PU pu is predicted to be free: 0 if idle; a block past its
  * predicted end is taken to end as late again as it already is. */
-double plb__busy_for(const struct plb_balancer *b, int pu, double now);
+double plb__busy_for(const struct plb__balancer *b, int pu, double now);
 
 /* Split S units equal-time over the PUs that are alive and have a model,
  * each becoming free after plb__busy_for; x[pu] receives the units (0 for
  * PUs left out). *T (may be NULL) gets the common finish time from now.
  * Counts a solve and its CPU time. Returns 0 or a negative PLB_E code. */
-PLB_WUR int plb__solve(struct plb_balancer *b, double S, double now,
+PLB_WUR int plb__solve(struct plb__balancer *b, double S, double now,
 		       double *x, double *T);
 
 /* Seconds until the last PU other than pu is predicted free (plb__busy_for;
  * 0 if none is busy). One scan of every PU per instant and change of the
  * outstanding grants, however many PUs ask: every waiting PU asks at every
  * event, and a scan each was a third of a 4096-PU master's time. */
-double plb__others_free_in(struct plb_balancer *b, int pu, double now);
+double plb__others_free_in(struct plb__balancer *b, int pu, double now);
 /* The PUs not lost that hold an outstanding grant now, in index order,
  * with when each is free: the same scan, so a question about the busy PUs
  * costs their number, not the cluster's, once many PUs wait at the end. */
-const struct plb__busiest *plb__busy_list(struct plb_balancer *b, double now);
+const struct plb__busiest *plb__busy_list(struct plb__balancer *b, double now);
 /* Units the busy PUs other than pu whose models are ready run between
  * when each is free and `t` seconds from now, each at its rate at its
  * largest block (plb__pu.rate): the question of whether the busy PUs
@@ -196,7 +196,7 @@ const struct plb__busiest *plb__busy_list(struct plb_balancer *b, double now);
  * every PU's state and model instead (two cache misses a PU) was 16% of
  * a 4096-PU simulation's perf samples, at the end of the job, where the
  * master's time delays every PU. */
-double plb__busy_room(struct plb_balancer *b, int pu, double now, double t);
+double plb__busy_room(struct plb__balancer *b, int pu, double now, double t);
 /* plb__busy_room(b, pu, now, t) < pool: the busy PUs could not run the
  * pool dry by t. For a PU with nothing out (those that wait at the end
  * of a job, each asking at every event) from a bracket kept per instant,
@@ -204,35 +204,35 @@ double plb__busy_room(struct plb_balancer *b, int pu, double now, double t);
  * order, of terms that do not fall as t grows, and rounding keeps that
  * (IEEE arithmetic is monotone), so a t below one whose room fell short
  * falls short too, and the answers are the scan's, to the bit. */
-int plb__busy_dry(struct plb_balancer *b, int pu, double now, double t);
+int plb__busy_dry(struct plb__balancer *b, int pu, double now, double t);
 
 /* True if some PU other than `except` holds an outstanding grant. */
-int plb__others_busy(const struct plb_balancer *b, int except);
+int plb__others_busy(const struct plb__balancer *b, int except);
 
 /* A late block run again (redo.c). PU pu, with nothing out, asks once the
- * pool is empty: a piece of the late block, or PLB_NEXT_WAIT. */
-int plb__redo_next(struct plb_balancer *b, int pu, double now, struct plb_grant *g);
+ * pool is empty: a piece of the late block, or PLB__NEXT_WAIT. */
+int plb__redo_next(struct plb__balancer *b, int pu, double now, struct plb__grant *g);
 /* The original ended first: the pieces are void. */
-void plb__redo_drop(struct plb_balancer *b);
+void plb__redo_drop(struct plb__balancer *b);
 /* The original is lost: the pieces become ordinary grants and the rest of
  * its range goes back to the pool. 0 or PLB_ENOMEM. */
-PLB_WUR int plb__redo_release(struct plb_balancer *b);
+PLB_WUR int plb__redo_release(struct plb__balancer *b);
 /* A piece ended first: the original is void, then plb__redo_release. */
-PLB_WUR int plb__redo_won(struct plb_balancer *b);
+PLB_WUR int plb__redo_won(struct plb__balancer *b);
 /* A PU's rate (units per second) at its largest block so far, as its
  * model has it: kept at each sample, for the late blocks' sums. */
-void plb__note_rate(struct plb_balancer *b, int pu);
+void plb__note_rate(struct plb__balancer *b, int pu);
 
 /* Units of a PU's first training block: initial_block, but at most
  * W/(train_div * PUs) so a slow PU cannot start with a large part of the run,
  * and at least min_block. */
-double plb__first_block(const struct plb_balancer *b);
+double plb__first_block(const struct plb__balancer *b);
 
 /* Where PU pu's grant of *want units goes when its group holds free units
  * (place.c): sets *at and may shorten *want; returns the index of the free
  * range holding *at, or -1 (no preference: the lowest free units). */
-int plb__place(const struct plb_balancer *b, int pu, uint64_t *want, uint64_t *at);
-void plb__place_free(struct plb_balancer *b);
+int plb__place(const struct plb__balancer *b, int pu, uint64_t *want, uint64_t *at);
+void plb__place_free(struct plb__balancer *b);
 
 /* The policies, one file each in policies/ defining plb__policy_NAME;
  * adding one is its file and a word here (the order is plbsim's). */

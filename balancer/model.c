@@ -117,7 +117,7 @@ static void fit_line(const double *x, const double *t, const double *w, int n,
 }
 
 int plb__model_init(struct plb__model *m, double W,
-		    const struct plb_params *p)
+		    const struct plb__params *p)
 {
 	if (!m || !p || !(W > 0) || !isfinite(W) || !(p->model_window >= 1))
 		return PLB_EINVAL;

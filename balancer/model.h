@@ -6,6 +6,7 @@
 #ifndef PLB_MODEL_H
 #define PLB_MODEL_H
 
+#include "balancer/balancer.h"
 #include "balancer/fit.h"
 #include "balancer/params.h"
 
@@ -13,10 +14,6 @@
  * and at every fit of fewer than PLB__SELECT_MIN_N samples (model.c). */
 #define PLB__SELECT_EVERY 8
 #define PLB__SELECT_MIN_N 16
-
-struct plb__sample {
-	double units, exec_s, xfer_s;
-};
 
 struct plb__model {
 	struct plb__sample *s;          /* ring of the last `cap` samples */
@@ -48,7 +45,7 @@ struct plb__model {
 /* Initialise for a domain of W units with the parameters' window, term limit
  * and change threshold. Caller owns m; free with plb__model_fini. */
 PLB_WUR int plb__model_init(struct plb__model *m, double W,
-			    const struct plb_params *p);
+			    const struct plb__params *p);
 void plb__model_fini(struct plb__model *m);
 
 /* A sample a model takes: units > 0, times >= 0, all finite. */
@@ -60,7 +57,7 @@ PLB_WUR int plb__model_add(struct plb__model *m, double units, double exec_s,
 			   double xfer_s);
 
 /* Add n samples at once, oldest first, and fit once: a model kept from an
- * earlier run (plb_balancer_model_set). The samples are taken as they are
+ * earlier run (plb__balancer_model_set). The samples are taken as they are
  * (a kept model's are already on its last speed: no speed change is looked
  * for among them); the newest model_window of those held and these stay.
  * Returns 0, PLB_EINVAL for a sample plb__model_add would refuse (nothing

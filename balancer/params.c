@@ -15,20 +15,20 @@ struct row {
 };
 
 static const struct row rows[] = {
-#define X(n, d, l, h, doc) {#n, offsetof(struct plb_params, n), d, l, h, doc},
-	PLB_PARAMS(X)
+#define X(n, d, l, h, doc) {#n, offsetof(struct plb__params, n), d, l, h, doc},
+	PLB__PARAMS(X)
 #undef X
 };
 #define NROWS (sizeof rows / sizeof rows[0])
 
-void plb_params_init(struct plb_params *p)
+void plb__params_init(struct plb__params *p)
 {
 	for (size_t i = 0; i < NROWS; i++)
 		*(double *)((char *)p + rows[i].off) = rows[i].def;
 }
 
-int plb_params_set(struct plb_params *p, const char *key, const char *value,
-		   char *err, size_t errlen)
+int plb__params_set(struct plb__params *p, const char *key, const char *value,
+		    char *err, size_t errlen)
 {
 	for (size_t i = 0; i < NROWS; i++) {
 		if (strcmp(rows[i].name, key) != 0)
@@ -55,8 +55,8 @@ int plb_params_set(struct plb_params *p, const char *key, const char *value,
 	return PLB_ENOENT;
 }
 
-int plb_params_assign(struct plb_params *p, const char *assignment,
-		      char *err, size_t errlen)
+int plb__params_assign(struct plb__params *p, const char *assignment,
+		       char *err, size_t errlen)
 {
 	char key[128];
 	const char *eq = strchr(assignment, '=');
@@ -65,11 +65,11 @@ int plb_params_assign(struct plb_params *p, const char *assignment,
 		return PLB_EINVAL;
 	}
 	snprintf(key, sizeof key, "%.*s", (int)(eq - assignment), assignment);
-	return plb_params_set(p, key, eq + 1, err, errlen);
+	return plb__params_set(p, key, eq + 1, err, errlen);
 }
 
-int plb_params_describe(int i, const char **name, double *def, double *lo,
-			double *hi, const char **doc)
+int plb__params_describe(int i, const char **name, double *def, double *lo,
+			 double *hi, const char **doc)
 {
 	if (i < 0 || (size_t)i >= NROWS)
 		return PLB_ENOENT;

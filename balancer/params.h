@@ -10,7 +10,7 @@
 #include "plb_errors.h"
 
 /* X(name, default, min, max, doc); every parameter is a double. */
-#define PLB_PARAMS(X)                                                          \
+#define PLB__PARAMS(X)                                                          \
 	X(initial_block, 1024, 1, 1e15,                                        \
 	  "x_init: units of a PU's first training block (PLB-HAC, PLB-HeC, HDSS)") \
 	X(train_div, 32, 1, 1e9,                                               \
@@ -62,29 +62,29 @@
 	X(greedy_block, 1024, 1, 1e15,                                         \
 	  "greedy: units per block")
 
-struct plb_params {
+struct plb__params {
 #define X(name, def, lo, hi, doc) double name;
-	PLB_PARAMS(X)
+	PLB__PARAMS(X)
 #undef X
 };
 
 /* Fill p with the defaults. */
-void plb_params_init(struct plb_params *p);
+void plb__params_init(struct plb__params *p);
 
 /* Set parameter `key` from text `value`. On error returns PLB_ENOENT (no such
  * key) or PLB_EINVAL (not a number or out of range) and writes a message
  * saying what would be accepted into err (errlen bytes). */
-PLB_WUR int plb_params_set(struct plb_params *p, const char *key,
-			   const char *value, char *err, size_t errlen);
+PLB_WUR int plb__params_set(struct plb__params *p, const char *key,
+			    const char *value, char *err, size_t errlen);
 
 /* Set a parameter from "KEY=VALUE" (as given to --set); PLB_EINVAL with a
- * message when there is no '=', else as plb_params_set. */
-PLB_WUR int plb_params_assign(struct plb_params *p, const char *assignment,
-			      char *err, size_t errlen);
+ * message when there is no '=', else as plb__params_set. */
+PLB_WUR int plb__params_assign(struct plb__params *p, const char *assignment,
+			       char *err, size_t errlen);
 
 /* Iterate the table: returns 0 and fills the out pointers for i in range,
  * PLB_ENOENT past the end. */
-int plb_params_describe(int i, const char **name, double *def, double *lo,
-			double *hi, const char **doc);
+int plb__params_describe(int i, const char **name, double *def, double *lo,
+			 double *hi, const char **doc);
 
 #endif

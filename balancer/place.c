@@ -19,7 +19,7 @@
 
 #define PLACE_COST 0.01
 
-int plb_balancer_group(plb_balancer_t *b, int pu, int group)
+int plb__balancer_group(plb__balancer_t *b, int pu, int group)
 {
 	if (!b || pu < 0 || pu >= b->n || group < -1 || group >= b->n)
 		return PLB_EINVAL;
@@ -37,7 +37,7 @@ int plb_balancer_group(plb_balancer_t *b, int pu, int group)
 	return 0;
 }
 
-int plb_balancer_hold(plb_balancer_t *b, int group, uint64_t off, uint64_t units)
+int plb__balancer_hold(plb__balancer_t *b, int group, uint64_t off, uint64_t units)
 {
 	if (!b || !b->held || group < 0 || group >= b->n || units == 0 || off > b->W ||
 	    units > b->W - off)
@@ -45,7 +45,7 @@ int plb_balancer_hold(plb_balancer_t *b, int group, uint64_t off, uint64_t units
 	return plb__ranges_add(&b->held[group], off, units);
 }
 
-void plb__place_free(struct plb_balancer *b)
+void plb__place_free(struct plb__balancer *b)
 {
 	if (b->held)
 		for (int i = 0; i < b->n; i++)
@@ -57,7 +57,7 @@ void plb__place_free(struct plb_balancer *b)
 }
 
 /* Cutting a grant of want units to l costs under PLACE_COST of its time. */
-static int cheap_cut(const struct plb_balancer *b, int pu, uint64_t l, uint64_t want)
+static int cheap_cut(const struct plb__balancer *b, int pu, uint64_t l, uint64_t want)
 {
 	if (!b->model || !plb__model_ready(&b->model[pu]))
 		return 0;
@@ -67,7 +67,7 @@ static int cheap_cut(const struct plb_balancer *b, int pu, uint64_t l, uint64_t 
 	return whole > 0 && extra <= PLACE_COST * whole;
 }
 
-int plb__place(const struct plb_balancer *b, int pu, uint64_t *want, uint64_t *at)
+int plb__place(const struct plb__balancer *b, int pu, uint64_t *want, uint64_t *at)
 {
 	if (!b->grp || b->grp[pu] < 0)
 		return -1;

@@ -6,7 +6,7 @@
 
 #include "balancer/internal.h"
 
-struct plb__range plb__pool_cut(struct plb_balancer *b, int fi, uint64_t at, uint64_t want)
+struct plb__range plb__pool_cut(struct plb__balancer *b, int fi, uint64_t at, uint64_t want)
 {
 	struct plb__range *r = &b->free[fi];
 	PLB_ASSERT(want > 0 && at >= r->off && at < r->off + r->len);
@@ -35,7 +35,7 @@ struct plb__range plb__pool_cut(struct plb_balancer *b, int fi, uint64_t at, uin
 	return (struct plb__range){at, u};
 }
 
-int plb__pool_room(struct plb_balancer *b)
+int plb__pool_room(struct plb__balancer *b)
 {
 	if (b->nfree < b->capfree)
 		return 0;
@@ -48,7 +48,7 @@ int plb__pool_room(struct plb_balancer *b)
 	return 0;
 }
 
-int plb__pool_put(struct plb_balancer *b, uint64_t off, uint64_t len)
+int plb__pool_put(struct plb__balancer *b, uint64_t off, uint64_t len)
 {
 	if (plb__pool_room(b))
 		return PLB_ENOMEM;

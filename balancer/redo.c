@@ -16,7 +16,7 @@
 
 #define REDO_SLOW 2.0   /* a piece may take at most this times its planned time */
 
-void plb__redo_drop(struct plb_balancer *b)
+void plb__redo_drop(struct plb__balancer *b)
 {
 	for (int i = 0; i < b->n; i++)
 		for (int k = 0; k < b->pu[i].nout; k++)
@@ -25,7 +25,7 @@ void plb__redo_drop(struct plb_balancer *b)
 	b->rx.active = 0;
 }
 
-int plb__redo_release(struct plb_balancer *b)
+int plb__redo_release(struct plb__balancer *b)
 {
 	for (int i = 0; i < b->n; i++)
 		for (int k = 0; k < b->pu[i].nout; k++)
@@ -34,7 +34,7 @@ int plb__redo_release(struct plb_balancer *b)
 	return b->rx.next < b->rx.end ? plb__pool_put(b, b->rx.next, b->rx.end - b->rx.next) : 0;
 }
 
-int plb__redo_won(struct plb_balancer *b)
+int plb__redo_won(struct plb__balancer *b)
 {
 	struct plb__pu *o = &b->pu[b->rx.pu];
 	for (int k = 0; k < o->nout; k++)
@@ -44,7 +44,7 @@ int plb__redo_won(struct plb_balancer *b)
 	return plb__redo_release(b);
 }
 
-void plb__note_rate(struct plb_balancer *b, int pu)
+void plb__note_rate(struct plb__balancer *b, int pu)
 {
 	const struct plb__model *m = &b->model[pu];
 	double x = fmax((double)b->pu[pu].max_block, b->p.min_block);
@@ -54,7 +54,7 @@ void plb__note_rate(struct plb_balancer *b, int pu)
 
 /* The free PUs' rate together: what they would run a late block's range
  * at. */
-static double free_rate(const struct plb_balancer *b)
+static double free_rate(const struct plb__balancer *b)
 {
 	double rate = 0;
 	for (int i = 0; i < b->n; i++)
@@ -69,7 +69,7 @@ static double free_rate(const struct plb_balancer *b)
  * counts as predicted to end when it started (plb__busy_for): a first
  * training block on a PU far slower than the rest is run again like any.
  * INFINITY for one that cannot be. */
-static double redo_from(const struct plb_balancer *b, const struct plb__grant_rec *g, double rate)
+static double redo_from(const struct plb__balancer *b, const struct plb__grant_rec *g, double rate)
 {
 	if (g->flags || !(rate > 0) || !(b->p.redo_gain > 0))
 		return INFINITY;
@@ -78,7 +78,7 @@ static double redo_from(const struct plb_balancer *b, const struct plb__grant_re
 
 /* Start re-running the late block expected to end last among those for
  * which it pays now (see above). */
-static int redo_start(struct plb_balancer *b, double now)
+static int redo_start(struct plb__balancer *b, double now)
 {
 	/* a scan of every grant: once per instant, not once per PU asking
 	 * (every waiting PU asks at every event) */
@@ -120,7 +120,7 @@ static int redo_start(struct plb_balancer *b, double now)
  * the six others, free 30-80 ms later, had none). No earlier than the
  * fastest of them takes for a piece of min_block: pieces are min_block
  * at least. b->x holds each one's free time (solve scratch). */
-static double redo_end(struct plb_balancer *b, double now)
+static double redo_end(struct plb__balancer *b, double now)
 {
 	struct plb__redo *rx = &b->rx;
 	/* every PU waiting asks at every event: once per instant and state */
@@ -171,7 +171,7 @@ static double redo_end(struct plb_balancer *b, double now)
 	return rx->end_t;
 }
 
-double plb_balancer_wake(const plb_balancer_t *b)
+double plb__balancer_wake(const plb__balancer_t *b)
 {
 	if (!b || !b->pol->redo_late || b->pool > 0 || b->rx.active || b->done_units == b->W)
 		return INFINITY;
@@ -182,30 +182,30 @@ double plb_balancer_wake(const plb_balancer_t *b)
 	return t;
 }
 
-int plb_balancer_idle_waits(const plb_balancer_t *b, double now)
+int plb__balancer_idle_waits(const plb__balancer_t *b, double now)
 {
 	if (!b || b->pool > 0 || b->done_units == b->W)
 		return 0;
 	if (!b->pol->redo_late)
 		return 1;
 	/* redo_next: with pieces out, any free PU may take the next; with
-	 * none, redo_start finds a block only at or past plb_balancer_wake
+	 * none, redo_start finds a block only at or past plb__balancer_wake
 	 * (the same rates, the same grants) */
 	if (b->rx.active)
 		return b->rx.next >= b->rx.end;
-	return now < plb_balancer_wake(b);
+	return now < plb__balancer_wake(b);
 }
 
-int plb__redo_next(struct plb_balancer *b, int pu, double now, struct plb_grant *g)
+int plb__redo_next(struct plb__balancer *b, int pu, double now, struct plb__grant *g)
 {
 	if (!b->model || !plb__model_ready(&b->model[pu]) || (b->rx.active && pu == b->rx.pu))
-		return PLB_NEXT_WAIT;
+		return PLB__NEXT_WAIT;
 	const struct plb__model *m = &b->model[pu];
 	if (!b->rx.active && !redo_start(b, now))
-		return PLB_NEXT_WAIT;
+		return PLB__NEXT_WAIT;
 	struct plb__pu *u = &b->pu[pu];
 	if (pu == b->rx.pu || b->rx.next >= b->rx.end || b->bs[pu].declined == b->rx.id)
-		return PLB_NEXT_WAIT;
+		return PLB__NEXT_WAIT;
 	uint64_t rest = b->rx.end - b->rx.next;
 	double t_piece = redo_end(b, now) - now;
 	/* within the sizes this PU has run: a fit says little beyond them,
@@ -225,11 +225,11 @@ int plb__redo_next(struct plb_balancer *b, int pu, double now, struct plb_grant 
 		/* its model cannot change while it waits: do not ask again */
 		b->bs[pu].declined = b->rx.id;
 		b->rx.end_now = NAN;    /* redo_end: one PU fewer */
-		return PLB_NEXT_WAIT;
+		return PLB__NEXT_WAIT;
 	}
 	struct plb__grant_rec *rec = &u->out[u->nout];
 	*rec = (struct plb__grant_rec){.id = b->next_id++, .off = b->rx.next, .units = want,
-				       .kind = PLB_GRANT_REDO, .t_grant = now, .pred_s = pred,
+				       .kind = PLB__GRANT_REDO, .t_grant = now, .pred_s = pred,
 				       .pred_end = now + pred, .flags = REC_PIECE};
 	b->rx.next += want;
 	u->nout++;
@@ -238,7 +238,7 @@ int plb__redo_next(struct plb_balancer *b, int pu, double now, struct plb_grant 
 	b->epoch++;
 	b->st.blocks++;
 	b->st.redo_blocks++;
-	*g = (struct plb_grant){.id = rec->id, .pu = pu, .offset = rec->off,
-				.units = want, .kind = PLB_GRANT_REDO, .predicted_s = pred};
-	return PLB_NEXT_GRANT;
+	*g = (struct plb__grant){.id = rec->id, .pu = pu, .offset = rec->off,
+				.units = want, .kind = PLB__GRANT_REDO, .predicted_s = pred};
+	return PLB__NEXT_GRANT;
 }

@@ -54,7 +54,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	for (int i = 2; i < argc; i++) {
-		if (plb_params_assign(&cfg.params, argv[i], err, sizeof err) != 0) {
+		if (plb__params_assign(&cfg.params, argv[i], err, sizeof err) != 0) {
 			fprintf(stderr, "bench_adapt: %s\n", err);
 			return 1;
 		}
@@ -85,12 +85,12 @@ int main(int argc, char **argv)
 	int after = 0, within = -1;
 	for (int k = 0; k < nrec; k++) {
 		struct rec *r = &recs[k];
-		if (r->pu != gpu || r->kind != PLB_GRANT_REGULAR || r->t < tchange)
+		if (r->pu != gpu || r->kind != PLB__GRANT_REGULAR || r->t < tchange)
 			continue;
 		/* the step's regular units, all PUs */
 		double S = 0;
 		for (int j = 0; j < nrec; j++)
-			if (recs[j].step == r->step && recs[j].kind == PLB_GRANT_REGULAR)
+			if (recs[j].step == r->step && recs[j].kind == PLB__GRANT_REGULAR)
 				S += recs[j].units;
 		for (int i = 0; i < cfg.npu; i++) {
 			tr[i] = (struct truth){&cfg.models[cfg.pus[i].model],

@@ -13,8 +13,8 @@
 
 int main(void)
 {
-	struct plb_params p;
-	plb_params_init(&p);
+	struct plb__params p;
+	plb__params_init(&p);
 	const double W = 1 << 20;
 	struct plb__model m;
 	if (plb__model_init(&m, W, &p) != 0)
@@ -46,7 +46,7 @@ int main(void)
 	       (int)p.model_window, (int)p.model_max_terms, 1e6 * (t1 - t_fill) / full, full);
 	printf("model inverse: %.3f us per call (%d calls)\n", 1e6 * (t3 - t2) / ninv, ninv);
 
-	/* the window just fitted, as plb_balancer_model_set gets it */
+	/* the window just fitted, as plb__balancer_model_set gets it */
 	int nk = m.n, reps = 50;
 	struct plb__sample kept[m.n];
 	for (int i = 0; i < nk; i++)

@@ -47,7 +47,7 @@ int main(int argc, char **argv)
 		glob("config/sim/*.ini", 0, NULL, &g);
 	}
 	int npol = 0;
-	while (plb_policy_name(npol))
+	while (plb__policy_name(npol))
 		npol++;
 	if (isnan(solve_us))
 		printf("mean ratio makespan/T_lb over seeds 1..%d (measured solve cost)\n", nseeds);
@@ -55,7 +55,7 @@ int main(int argc, char **argv)
 		printf("mean ratio makespan/T_lb over seeds 1..%d (%g us per solve)\n", nseeds, solve_us);
 	printf("%-16s %4s %4s", "scenario", "PUs", "mach");
 	for (int p = 0; p < npol; p++)
-		printf(" %8s", plb_policy_name(p));
+		printf(" %8s", plb__policy_name(p));
 	printf("  %-8s %s\n", "wall(hac)", "plb-hac targets");
 	int misses = 0;
 	for (size_t k = 0; k < g.gl_pathc; k++) {
@@ -69,7 +69,7 @@ int main(int argc, char **argv)
 		for (int s = 1; s <= nseeds; s++) {
 			double r[MAXPOL];
 			for (int p = 0; p < npol; p++) {
-				struct plb__sim_opts o = {.policy = plb_policy_name(p),
+				struct plb__sim_opts o = {.policy = plb__policy_name(p),
 							  .seed = (uint64_t)s,
 							  .solve_us = isnan(solve_us) ? cfg.solve_us : solve_us};
 				struct plb__sim_result res;

@@ -29,8 +29,8 @@ static void usage(FILE *f)
 		"  --params        list the balancer parameters with defaults and exit\n"
 		"  --help          this text\n"
 		"policies:\n");
-	for (int i = 0; plb_policy_name(i); i++)
-		fprintf(f, "  %-9s %s\n", plb_policy_name(i), plb_policy_doc(plb_policy_name(i)));
+	for (int i = 0; plb__policy_name(i); i++)
+		fprintf(f, "  %-9s %s\n", plb__policy_name(i), plb__policy_doc(plb__policy_name(i)));
 }
 
 static void list_params(void)
@@ -38,7 +38,7 @@ static void list_params(void)
 	const char *name, *doc;
 	double def, lo, hi;
 	printf("%-24s %10s  %-18s %s\n", "parameter", "default", "range", "meaning");
-	for (int i = 0; plb_params_describe(i, &name, &def, &lo, &hi, &doc) == 0; i++) {
+	for (int i = 0; plb__params_describe(i, &name, &def, &lo, &hi, &doc) == 0; i++) {
 		char range[64];
 		snprintf(range, sizeof range, "[%g, %g]", lo, hi);
 		printf("%-24s %10g  %-18s %s\n", name, def, range, doc);
@@ -52,8 +52,8 @@ enum { EXIT_FAIL = 1, EXIT_USAGE = 2 };
 
 static int valid_policy(const char *name)
 {
-	for (int i = 0; plb_policy_name(i); i++)
-		if (strcmp(plb_policy_name(i), name) == 0)
+	for (int i = 0; plb__policy_name(i); i++)
+		if (strcmp(plb__policy_name(i), name) == 0)
 			return 1;
 	return 0;
 }
@@ -143,7 +143,7 @@ int main(int argc, char **argv)
 	}
 	int rc = EXIT_USAGE;
 	for (int i = 0; i < nsets; i++) {
-		if (plb_params_assign(&cfg.params, sets[i], err, sizeof err) != 0) {
+		if (plb__params_assign(&cfg.params, sets[i], err, sizeof err) != 0) {
 			fprintf(stderr, "plbsim: --set %s\n", err);
 			goto out;
 		}
@@ -154,7 +154,7 @@ int main(int argc, char **argv)
 	if (!all && !valid_policy(policy)) {
 		char names[256];
 		fprintf(stderr, "plbsim: --policy: unknown policy '%s'; accepted: %s all\n",
-			policy, plb_policy_names(names, sizeof names, " "));
+			policy, plb__policy_names(names, sizeof names, " "));
 		goto out;
 	}
 	if (all && (trace_path || csv_path)) {
@@ -189,8 +189,8 @@ int main(int argc, char **argv)
 		       "makespan", "T_lb", "T_eq", "ratio", "imbalance", "blocks", "gap",
 		       "solves", "solve_ms", "coverage");
 	rc = 0;
-	for (int k = 0; all ? plb_policy_name(k) != NULL : k < 1; k++) {
-		o.policy = all ? plb_policy_name(k) : policy;
+	for (int k = 0; all ? plb__policy_name(k) != NULL : k < 1; k++) {
+		o.policy = all ? plb__policy_name(k) : policy;
 		struct plb__sim_result res;
 		if (plb__sim_run(&cfg, &o, &res, err, sizeof err) != 0) {
 			fprintf(stderr, "plbsim: %s: %s\n", o.policy, err);

@@ -2,13 +2,13 @@
  * simplest self-scheduling baseline of the papers. */
 #include "balancer/internal.h"
 
-static int greedy_next(struct plb_balancer *b, int pu, double now,
-		       double *units, enum plb_grant_kind *kind, int *step)
+static int greedy_next(struct plb__balancer *b, int pu, double now,
+		       double *units, enum plb__grant_kind *kind, int *step)
 {
 	*units = b->p.greedy_block;
-	*kind = PLB_GRANT_REGULAR;
+	*kind = PLB__GRANT_REGULAR;
 	*step = 0;
-	return PLB_NEXT_GRANT;
+	return PLB__NEXT_GRANT;
 }
 
 const struct plb__policy plb__policy_greedy = {

@@ -27,7 +27,7 @@ struct hdss_state {
 	double wsum;
 };
 
-static int hdss_init(struct plb_balancer *b)
+static int hdss_init(struct plb__balancer *b)
 {
 	struct hdss_state *h = b->ps;
 	h->pu = calloc((size_t)b->n, sizeof *h->pu);
@@ -43,7 +43,7 @@ static int hdss_init(struct plb_balancer *b)
 	return 0;
 }
 
-static void hdss_fini(struct plb_balancer *b)
+static void hdss_fini(struct plb__balancer *b)
 {
 	struct hdss_state *h = b->ps;
 	free(h->pu);
@@ -70,8 +70,8 @@ static double fit_weight(const struct hdss_pu *P)
 	return fmin(fmax(w, best), 1.5 * best);
 }
 
-static int hdss_next(struct plb_balancer *b, int pu, double now,
-		     double *units, enum plb_grant_kind *kind, int *step)
+static int hdss_next(struct plb__balancer *b, int pu, double now,
+		     double *units, enum plb__grant_kind *kind, int *step)
 {
 	struct hdss_state *h = b->ps;
 	struct hdss_pu *P = &h->pu[pu];
@@ -79,29 +79,29 @@ static int hdss_next(struct plb_balancer *b, int pu, double now,
 	*step = 0;
 	if (P->weight == 0 || h->weighted < b->alive) {
 		if (P->nblocks >= k && b->pu[pu].nout > 0)
-			return PLB_NEXT_WAIT;
+			return PLB__NEXT_WAIT;
 		if (P->nblocks < k && P->nblocks > P->nsamples)
-			return PLB_NEXT_WAIT;   /* sizes double: needs the sample */
+			return PLB__NEXT_WAIT;   /* sizes double: needs the sample */
 		*units = P->size;
-		*kind = PLB_GRANT_TRAINING;
+		*kind = PLB__GRANT_TRAINING;
 		if (P->nblocks < k - 1)
 			P->size *= 2;
 		P->nblocks++;
-		return PLB_NEXT_GRANT;
+		return PLB__NEXT_GRANT;
 	}
 	*step = 1;
 	*units = fmax(b->p.min_block,
 		      P->weight / h->wsum * (double)b->pool / b->p.hdss_div);
-	*kind = PLB_GRANT_REGULAR;
-	return PLB_NEXT_GRANT;
+	*kind = PLB__GRANT_REGULAR;
+	return PLB__NEXT_GRANT;
 }
 
-static void hdss_done(struct plb_balancer *b, int pu,
-		      const struct plb__grant_rec *g, const struct plb_sample *s)
+static void hdss_done(struct plb__balancer *b, int pu,
+		      const struct plb__grant_rec *g, const struct plb__block_done *s)
 {
 	struct hdss_state *h = b->ps;
 	struct hdss_pu *P = &h->pu[pu];
-	if (g->kind != PLB_GRANT_TRAINING || P->nsamples >= 64)
+	if (g->kind != PLB__GRANT_TRAINING || P->nsamples >= 64)
 		return;
 	double t = fmax(s->exec_s + s->xfer_s, 1e-12);
 	P->lx[P->nsamples] = log((double)g->units);
@@ -114,7 +114,7 @@ static void hdss_done(struct plb_balancer *b, int pu,
 	}
 }
 
-static void hdss_lost(struct plb_balancer *b, int pu)
+static void hdss_lost(struct plb__balancer *b, int pu)
 {
 	struct hdss_state *h = b->ps;
 	if (h->pu[pu].weight > 0) {

@@ -119,7 +119,7 @@ struct hac_state {
 	double *t_fix;          /* the block time each PU's fixed cost asks for, at the last solve */
 };
 
-static int hac_init(struct plb_balancer *b)
+static int hac_init(struct plb__balancer *b)
 {
 	struct hac_state *h = b->ps;
 	h->pu = calloc((size_t)b->n, sizeof *h->pu);
@@ -136,7 +136,7 @@ static int hac_init(struct plb_balancer *b)
 	return 0;
 }
 
-static void hac_fini(struct plb_balancer *b)
+static void hac_fini(struct plb__balancer *b)
 {
 	struct hac_state *h = b->ps;
 	free(h->pu);
@@ -151,7 +151,7 @@ static void hac_fini(struct plb_balancer *b)
  * largest block, where the fit is known, but no more than the time of its
  * smallest block (E at 0 is held at that): a fit that bends down beyond its
  * samples has a large intercept that no block pays. */
-static double fixed_cost(const struct plb_balancer *b, int pu)
+static double fixed_cost(const struct plb__balancer *b, int pu)
 {
 	const struct plb__model *m = &b->model[pu];
 	double u = fmin((double)b->pu[pu].max_block, plb__model_cap(m));
@@ -166,7 +166,7 @@ static double fixed_cost(const struct plb_balancer *b, int pu)
  * A block for that rest would spend over half its time on the fixed
  * cost: an offload device with 1 s per block left 20% of its last 9 s for
  * later and ran it as three more blocks, each mostly its fixed cost. */
-static double stretch_time(const struct plb_balancer *b, double left, double c)
+static double stretch_time(const struct plb__balancer *b, double left, double c)
 {
 	double t = b->p.stretch_fraction * left;
 	return left - t < 2 * c ? left : t;
@@ -179,7 +179,7 @@ static double stretch_time(const struct plb_balancer *b, double left, double c)
  * a block's time, whichever PU it hits) gives d_i = sqrt(s_i c_i) K /
  * block_overhead with K = sum_j sqrt(s_j c_j): a PU with a small share
  * runs short blocks even when its fixed cost is large. */
-static void fix_times(struct plb_balancer *b, double R)
+static void fix_times(struct plb__balancer *b, double R)
 {
 	struct hac_state *h = b->ps;
 	double K = 0;
@@ -212,10 +212,10 @@ static double efficient_block(const struct plb__model *m, double frac, double ca
 }
 
 /* Solve the next step: each PU's share and when it should end. */
-static int new_step(struct plb_balancer *b, double now)
+static int new_step(struct plb__balancer *b, double now)
 {
 	struct hac_state *h = b->ps;
-	const struct plb_params *p = &b->p;
+	const struct plb__params *p = &b->p;
 	double R = (double)b->pool;
 	double S = p->step_fraction * R;
 	double assigned = (double)(b->W - b->pool) / (double)b->W;
@@ -281,7 +281,7 @@ static int new_step(struct plb_balancer *b, double now)
 }
 
 /* Units PU pu can do before its planned end, with its newest model. */
-static double fits_before_end(struct plb_balancer *b, int pu, double now)
+static double fits_before_end(struct plb__balancer *b, int pu, double now)
 {
 	struct hac_state *h = b->ps;
 	double left = h->end[pu] - now - plb__busy_for(b, pu, now);
@@ -298,7 +298,7 @@ static double fits_before_end(struct plb_balancer *b, int pu, double now)
  * end of a job, then run one after another). plb__busy_dry: a scan of
  * the busy PUs where its bracket does not answer, so called only when
  * the cheaper tests failed. */
-static int busy_cannot_finish(struct plb_balancer *b, int pu, double now, double busy,
+static int busy_cannot_finish(struct plb__balancer *b, int pu, double now, double busy,
 			      double x)
 {
 	double t = busy + plb__model_eval(&b->model[pu], x);
@@ -310,7 +310,7 @@ static int busy_cannot_finish(struct plb_balancer *b, int pu, double now, double
  * The PU's time for min_block is its model's memo (plb__model_eval_memo):
  * at the end of a job each waiting PU asks at every event, its model
  * unchanged. */
-static int busy_cannot_finish_minb(struct plb_balancer *b, int pu, double now,
+static int busy_cannot_finish_minb(struct plb__balancer *b, int pu, double now,
 				   double busy, int *memo)
 {
 	if (*memo < 0)
@@ -322,7 +322,7 @@ static int busy_cannot_finish_minb(struct plb_balancer *b, int pu, double now,
  * is predicted done (a slow PU, a large fixed cost) and after the last
  * busy PU is free: it would only delay the end, so the PU leaves the
  * units to the others while they work. busy: plb__busy_for(pu). */
-static int ends_late(struct plb_balancer *b, int pu, double now, double busy, double x)
+static int ends_late(struct plb__balancer *b, int pu, double now, double busy, double x)
 {
 	struct hac_state *h = b->ps;
 	double end = now + busy + plb__model_eval(&b->model[pu], x);
@@ -341,10 +341,10 @@ static int ends_late(struct plb_balancer *b, int pu, double now, double busy, do
  * the rest ran as a block of 1 s of work and 1 s of start-up: mixed:12
  * 1.351 -> 1.311); never max_growth times its largest block. busy:
  * plb__busy_for(pu). block_limit: nor past its model's cap (a cliff). */
-static double block_limit_uncapped(struct plb_balancer *b, int pu, double now, double busy)
+static double block_limit_uncapped(struct plb__balancer *b, int pu, double now, double busy)
 {
 	struct hac_state *h = b->ps;
-	const struct plb_params *p = &b->p;
+	const struct plb__params *p = &b->p;
 	const struct plb__model *m = &b->model[pu];
 	double pool = (double)b->pool, mb = (double)b->pu[pu].max_block;
 	double grow = p->max_growth * mb;
@@ -372,7 +372,7 @@ static double block_limit_uncapped(struct plb_balancer *b, int pu, double now, d
 	return fmin(grow, x);
 }
 
-static double block_limit(struct plb_balancer *b, int pu, double now, double busy)
+static double block_limit(struct plb__balancer *b, int pu, double now, double busy)
 {
 	return fmin(plb__model_cap(&b->model[pu]), block_limit_uncapped(b, pu, now, busy));
 }
@@ -395,7 +395,7 @@ static double block_limit(struct plb_balancer *b, int pu, double now, double bus
  * between the two (in log), the probe is good half the time and loses
  * half the most when bad. One at a time: none while the PU holds a
  * block. */
-static double reprobe(struct plb_balancer *b, int pu, double now, double busy, double most)
+static double reprobe(struct plb__balancer *b, int pu, double now, double busy, double most)
 {
 	struct hac_state *h = b->ps;
 	const struct plb__model *m = &b->model[pu];
@@ -416,8 +416,8 @@ static double reprobe(struct plb_balancer *b, int pu, double now, double busy, d
 	return save > 0.5 * lose ? g : 0;
 }
 
-static int hac_next(struct plb_balancer *b, int pu, double now, double *units,
-		    enum plb_grant_kind *kind, int *step)
+static int hac_next(struct plb__balancer *b, int pu, double now, double *units,
+		    enum plb__grant_kind *kind, int *step)
 {
 	struct hac_state *h = b->ps;
 	struct hac_pu *P = &h->pu[pu];
@@ -428,21 +428,21 @@ static int hac_next(struct plb_balancer *b, int pu, double now, double *units,
 	if (P->phase == 0) {
 		P->phase = 1;
 		*units = h->x1;
-		*kind = PLB_GRANT_TRAINING;
+		*kind = PLB__GRANT_TRAINING;
 		*step = 0;
-		return PLB_NEXT_GRANT;
+		return PLB__NEXT_GRANT;
 	}
 	if ((P->phase == 1 || P->phase == 2) && b->pu[pu].nout > 0)
-		return PLB_NEXT_WAIT;           /* needs the sample first */
+		return PLB__NEXT_WAIT;           /* needs the sample first */
 	/* the only PU alive takes all that is left as one block, within its
 	 * cliff cap: smaller blocks guard against a surprise that another PU
 	 * could absorb, there is none, and each block costs its fixed cost */
 	if (b->alive == 1 && b->pu[pu].nout == 0) {
 		P->phase = 3;
 		*units = fmin((double)b->pool, plb__model_cap(m));
-		*kind = PLB_GRANT_REGULAR;
+		*kind = PLB__GRANT_REGULAR;
 		*step = h->step;
-		return PLB_NEXT_GRANT;
+		return PLB__NEXT_GRANT;
 	}
 	if (P->phase == 1) {
 		/* a block that took no measurable time counts as the fastest */
@@ -457,20 +457,20 @@ static int hac_next(struct plb_balancer *b, int pu, double now, double *units,
 		 * the rule below (a training block is a block) */
 		if (h->step > 0 && plb__model_ready(m) &&
 		    ends_late(b, pu, now, plb__busy_for(b, pu, now), x))
-			return PLB_NEXT_WAIT;
+			return PLB__NEXT_WAIT;
 		P->phase = 2;
 		*units = x;
-		*kind = PLB_GRANT_TRAINING;
+		*kind = PLB__GRANT_TRAINING;
 		*step = 0;
-		return PLB_NEXT_GRANT;
+		return PLB__NEXT_GRANT;
 	}
 	if (P->phase == 2 && P->extra < TRAIN_EXTRA && P->tx[1] >= 1.5 * P->tx[0] &&
 	    P->tt[1] - P->tt[0] < FLAT * P->tt[0] * (P->tx[1] / P->tx[0] - 1)) {
 		P->extra++;
 		*units = 2 * P->tx[1];
-		*kind = PLB_GRANT_TRAINING;
+		*kind = PLB__GRANT_TRAINING;
 		*step = 0;
-		return PLB_NEXT_GRANT;
+		return PLB__NEXT_GRANT;
 	}
 	P->phase = 3;
 
@@ -490,9 +490,9 @@ static int hac_next(struct plb_balancer *b, int pu, double now, double *units,
 		P->gap_s = 0;
 		if (x >= minb && fixed_cost(b, pu) <= GAP_FIXED * gap) {
 			*units = x;
-			*kind = PLB_GRANT_GAP;
+			*kind = PLB__GRANT_GAP;
 			*step = h->step;
-			return PLB_NEXT_GRANT;
+			return PLB__NEXT_GRANT;
 		}
 	}
 
@@ -503,13 +503,13 @@ static int hac_next(struct plb_balancer *b, int pu, double now, double *units,
 	if (h->step > 0 && P->wait_step == h->step && !overdue && plb__others_busy(b, pu) &&
 	    busy + plb__model_eval_memo(&b->model[pu], minb) > plb__others_free_in(b, pu, now) &&
 	    !busy_cannot_finish_minb(b, pu, now, busy, &helps))
-		return PLB_NEXT_WAIT;
+		return PLB__NEXT_WAIT;
 	/* a prefetch (pipelining: the PU still runs a block) takes its share of
 	 * a step it does not hold yet; it starts a step only by the rules
 	 * below that do not ask for a free PU (its share no longer fits before
 	 * the step's end, or the step is overdue and it has none left) */
 	if (b->pu[pu].nout > 0 && (h->step == 0 || P->step >= h->step))
-		return PLB_NEXT_WAIT;
+		return PLB__NEXT_WAIT;
 	if (h->step > 0 && h->x[pu] < 0) {
 		/* not in the current plan (it had no model then): join the step */
 		h->x[pu] = 0;
@@ -568,36 +568,36 @@ static int hac_next(struct plb_balancer *b, int pu, double now, double *units,
 			   busy_cannot_finish_minb(b, pu, now, busy, &helps);
 		if (!fits && plb__others_busy(b, pu)) {
 			P->wait_step = h->step;
-			return PLB_NEXT_WAIT;
+			return PLB__NEXT_WAIT;
 		}
 		x = minb;
 	}
 	if (ends_late(b, pu, now, busy, x) && !busy_cannot_finish(b, pu, now, busy, x)) {
 		P->wait_step = h->step;
-		return PLB_NEXT_WAIT;
+		return PLB__NEXT_WAIT;
 	}
 	/* the rest of its share waits for its next request */
 	h->x[pu] = share - x;
 	if (h->x[pu] < minb)
 		P->step = h->step;
 	*units = x;
-	*kind = PLB_GRANT_REGULAR;
+	*kind = PLB__GRANT_REGULAR;
 	*step = h->step;
-	return PLB_NEXT_GRANT;
+	return PLB__NEXT_GRANT;
 }
 
-static void hac_done(struct plb_balancer *b, int pu,
-		     const struct plb__grant_rec *g, const struct plb_sample *s)
+static void hac_done(struct plb__balancer *b, int pu,
+		     const struct plb__grant_rec *g, const struct plb__block_done *s)
 {
 	struct hac_state *h = b->ps;
 	struct hac_pu *P = &h->pu[pu];
-	if (g->kind == PLB_GRANT_TRAINING) {
+	if (g->kind == PLB__GRANT_TRAINING) {
 		P->tx[0] = P->tx[1];
 		P->tt[0] = P->tt[1];
 		P->tx[1] = (double)g->units;
 		P->tt[1] = s->exec_s;
 	}
-	if (g->kind != PLB_GRANT_REGULAR || g->pred_s <= 0 || b->pool == 0)
+	if (g->kind != PLB__GRANT_REGULAR || g->pred_s <= 0 || b->pool == 0)
 		return;
 	double early = g->pred_end - s->finish;
 	if (early > b->p.gap_threshold_ms * 1e-3)
@@ -606,7 +606,7 @@ static void hac_done(struct plb_balancer *b, int pu,
 
 /* A model from an earlier run: no training; its speed changes so far are
  * not news. */
-static void hac_warm(struct plb_balancer *b, int pu)
+static void hac_warm(struct plb__balancer *b, int pu)
 {
 	struct hac_state *h = b->ps;
 	h->pu[pu].phase = 3;

@@ -29,7 +29,7 @@ struct hec_state {
 	double *x;
 };
 
-static int hec_init(struct plb_balancer *b)
+static int hec_init(struct plb__balancer *b)
 {
 	struct hec_state *h = b->ps;
 	h->pu = calloc((size_t)b->n, sizeof *h->pu);
@@ -44,7 +44,7 @@ static int hec_init(struct plb_balancer *b)
 	return 0;
 }
 
-static void hec_fini(struct plb_balancer *b)
+static void hec_fini(struct plb__balancer *b)
 {
 	struct hec_state *h = b->ps;
 	free(h->pu);
@@ -80,7 +80,7 @@ static double fit_r2(const struct plb__model *m)
 }
 
 /* The barrier has passed: decide what the next round is. */
-static int next_round(struct plb_balancer *b, double now)
+static int next_round(struct plb__balancer *b, double now)
 {
 	struct hec_state *h = b->ps;
 	double first = INFINITY, last = -INFINITY;
@@ -119,33 +119,33 @@ static int next_round(struct plb_balancer *b, double now)
 	return 0;
 }
 
-static int hec_next(struct plb_balancer *b, int pu, double now, double *units,
-		    enum plb_grant_kind *kind, int *step)
+static int hec_next(struct plb__balancer *b, int pu, double now, double *units,
+		    enum plb__grant_kind *kind, int *step)
 {
 	struct hec_state *h = b->ps;
 	struct hec_pu *P = &h->pu[pu];
 	if (P->round == h->round) {
 		if (h->pending > 0)
-			return PLB_NEXT_WAIT;   /* barrier */
+			return PLB__NEXT_WAIT;   /* barrier */
 		int rc = next_round(b, now);
 		if (rc)
 			return rc;
 	}
 	if (b->pu[pu].nout > 0)
-		return PLB_NEXT_WAIT;
+		return PLB__NEXT_WAIT;
 	double x;
 	if (h->training) {
 		x = P->size;
-		*kind = PLB_GRANT_TRAINING;
+		*kind = PLB__GRANT_TRAINING;
 	} else {
 		x = h->x[pu];
-		*kind = PLB_GRANT_REGULAR;
+		*kind = PLB__GRANT_REGULAR;
 		if (x < b->p.min_block) {
 			if (plb__others_busy(b, pu)) {
 				/* a share too small to run: sit this round out */
 				P->round = h->round;
 				P->t_end = now;
-				return PLB_NEXT_WAIT;
+				return PLB__NEXT_WAIT;
 			}
 			x = b->p.min_block;     /* nobody else would wake us */
 		}
@@ -156,11 +156,11 @@ static int hec_next(struct plb_balancer *b, int pu, double now, double *units,
 	h->pending++;
 	*units = x;
 	*step = h->round;
-	return PLB_NEXT_GRANT;
+	return PLB__NEXT_GRANT;
 }
 
-static void hec_done(struct plb_balancer *b, int pu,
-		     const struct plb__grant_rec *g, const struct plb_sample *s)
+static void hec_done(struct plb__balancer *b, int pu,
+		     const struct plb__grant_rec *g, const struct plb__block_done *s)
 {
 	struct hec_state *h = b->ps;
 	struct hec_pu *P = &h->pu[pu];
@@ -179,7 +179,7 @@ static void hec_done(struct plb_balancer *b, int pu,
 	}
 }
 
-static void hec_lost(struct plb_balancer *b, int pu)
+static void hec_lost(struct plb__balancer *b, int pu)
 {
 	struct hec_state *h = b->ps;
 	if (h->pu[pu].out) {

@@ -18,21 +18,21 @@ struct static_state {
 	double rate_sum;
 };
 
-static int static_init(struct plb_balancer *b)
+static int static_init(struct plb__balancer *b)
 {
 	struct static_state *s = b->ps;
 	s->pu = calloc((size_t)b->n, sizeof *s->pu);
 	return s->pu ? 0 : PLB_ENOMEM;
 }
 
-static void static_fini(struct plb_balancer *b)
+static void static_fini(struct plb__balancer *b)
 {
 	struct static_state *s = b->ps;
 	free(s->pu);
 }
 
-static int static_next(struct plb_balancer *b, int pu, double now,
-		       double *units, enum plb_grant_kind *kind, int *step)
+static int static_next(struct plb__balancer *b, int pu, double now,
+		       double *units, enum plb__grant_kind *kind, int *step)
 {
 	struct static_state *s = b->ps;
 	struct static_pu *p = &s->pu[pu];
@@ -40,13 +40,13 @@ static int static_next(struct plb_balancer *b, int pu, double now,
 	if (p->state == 0) {
 		p->state = 1;
 		*units = plb__first_block(b);
-		*kind = PLB_GRANT_TRAINING;
-		return PLB_NEXT_GRANT;
+		*kind = PLB__GRANT_TRAINING;
+		return PLB__NEXT_GRANT;
 	}
 	if (p->state == 1 || s->profiled < b->alive)
-		return PLB_NEXT_WAIT;   /* the profiling pass is a barrier */
+		return PLB__NEXT_WAIT;   /* the profiling pass is a barrier */
 	if (p->state == 3 && b->pu[pu].nout > 0)
-		return PLB_NEXT_WAIT;   /* pipelining: its split is its work */
+		return PLB__NEXT_WAIT;   /* pipelining: its split is its work */
 	if (!s->split_done) {
 		s->split_done = 1;
 		s->split_R = b->pool;
@@ -62,12 +62,12 @@ static int static_next(struct plb_balancer *b, int pu, double now,
 	*units = R * p->rate / s->rate_sum;
 	if (*units < b->p.min_block)
 		*units = b->p.min_block;
-	*kind = PLB_GRANT_REGULAR;
-	return PLB_NEXT_GRANT;
+	*kind = PLB__GRANT_REGULAR;
+	return PLB__NEXT_GRANT;
 }
 
-static void static_done(struct plb_balancer *b, int pu,
-			const struct plb__grant_rec *g, const struct plb_sample *smp)
+static void static_done(struct plb__balancer *b, int pu,
+			const struct plb__grant_rec *g, const struct plb__block_done *smp)
 {
 	struct static_state *s = b->ps;
 	struct static_pu *p = &s->pu[pu];
@@ -79,7 +79,7 @@ static void static_done(struct plb_balancer *b, int pu,
 	}
 }
 
-static void static_lost(struct plb_balancer *b, int pu)
+static void static_lost(struct plb__balancer *b, int pu)
 {
 	struct static_state *s = b->ps;
 	if (s->pu[pu].state >= 2) {

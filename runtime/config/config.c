@@ -27,7 +27,7 @@ enum ktype {
 	K_NUM,          /* double */
 	K_INT,          /* int */
 	K_U64,          /* uint64_t */
-	K_POLICY,       /* char[32], a name plb_policy_name() knows */
+	K_POLICY,       /* char[32], a name plb__policy_name() knows */
 	K_CLASS,        /* enum plb__model_class */
 	K_TEXT,         /* char *, copied as is */
 	K_CURVE,        /* struct plb__curve_spec */
@@ -60,7 +60,7 @@ static const struct key keys[] = {
 	 "a policy name (see plbsim --help)"},
 	{S_RUN, "seed", K_U64, 0, 0, 0, 1, NULL, CFG(seed),
 	 "an integer in [0, 18446744073709551615]"},
-	{S_RUN, "pipeline", K_INT, 0, 1, PLB_MAX_GRANTS, 1, NULL, CFG(pipeline),
+	{S_RUN, "pipeline", K_INT, 0, 1, PLB__MAX_GRANTS, 1, NULL, CFG(pipeline),
 	 "1 or 2, grants a PU may hold at once"},
 	{S_RUN, "models", K_TEXT, 0, 0, 0, 0, NULL, CFG(models_file),
 	 "a file path: fitted models are read from it at start (if it exists) and written to it at the end"},
@@ -106,7 +106,7 @@ static const struct key keys[] = {
 };
 #define NKEYS (int)(sizeof keys / sizeof keys[0])
 
-_Static_assert(PLB_MAX_GRANTS == 2, "the pipeline key's message says 1 or 2");
+_Static_assert(PLB__MAX_GRANTS == 2, "the pipeline key's message says 1 or 2");
 _Static_assert(NKEYS <= NKEYS_MAX, "NKEYS_MAX is too small for the key table");
 
 static const char *const classes[] = {
@@ -313,8 +313,8 @@ static int set_key(struct ctx *c, const struct key *k, const char *v)
 		return 0;
 	}
 	case K_POLICY:
-		for (int i = 0; plb_policy_name(i); i++) {
-			if (!strcmp(v, plb_policy_name(i))) {
+		for (int i = 0; plb__policy_name(i); i++) {
+			if (!strcmp(v, plb__policy_name(i))) {
 				snprintf(p, sizeof c->cfg->policy, "%s", v);
 				return 0;
 			}
@@ -323,7 +323,7 @@ static int set_key(struct ctx *c, const struct key *k, const char *v)
 		char names[256];
 		return fail(c, c->lineno, "%s %s: '%.*s' is not a policy; accepted: %s",
 			    c->label, k->name, SHOW, v,
-			    plb_policy_names(names, sizeof names, " | "));
+			    plb__policy_names(names, sizeof names, " | "));
 	}
 	case K_CLASS:
 		for (size_t i = 0; i < sizeof classes / sizeof classes[0]; i++) {
@@ -364,7 +364,7 @@ static int param_index(const char *name)
 	const char *pn, *doc;
 	double def, lo, hi;
 
-	for (int i = 0; plb_params_describe(i, &pn, &def, &lo, &hi, &doc) == 0; i++)
+	for (int i = 0; plb__params_describe(i, &pn, &def, &lo, &hi, &doc) == 0; i++)
 		if (!strcmp(pn, name))
 			return i;
 	return -1;
@@ -380,7 +380,7 @@ static int set_param(struct ctx *c, const char *name, const char *v)
 		double def, lo, hi;
 		size_t used = 0;
 		msg[0] = '\0';
-		for (int j = 0; plb_params_describe(j, &pn, &def, &lo, &hi, &doc) == 0 &&
+		for (int j = 0; plb__params_describe(j, &pn, &def, &lo, &hi, &doc) == 0 &&
 				used < sizeof msg; j++) {
 			int w = snprintf(msg + used, sizeof msg - used, "%s%s",
 					 j ? ", " : "", pn);
@@ -397,7 +397,7 @@ static int set_param(struct ctx *c, const char *name, const char *v)
 				    name, c->pseen[i]);
 		c->pseen[i] = c->lineno;
 	}
-	if (plb_params_set(&c->cfg->params, name, v, msg, sizeof msg))
+	if (plb__params_set(&c->cfg->params, name, v, msg, sizeof msg))
 		return fail(c, c->lineno, "[balancer] %s", msg);
 	return 0;
 }
@@ -687,7 +687,7 @@ static int load(struct ctx *c0)
 	}
 	apply_defaults(S_RUN, cfg);
 	apply_defaults(S_NETWORK, cfg);
-	plb_params_init(&cfg->params);
+	plb__params_init(&cfg->params);
 
 	/* Long lines (1024-PU scenarios) need a growing heap buffer. */
 	ini_use_stack = false;

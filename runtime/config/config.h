@@ -71,14 +71,14 @@ struct plb__config {
 	double units;           /* W; 0: not in the file (an app's job gives it) */
 	char policy[32];        /* default "plb-hac" */
 	uint64_t seed;          /* default 1 */
-	int pipeline;           /* grants a PU may hold, 1 to PLB_MAX_GRANTS; default 1 */
+	int pipeline;           /* grants a PU may hold, 1 to PLB__MAX_GRANTS; default 1 */
 	int keep_models;        /* 1: a run starts from the last like run's models */
 	int in_place;           /* 1: in one process, blocks use the job's memory */
 	double resident_mb;     /* input a node may keep (plb_job.in_mode), MiB;
 				 * < 0 (default): a quarter of its memory */
 	char *models_file;      /* [run] models: the models file, NULL if none */
 	/* [balancer] */
-	struct plb_params params;
+	struct plb__params params;
 	/* [network] */
 	double latency_us;      /* default 50 */
 	double solve_us;        /* < 0 (default): charge the measured solve time */

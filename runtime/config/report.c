@@ -5,7 +5,7 @@
 #include "balancer/balancer.h"
 #include "runtime/config/report.h"
 
-void plb__report_set_stats(struct plb__report *r, const struct plb_balancer_stats *st)
+void plb__report_set_stats(struct plb__report *r, const struct plb__balancer_stats *st)
 {
 	r->blocks = st->blocks;
 	r->training_blocks = st->training_blocks;

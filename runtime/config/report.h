@@ -7,7 +7,7 @@
 #include <stdio.h>
 
 struct cJSON;
-struct plb_balancer_stats;
+struct plb__balancer_stats;
 
 struct plb__report {
 	const char *scenario;
@@ -46,7 +46,7 @@ struct plb__report {
 };
 
 /* The balancer's counts (blocks, solves, solver time, PUs lost...) into r. */
-void plb__report_set_stats(struct plb__report *r, const struct plb_balancer_stats *st);
+void plb__report_set_stats(struct plb__report *r, const struct plb__balancer_stats *st);
 /* ratio = makespan / lower bound. */
 double plb__report_ratio(const struct plb__report *r);
 /* Build the JSON object (caller frees with cJSON_Delete); NULL on ENOMEM. */

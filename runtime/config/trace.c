@@ -220,12 +220,12 @@ void plb__trace_begin(struct plb__trace *t)
 	t->done = 0;
 }
 
-void plb__trace_after(struct plb__trace *t, const struct plb_balancer *b, int pu, double at)
+void plb__trace_after(struct plb__trace *t, const struct plb__balancer *b, int pu, double at)
 {
 	if (!t)
 		return;
-	struct plb_balancer_stats st;
-	plb_balancer_stats(b, &st);
+	struct plb__balancer_stats st;
+	plb__balancer_stats(b, &st);
 	if (st.solves > t->solves) {
 		char note[64];
 		snprintf(note, sizeof note, "%ld solve%s", st.solves - t->solves,
@@ -244,15 +244,15 @@ void plb__trace_after(struct plb__trace *t, const struct plb_balancer *b, int pu
 	t->done = st.units_done;
 }
 
-void plb__trace_models(struct plb__trace *t, const struct plb_balancer *b, int npu, double at)
+void plb__trace_models(struct plb__trace *t, const struct plb__balancer *b, int npu, double at)
 {
-	struct plb_model_sample *s = t ? malloc(SAMPLES_MAX * sizeof *s) : NULL;
+	struct plb__sample *s = t ? malloc(SAMPLES_MAX * sizeof *s) : NULL;
 	if (!s)
 		return;         /* no memory: the trace goes without curves */
 	for (int pu = 0; pu < npu; pu++) {
 		struct tpu *p = pu_of(t, pu);
 		double cliff;
-		int n = plb_balancer_model_get(b, pu, s, SAMPLES_MAX, &cliff);
+		int n = plb__balancer_model_get(b, pu, s, SAMPLES_MAX, &cliff);
 		if (!p || n <= 0)
 			continue;
 		n = n < SAMPLES_MAX ? n : SAMPLES_MAX;
@@ -287,7 +287,7 @@ void plb__trace_models(struct plb__trace *t, const struct plb_balancer *b, int n
 		fputs("],\"curve_s\":[", t->f);
 		for (int i = 0; i < CURVE_POINTS; i++) {
 			fputs(i ? "," : "", t->f);
-			put_num(t->f, plb_balancer_predict(b, pu, x[i]));
+			put_num(t->f, plb__balancer_predict(b, pu, x[i]));
 		}
 		fputs("]}}", t->f);
 	}

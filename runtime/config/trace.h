@@ -22,7 +22,7 @@
 #include "plb_errors.h"
 
 struct plb__trace;
-struct plb_balancer;
+struct plb__balancer;
 
 /* One finished block, for plb__trace_block. */
 struct plb__trace_block {
@@ -54,9 +54,9 @@ void plb__trace_instant(struct plb__trace *t, int pu, double at, const char *nam
  * of units done, an instant per solve and per speed change since the last
  * call. Call plb__trace_begin with the run's balancer first. */
 void plb__trace_begin(struct plb__trace *t);
-void plb__trace_after(struct plb__trace *t, const struct plb_balancer *b, int pu, double at);
+void plb__trace_after(struct plb__trace *t, const struct plb__balancer *b, int pu, double at);
 /* At a run's end: each PU's model samples and fitted curve. */
-void plb__trace_models(struct plb__trace *t, const struct plb_balancer *b, int npu, double at);
+void plb__trace_models(struct plb__trace *t, const struct plb__balancer *b, int npu, double at);
 /* Ends the JSON and closes the file; t may be NULL. Returns 0, or PLB_EIO
  * (a write failed: a full disk) with why in err. */
 PLB_WUR int plb__trace_close(struct plb__trace *t, char *err, size_t errlen);

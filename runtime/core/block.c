@@ -19,7 +19,7 @@ int plb__run_drove(struct plb__run *r, int rc)
 	return rc;
 }
 
-int plb__run_dispatch(void *ctx, int i, const struct plb_grant *g)
+int plb__run_dispatch(void *ctx, int i, const struct plb__grant *g)
 {
 	struct plb__run *r = ctx;
 	struct plb *p = r->p;
@@ -55,16 +55,16 @@ int plb__run_dispatch(void *ctx, int i, const struct plb_grant *g)
 		return rc;
 	}
 	int k = 0;
-	while (k < PLB_MAX_GRANTS && u->s[k].used)
+	while (k < PLB__MAX_GRANTS && u->s[k].used)
 		k++;
-	if (k == PLB_MAX_GRANTS) {
+	if (k == PLB__MAX_GRANTS) {
 		plb__msg_free(msg);
-		return plb__fail(p, PLB_ESTATE, "more than %d grants outstanding on one PU", PLB_MAX_GRANTS);
+		return plb__fail(p, PLB_ESTATE, "more than %d grants outstanding on one PU", PLB__MAX_GRANTS);
 	}
 	plb__log(PLB__LOG_DEBUG, "master", "t=%.4f grant %llu to %s: %llu units at %llu (%s, predicted %.4f s)",
 		 r->now - r->t0, (unsigned long long)g->id, p->pu[i].name,
 		 (unsigned long long)g->units, (unsigned long long)g->offset,
-		 plb_grant_kind_name(g->kind),
+		 plb__grant_kind_name(g->kind),
 		 g->predicted_s);
 	u->s[k] = (struct plb__slot){g->id, g->offset, g->units, 1, borrow, g->kind, g->predicted_s, sent,
 				     isfinite(u->heard) ? sent - u->heard : 0};
@@ -130,7 +130,7 @@ static void trace_done(struct plb__run *r, int i, const struct plb__hdr *h,
 	}
 	struct plb__trace_block tb = {
 		.pu = i, .id = sl->id, .offset = sl->offset, .units = sl->units,
-		.kind = plb_grant_kind_name(sl->kind), .predicted_s = sl->predicted_s,
+		.kind = plb__grant_kind_name(sl->kind), .predicted_s = sl->predicted_s,
 		.xfer_start = xs, .xfer_end = xe, .start = start, .end = end,
 		.dropped = dropped};
 	plb__trace_block(r->p->trace, &tb);
@@ -144,7 +144,7 @@ static void trace_done(struct plb__run *r, int i, const struct plb__hdr *h,
  * this loop's delay in hearing back; no clocks are compared across nodes.
  * 0 where the worker's times are unknown. Every block's, with the master's
  * delay from the DONE it followed (slot.turn), is its PU's round trip
- * (plb_sample.link_s): an emulated PU's messages and a borrowed block's
+ * (plb__block_done.link_s): an emulated PU's messages and a borrowed block's
  * take real ways too. A real PU's block that travelled (not borrowed) is
  * also its link time, logged and traced only: the link is shared by every
  * PU's blocks, so charged to the PU whose block waited it moves work to
@@ -199,9 +199,9 @@ static int on_done(struct plb__run *r, int peer, void *msg)
 	if (h->flags & PLB__F_PLACED)
 		plb__out_drop(r->out.placing, &r->out.nplacing, h->id);
 	int k = 0;
-	while (k < PLB_MAX_GRANTS && !(u->s[k].used && u->s[k].id == h->id))
+	while (k < PLB__MAX_GRANTS && !(u->s[k].used && u->s[k].id == h->id))
 		k++;
-	if (k == PLB_MAX_GRANTS || h->arg != r->gen)
+	if (k == PLB__MAX_GRANTS || h->arg != r->gen)
 		return 0;       /* from a PU already taken out (its block was granted
 				 * again), or from an earlier run */
 	struct plb__slot sl = u->s[k];
@@ -221,7 +221,7 @@ static int on_done(struct plb__run *r, int peer, void *msg)
 				 r->out.accpad + want);
 	double heard = plb__now(), away = away_time(h, &sl, heard);
 	double link = sl.borrowed || p->pu[i].model >= 0 ? 0 : away;
-	struct plb_sample smp = {.grant_id = sl.id, .exec_s = h->exec_s, .xfer_s = h->xfer_s,
+	struct plb__block_done smp = {.grant_id = sl.id, .exec_s = h->exec_s, .xfer_s = h->xfer_s,
 				 .finish = r->now - r->t0, .link_s = away + sl.turn};
 	u->heard = heard;
 	plb__log(PLB__LOG_DEBUG, "master", "t=%.4f done %llu on %s: exec %.4f s, xfer %.4f s, link %.4f s",
@@ -239,7 +239,7 @@ static int on_done(struct plb__run *r, int peer, void *msg)
 	if ((rc = plb__coverage_add(&r->cov, sl.offset, sl.units)))
 		return plb__fail(p, rc, "out of memory");
 	note_done(u, h, &sl, r->now - r->t0);
-	if (plb_balancer_finished(r->b)) {
+	if (plb__balancer_finished(r->b)) {
 		r->finished = 1;
 		r->end = r->now;
 	}

@@ -86,7 +86,7 @@ static int open_run(struct plb__run *r, double *wall0)
 			r->pu[p->peer[w].pu0 + k].heard = NAN;
 		}
 	}
-	rc = plb_balancer_create(&p->cfg.params, p->policy, r->npu, r->W, &r->b);
+	rc = plb__balancer_create(&p->cfg.params, p->policy, r->npu, r->W, &r->b);
 	if (rc)
 		return plb__fail(p, rc, "cannot create the balancer (policy %s, %d PUs, %llu units): %s",
 				 p->policy, r->npu, (unsigned long long)r->W, plb_strerror(rc));
@@ -133,7 +133,7 @@ static int begin(struct plb__run *r, struct pace *pc)
 	for (int i = 0; i < r->npu && !rc; i++)
 		rc = plb__run_drove(r, plb__driver_poll(&r->d, i, r->now - r->t0));
 	plb__trace_after(p->trace, r->b, -1, plb__now());
-	pc->wake = plb_balancer_wake(r->b);
+	pc->wake = plb__balancer_wake(r->b);
 	pc->wakes = p->tp->ops->wakes;
 	pc->bo.cap_us = pc->wakes ? PLB__BACKOFF_WAKE_US : 0;
 	plb__backoff_reset(&pc->bo);
@@ -169,8 +169,8 @@ static int answer(struct plb__run *r, struct pace *pc)
 	struct plb *p = r->p;
 	int rc = plb__run_drove(r, plb__driver_answer(&r->d, r->now - r->t0));
 	if (!rc && !r->d.busy) {
-		struct plb_balancer_stats st;
-		plb_balancer_stats(r->b, &st);
+		struct plb__balancer_stats st;
+		plb__balancer_stats(r->b, &st);
 		rc = plb__fail(p, PLB_EIO, "every PU is lost or idle with %llu of %llu units not done",
 			       (unsigned long long)(r->W - st.units_done), (unsigned long long)r->W);
 	}
@@ -180,7 +180,7 @@ static int answer(struct plb__run *r, struct pace *pc)
 	plb__run_progress(r, 0);
 	if (!rc)
 		rc = plb__run_watch(r);
-	pc->wake = plb_balancer_wake(r->b);
+	pc->wake = plb__balancer_wake(r->b);
 	plb__backoff_reset(&pc->bo);
 	return rc;
 }
@@ -195,7 +195,7 @@ static int idle(struct plb__run *r, struct pace *pc, unsigned long seen)
 	if (r->now - r->t0 >= pc->wake) {
 		rc = plb__run_drove(r, plb__driver_parked(&r->d, r->now - r->t0));
 		plb__trace_after(p->trace, r->b, -1, plb__now());
-		pc->wake = plb_balancer_wake(r->b);
+		pc->wake = plb__balancer_wake(r->b);
 	}
 	plb__run_progress(r, 0);
 	if (!rc)
@@ -304,7 +304,7 @@ int plb_run(plb_t *p, const struct plb_job *job)
 	plb__out_fini(&r.out);
 	plb__coverage_fini(&r.cov);
 	plb__driver_fini(&r.d);
-	plb_balancer_destroy(r.b);
+	plb__balancer_destroy(r.b);
 	free(r.pu);
 	free(r.watch.way);
 	return rc;

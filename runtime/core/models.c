@@ -68,7 +68,7 @@ static struct plb__kept *find_or_add(struct plb *p, const char *kernel, size_t i
 	return k;
 }
 
-int plb__kept_warm(struct plb *p, const struct plb_job *job, struct plb_balancer *b)
+int plb__kept_warm(struct plb *p, const struct plb_job *job, struct plb__balancer *b)
 {
 	const struct plb__kept *k = find(p, job->kernel, job->in_unit, job->out_unit, job->signature);
 	int warmed = 0;
@@ -76,7 +76,7 @@ int plb__kept_warm(struct plb *p, const struct plb_job *job, struct plb_balancer
 		const struct plb__kept_pu *u = &k->pu[i];
 		if (!u->n)
 			continue;
-		int rc = plb_balancer_model_set(b, i, u->s, u->n, u->cliff);
+		int rc = plb__balancer_model_set(b, i, u->s, u->n, u->cliff);
 		if (rc)
 			return rc;
 		warmed++;
@@ -84,22 +84,22 @@ int plb__kept_warm(struct plb *p, const struct plb_job *job, struct plb_balancer
 	return warmed;
 }
 
-int plb__kept_store(struct plb *p, const struct plb_job *job, const struct plb_balancer *b,
+int plb__kept_store(struct plb *p, const struct plb_job *job, const struct plb__balancer *b,
 		    const int *lost)
 {
 	struct plb__kept *k = find_or_add(p, job->kernel, job->in_unit, job->out_unit, job->signature);
-	struct plb_model_sample s[KEEP_MAX];
+	struct plb__sample s[KEEP_MAX];
 	if (!k)
 		return PLB_ENOMEM;
 	for (int i = 0; i < p->npu; i++) {
 		struct plb__kept_pu *u = &k->pu[i];
 		double cliff = INFINITY;
-		int n = lost[i] ? 0 : plb_balancer_model_get(b, i, s, KEEP_MAX, &cliff);
+		int n = lost[i] ? 0 : plb__balancer_model_get(b, i, s, KEEP_MAX, &cliff);
 		if (n > KEEP_MAX)
 			n = KEEP_MAX;
 		if (n <= 0)
 			n = 0;
-		struct plb_model_sample *c = n ? malloc((size_t)n * sizeof *c) : NULL;
+		struct plb__sample *c = n ? malloc((size_t)n * sizeof *c) : NULL;
 		if (n && !c)
 			return PLB_ENOMEM;
 		if (n)
@@ -182,7 +182,7 @@ int plb__kept_load(struct plb *p, const char *path)
 	FILE *f = fopen(path, "r");
 	char line[LINE_MAX_];
 	int rc = 0, lineno = 0, unknown = 0;
-	struct plb_model_sample *s = malloc(KEEP_MAX * sizeof *s);
+	struct plb__sample *s = malloc(KEEP_MAX * sizeof *s);
 
 	if (!f) {
 		free(s);
@@ -257,7 +257,7 @@ int plb__kept_load(struct plb *p, const char *path)
 		p->nforeign = mark;     /* this cluster's: written from its model */
 		p->foreign[mark] = '\0';
 		struct plb__kept *k = find_or_add(p, kernel, in_unit, out_unit, sigbuf);
-		struct plb_model_sample *c = malloc((size_t)n * sizeof *c);
+		struct plb__sample *c = malloc((size_t)n * sizeof *c);
 		if (!k || !c) {
 			free(c);
 			rc = plb__fail(p, PLB_ENOMEM, "out of memory");

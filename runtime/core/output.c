@@ -141,12 +141,12 @@ void *plb__out_place(void *ctx, int src, const struct plb__hdr *h)
 	int i = p->peer[peer].pu0 + h->pu;
 	const struct plb__slot *sl = NULL;
 	o->apart++;
-	for (int k = 0; k < PLB_MAX_GRANTS && !sl; k++)
+	for (int k = 0; k < PLB__MAX_GRANTS && !sl; k++)
 		if (r->pu[i].s[k].used && r->pu[i].s[k].id == h->id)
 			sl = &r->pu[i].s[k];
 	if (!sl || sl->borrowed || sl->offset != h->offset || sl->units != h->units ||
 	    h->tail != (uint64_t)sl->units * r->job->out_unit || h->len != o->accpad + h->tail ||
-	    !plb_balancer_counts(r->b, i, h->id) ||
+	    !plb__balancer_counts(r->b, i, h->id) ||
 	    plb__out_overlaps(o->placing, o->nplacing, sl->offset, sl->units))
 		return NULL;
 	struct plb__live l = {sl->id, sl->offset, sl->units};
@@ -176,7 +176,7 @@ int plb__out_accept(struct plb__run *r, void *msg, const struct plb__slot *sl, s
 	return 0;
 }
 
-int plb__out_borrow(struct plb__run *r, const struct plb_grant *g, void *payload)
+int plb__out_borrow(struct plb__run *r, const struct plb__grant *g, void *payload)
 {
 	const struct plb_job *job = r->job;
 	struct plb__borrow bw = {

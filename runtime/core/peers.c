@@ -99,7 +99,7 @@ static double peer_limit(const struct plb__run *r, int k, double *block)
 	const struct plb__peer *pe = &p->peer[k];
 	*block = 0;
 	for (int i = pe->pu0; i < pe->pu0 + pe->npu; i++)
-		for (int s = 0; s < PLB_MAX_GRANTS; s++)
+		for (int s = 0; s < PLB__MAX_GRANTS; s++)
 			if (r->pu[i].s[s].used && isfinite(r->pu[i].s[s].predicted_s))
 				*block = fmax(*block, r->pu[i].s[s].predicted_s);
 	double t = fmax(PEER_GAP_FACTOR * pe->gap, PEER_BLOCK_FACTOR * *block);

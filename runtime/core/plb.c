@@ -193,17 +193,17 @@ static int master_init(struct plb *p, const struct plb_options *o)
 	if (!rc) {
 		snprintf(p->policy, sizeof p->policy, "%s", o->policy ? o->policy : p->cfg.policy);
 		int i;
-		for (i = 0; plb_policy_name(i) && strcmp(plb_policy_name(i), p->policy); i++)
+		for (i = 0; plb__policy_name(i) && strcmp(plb__policy_name(i), p->policy); i++)
 			;
-		if (!plb_policy_name(i)) {
+		if (!plb__policy_name(i)) {
 			char names[256];
 			rc = plb__fail(p, PLB_ECONFIG, "--policy %s: unknown policy; accepted: %s", p->policy,
-				       plb_policy_names(names, sizeof names, " | "));
+				       plb__policy_names(names, sizeof names, " | "));
 		}
 	}
 	for (int i = 0; !rc && o->set[i]; i++) {
 		char msg[300];
-		if ((rc = plb_params_assign(&p->cfg.params, o->set[i], msg, sizeof msg)))
+		if ((rc = plb__params_assign(&p->cfg.params, o->set[i], msg, sizeof msg)))
 			rc = plb__fail(p, PLB_ECONFIG, "--set %s: %s", o->set[i], msg);
 	}
 	int fresh = !p->err[0];  /* a timeout below is the first error: name the ranks */

@@ -12,7 +12,7 @@
 /* ---- master ------------------------------------------------------------ */
 
 int plb__res_begin(struct plb *p, const struct plb_job *job, uint64_t W, int borrow,
-		   plb_balancer_t *b, int *reuse)
+		   plb__balancer_t *b, int *reuse)
 {
 	int on = (job->in_mode & (PLB_IN_KEEP | PLB_IN_UNCHANGED)) && job->in_unit && !borrow;
 	int same = p->res.valid && p->res.in == job->in && p->res.in_unit == job->in_unit &&
@@ -32,9 +32,9 @@ int plb__res_begin(struct plb *p, const struct plb_job *job, uint64_t W, int bor
 		const struct plb__peer *pe = &p->peer[w];
 		int rc = 0;
 		for (int k = 0; k < pe->npu && !rc; k++)
-			rc = plb_balancer_group(b, pe->pu0 + k, w);
+			rc = plb__balancer_group(b, pe->pu0 + k, w);
 		for (int k = 0; k < pe->held.n && !rc && pe->npu; k++)
-			rc = plb_balancer_hold(b, w, pe->held.r[k].off, pe->held.r[k].len);
+			rc = plb__balancer_hold(b, w, pe->held.r[k].off, pe->held.r[k].len);
 		if (rc)
 			return plb__fail(p, rc, "balancer: %s", plb_strerror(rc));
 	}
@@ -49,7 +49,7 @@ int plb__res_shared_kept(const struct plb *p, const struct plb_job *job, int bor
 }
 
 size_t plb__res_len(const struct plb *p, int peer, const struct plb_job *job,
-		    const struct plb_grant *g, int *nseg)
+		    const struct plb__grant *g, int *nseg)
 {
 	const struct plb__ranges *h = &p->peer[peer].held;
 	uint64_t lack;
@@ -58,8 +58,8 @@ size_t plb__res_len(const struct plb *p, int peer, const struct plb_job *job,
 	       (size_t)lack * job->in_unit;
 }
 
-int plb__res_fill(struct plb *p, int peer, const struct plb_job *job, const struct plb_grant *g,
-		  void *msg, int nseg, plb_balancer_t *b, double *unkept)
+int plb__res_fill(struct plb *p, int peer, const struct plb_job *job, const struct plb__grant *g,
+		  void *msg, int nseg, plb__balancer_t *b, double *unkept)
 {
 	struct plb__peer *pe = &p->peer[peer];
 	struct plb__hdr *h = plb__msg_hdr(msg);
@@ -91,7 +91,7 @@ int plb__res_fill(struct plb *p, int peer, const struct plb_job *job, const stru
 	for (int k = 0; k < nseg; k++) {
 		int rc = plb__ranges_add(&pe->held, seg[k].off, seg[k].len);
 		if (!rc)
-			rc = plb_balancer_hold(b, peer, seg[k].off, seg[k].len);
+			rc = plb__balancer_hold(b, peer, seg[k].off, seg[k].len);
 		if (rc)
 			return plb__fail(p, rc, "out of memory");
 	}

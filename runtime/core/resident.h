@@ -44,7 +44,7 @@ struct plb;
  * place, or the input is empty). With it, the PUs go in groups by node and
  * the nodes' holdings into the balancer. Returns 1, 0 or < 0 (p->err). */
 int plb__res_begin(struct plb *p, const struct plb_job *job, uint64_t W, int borrow,
-		   plb_balancer_t *b, int *reuse);
+		   plb__balancer_t *b, int *reuse);
 /* The job's shared data is what every node was sent last
  * (PLB_SHARED_UNCHANGED, the same address and size, sent whole): START
  * leaves it out. */
@@ -53,12 +53,12 @@ int plb__res_shared_kept(const struct plb *p, const struct plb_job *job, int bor
 /* Payload bytes of grant g's DISPATCH to node peer in such a run; *nseg
  * gets the number of parts it sends. */
 size_t plb__res_len(const struct plb *p, int peer, const struct plb_job *job,
-		    const struct plb_grant *g, int *nseg);
+		    const struct plb__grant *g, int *nseg);
 /* Fills that DISPATCH's payload and flags and records what the node now
  * holds; *unkept grows by the bytes its budget refused to keep. Returns 0
  * or < 0 (p->err). */
-int plb__res_fill(struct plb *p, int peer, const struct plb_job *job, const struct plb_grant *g,
-		  void *msg, int nseg, plb_balancer_t *b, double *unkept);
+int plb__res_fill(struct plb *p, int peer, const struct plb_job *job, const struct plb__grant *g,
+		  void *msg, int nseg, plb__balancer_t *b, double *unkept);
 /* A node stopped: it holds nothing. */
 void plb__res_forget(struct plb *p, int peer);
 /* After the run (on: it kept input; borrow: in place; ok: it ended well):

@@ -32,14 +32,14 @@ void plb__run_progress(struct plb__run *r, int end)
 		return;
 	}
 	r->shown = r->now;
-	struct plb_balancer_stats st;
-	plb_balancer_stats(r->b, &st);
+	struct plb__balancer_stats st;
+	plb__balancer_stats(r->b, &st);
 	double rate = 0, left = (double)(r->W - st.units_done);
 	for (int i = 0; i < r->npu && rate >= 0; i++) {
 		const struct plb__mpu *u = &r->pu[i];
 		if (r->d.pu[i].lost)
 			continue;
-		double b = u->blocks ? u->units / (double)u->blocks : 0, t = plb_balancer_predict(r->b, i, b);
+		double b = u->blocks ? u->units / (double)u->blocks : 0, t = plb__balancer_predict(r->b, i, b);
 		rate = b > 0 && t > 0 ? rate + b / t : -1;
 	}
 	if (!(rate > 0))
@@ -76,7 +76,7 @@ int plb__run_report(struct plb__run *r, double wall)
 	const struct plb__devmodel **m = calloc((size_t)r->npu, sizeof *m);
 	struct plb__devmodel *real = calloc((size_t)r->npu, sizeof *real);
 	double (*coef)[2] = calloc((size_t)r->npu, sizeof *coef);
-	struct plb_balancer_stats st;
+	struct plb__balancer_stats st;
 	int nm = 0, nreal = 0, rc = 0;
 
 	if (!res || !m || !real || !coef || !(res->names = calloc((size_t)r->npu, sizeof *res->names)) ||
@@ -86,7 +86,7 @@ int plb__run_report(struct plb__run *r, double wall)
 		rc = plb__fail(p, PLB_ENOMEM, "out of memory");
 		goto out;
 	}
-	plb_balancer_stats(r->b, &st);
+	plb__balancer_stats(r->b, &st);
 	struct plb__report *rep = &res->rep;
 	double makespan = r->end - r->t0, first = INFINITY, last = -INFINITY;
 	for (int i = 0; i < r->npu; i++) {

@@ -20,14 +20,14 @@
 #include "runtime/transport/transport.h"
 
 struct plb__worker;             /* worker.c */
-struct plb_balancer;
+struct plb__balancer;
 
 /* Each PU's fitted model after the last run of one kind (models.c): a
  * kernel, its unit sizes and the job's signature. */
 struct plb__kept_pu {
 	int n;                          /* samples; 0: none (lost, or no model) */
 	double cliff;
-	struct plb_model_sample *s;
+	struct plb__sample *s;
 };
 struct plb__kept {
 	char *kernel, *sig;
@@ -157,9 +157,9 @@ const struct plb_kernel *plb__kernel_find(const struct plb *p, const char *name)
  * or < 0); keeping its PUs' models after a run (lost PUs keep none);
  * the models file, read once the PUs are known and written at the end
  * (errors name file:line, in p->err); freeing them all. */
-int plb__kept_warm(struct plb *p, const struct plb_job *job, struct plb_balancer *b);
+int plb__kept_warm(struct plb *p, const struct plb_job *job, struct plb__balancer *b);
 PLB_WUR int plb__kept_store(struct plb *p, const struct plb_job *job,
-			    const struct plb_balancer *b, const int *lost);
+			    const struct plb__balancer *b, const int *lost);
 PLB_WUR int plb__kept_load(struct plb *p, const char *path);
 PLB_WUR int plb__kept_save(struct plb *p, const char *path);
 void plb__kept_free(struct plb *p);

@@ -25,7 +25,7 @@
 struct plb__slot {
 	uint64_t id, offset, units;
 	int used, borrowed;
-	enum plb_grant_kind kind;
+	enum plb__grant_kind kind;
 	double predicted_s;
 	double sent;            /* plb__now() when dispatch began packing it */
 	double turn;            /* from its PU's DONE that it follows to sent; 0: none */
@@ -36,7 +36,7 @@ struct plb__slot {
 struct plb__mpu {
 	int peer;               /* index in p->peer */
 	int local;              /* the worker's PU index */
-	struct plb__slot s[PLB_MAX_GRANTS];
+	struct plb__slot s[PLB__MAX_GRANTS];
 	double busy, units, best_rate, last_finish;
 	int long_block;         /* best_rate is from blocks of RATE_MIN_S or more */
 	long blocks;
@@ -88,7 +88,7 @@ struct plb__run {
 	struct plb *p;
 	const struct plb_job *job;
 	const struct plb_kernel *k;
-	plb_balancer_t *b;
+	plb__balancer_t *b;
 	struct plb__driver d;
 	struct plb__mpu *pu;
 	int npu, pipeline;
@@ -112,7 +112,7 @@ struct plb__run {
 
 /* block.c */
 /* The driver's grant hook: grant g's DISPATCH to PU i. */
-int plb__run_dispatch(void *r, int i, const struct plb_grant *g);
+int plb__run_dispatch(void *r, int i, const struct plb__grant *g);
 /* One message from rank src (it is freed by the caller unless kept for a
  * merge: plb__outs.nmerge or nlate grew). */
 PLB_WUR int plb__run_message(struct plb__run *r, void *msg, int src);
@@ -134,7 +134,7 @@ PLB_WUR int plb__out_accept(struct plb__run *r, void *msg, const struct plb__slo
 			    int placed);
 /* Grant g is borrowed (in place): its DISPATCH's payload, and the block
  * recorded as on a PU. 0 or PLB_ENOMEM. */
-PLB_WUR int plb__out_borrow(struct plb__run *r, const struct plb_grant *g, void *payload);
+PLB_WUR int plb__out_borrow(struct plb__run *r, const struct plb__grant *g, void *payload);
 /* Copies this batch's outputs in (merge_outputs); the run's end's: the
  * late ones, after every other. */
 PLB_WUR int plb__out_merge(struct plb__run *r);

@@ -22,7 +22,7 @@ struct ev {
 };
 
 struct job {
-	struct plb_grant g;
+	struct plb__grant g;
 	double xs, xe, cs, ce;  /* transfer start/end, compute start/end */
 	double sent, arrive;    /* its grant left the master, reached the PU */
 	double turn;            /* from the DONE it followed to sent; 0: none */
@@ -35,8 +35,8 @@ struct spu {
 	double xfer_free, comp_free;
 	int dead;
 	int kfailed;                    /* its kernel failed (the model's fail_block) */
-	struct job jobs[PLB_MAX_GRANTS];
-	int used[PLB_MAX_GRANTS];
+	struct job jobs[PLB__MAX_GRANTS];
+	int used[PLB__MAX_GRANTS];
 	double busy, busy_until, last_finish, units;
 	long nblocks;
 	int begun;                      /* blocks begun (for the model's fail_block) */
@@ -46,7 +46,7 @@ struct spu {
 struct sim {
 	const struct plb__config *cfg;
 	const struct plb__sim_opts *o;
-	plb_balancer_t *b;
+	plb__balancer_t *b;
 	struct plb__driver d;           /* asks the balancer, as the runtime's master does */
 	struct spu *pu;
 	int n;
@@ -122,13 +122,13 @@ static struct ev pop(struct sim *s)
 }
 
 static void trace(struct sim *s, double t, int pu, const char *what,
-		  const struct plb_grant *g, double exec_s, double xfer_s)
+		  const struct plb__grant *g, double exec_s, double xfer_s)
 {
 	if (!s->o->csv)
 		return;
 	fprintf(s->o->csv, "%.9f,%d,%s,%llu,%llu,%llu,%s,%.9f,%.9f\n", t, pu, what,
 		g ? (unsigned long long)g->id : 0ULL, g ? (unsigned long long)g->offset : 0ULL,
-		g ? (unsigned long long)g->units : 0ULL, g ? plb_grant_kind_name(g->kind) : "",
+		g ? (unsigned long long)g->units : 0ULL, g ? plb__grant_kind_name(g->kind) : "",
 		exec_s, xfer_s);
 }
 
@@ -140,12 +140,12 @@ static void fail(struct sim *s, int rc, const char *what)
 	}
 }
 
-/* The balancer wants its waiting PUs asked again at plb_balancer_wake (a
+/* The balancer wants its waiting PUs asked again at plb__balancer_wake (a
  * late block becomes worth running again), event or not: an EV_WAKE then,
  * unless an earlier one is pending (it looks again when it fires). */
 static void schedule_wake(struct sim *s, double now)
 {
-	double w = plb_balancer_wake(s->b);
+	double w = plb__balancer_wake(s->b);
 	if (w > now && w < s->wake_at) {
 		if (push(s, w, EV_WAKE, 0, 0))
 			fail(s, PLB_ENOMEM, "event queue");
@@ -178,8 +178,8 @@ static double cpu_clock_cost(void)
 static void master_begin(struct sim *s, double t)
 {
 	s->now = t > s->m_free ? t : s->m_free;
-	struct plb_balancer_stats st;
-	plb_balancer_stats(s->b, &st);
+	struct plb__balancer_stats st;
+	plb__balancer_stats(s->b, &st);
 	s->solves0 = st.solves;
 	s->noutq = 0;
 	s->c0 = plb__cpu_now();         /* the master's work starts here */
@@ -190,8 +190,8 @@ static void master_end(struct sim *s)
 {
 	double cost;
 	if (s->o->solve_us >= 0) {
-		struct plb_balancer_stats st;
-		plb_balancer_stats(s->b, &st);
+		struct plb__balancer_stats st;
+		plb__balancer_stats(s->b, &st);
 		cost = (double)(st.solves - s->solves0) * s->o->solve_us * 1e-6;
 	} else {
 		cost = fmax(0, plb__cpu_now() - s->c0 - s->clock_cost);
@@ -214,14 +214,14 @@ static void master_end(struct sim *s)
 
 /* The driver's grant hook: the grant leaves at the event's end
  * (master_end). */
-static int sim_grant(void *ctx, int pu, const struct plb_grant *g)
+static int sim_grant(void *ctx, int pu, const struct plb__grant *g)
 {
 	struct sim *s = ctx;
 	struct spu *p = &s->pu[pu];
 	int slot = 0;
-	while (slot < PLB_MAX_GRANTS && p->used[slot])
+	while (slot < PLB__MAX_GRANTS && p->used[slot])
 		slot++;
-	if (slot == PLB_MAX_GRANTS) {
+	if (slot == PLB__MAX_GRANTS) {
 		fail(s, PLB_ESTATE, "too many grants on one PU");
 		return PLB_ESTATE;
 	}
@@ -231,8 +231,8 @@ static int sim_grant(void *ctx, int pu, const struct plb_grant *g)
 	s->outq[s->noutq++].slot = slot;
 	trace(s, s->now, pu, "grant", g, 0, 0);
 	if (s->o->on_grant) {
-		struct plb_balancer_stats st;
-		plb_balancer_stats(s->b, &st);
+		struct plb__balancer_stats st;
+		plb__balancer_stats(s->b, &st);
 		s->o->on_grant(s->o->ctx, pu, s->now, (double)g->units, g->kind, st.step);
 	}
 	return 0;
@@ -312,7 +312,7 @@ static void on_done_arrive(struct sim *s, const struct ev *e)
 	master_begin(s, e->t);
 	/* its round trip outside the PU, as the runtime measures it */
 	double way = (s->now - j->sent) - (j->ce - j->arrive);
-	struct plb_sample smp = {.grant_id = j->g.id, .exec_s = j->ce - j->cs,
+	struct plb__block_done smp = {.grant_id = j->g.id, .exec_s = j->ce - j->cs,
 				 .xfer_s = j->xe - j->xs, .finish = s->now,
 				 .link_s = (way > 0 ? way : 0) + j->turn};
 	p->heard = s->now;
@@ -321,7 +321,7 @@ static void on_done_arrive(struct sim *s, const struct ev *e)
 	if (rc == 0 || rc == PLB_ESTALE) {
 		struct plb__trace_block tb = {
 			.pu = e->pu, .id = j->g.id, .offset = j->g.offset, .units = j->g.units,
-			.kind = plb_grant_kind_name(j->g.kind), .predicted_s = j->g.predicted_s,
+			.kind = plb__grant_kind_name(j->g.kind), .predicted_s = j->g.predicted_s,
 			.xfer_start = j->xs, .xfer_end = j->xe, .start = j->cs, .end = j->ce,
 			.dropped = rc == PLB_ESTALE};
 		plb__trace_block(s->o->trace, &tb);
@@ -341,7 +341,7 @@ static void on_done_arrive(struct sim *s, const struct ev *e)
 	} else {
 		drove(s, rc);
 	}
-	if (plb_balancer_finished(s->b) && !s->finished) {
+	if (plb__balancer_finished(s->b) && !s->finished) {
 		s->finished = 1;
 		s->makespan = s->now;
 	}
@@ -362,8 +362,8 @@ static void on_lost_noticed(struct sim *s, const struct ev *e)
 static void fill_report(struct sim *s, struct plb__sim_result *res)
 {
 	const struct plb__config *cfg = s->cfg;
-	struct plb_balancer_stats st;
-	plb_balancer_stats(s->b, &st);
+	struct plb__balancer_stats st;
+	plb__balancer_stats(s->b, &st);
 	struct plb__report *r = &res->rep;
 	r->scenario = cfg->path;
 	r->policy = s->o->policy;
@@ -412,15 +412,15 @@ int plb__sim_run(const struct plb__config *cfg, const struct plb__sim_opts *o,
 			.wake_at = INFINITY, .errbuf = err, .errlen = errlen};
 	if (o->solve_us < 0)
 		s.clock_cost = cpu_clock_cost();
-	int rc = plb_balancer_create(&cfg->params, o->policy, cfg->npu,
-				     (uint64_t)cfg->units, &s.b);
+	int rc = plb__balancer_create(&cfg->params, o->policy, cfg->npu,
+				      (uint64_t)cfg->units, &s.b);
 	if (rc) {
 		snprintf(err, errlen, "cannot create balancer for policy '%s': %s",
 			 o->policy, plb_strerror(rc));
 		return rc;
 	}
 	s.pu = calloc((size_t)s.n, sizeof *s.pu);
-	s.outq = calloc((size_t)s.n * PLB_MAX_GRANTS + 1, sizeof *s.outq);
+	s.outq = calloc((size_t)s.n * PLB__MAX_GRANTS + 1, sizeof *s.outq);
 	res->names = calloc((size_t)s.n, sizeof *res->names);
 	res->idle = calloc((size_t)s.n, sizeof *res->idle);
 	res->units = calloc((size_t)s.n, sizeof *res->units);
@@ -487,7 +487,7 @@ int plb__sim_run(const struct plb__config *cfg, const struct plb__sim_opts *o,
 				s.wake_at = INFINITY;
 			/* events since may have moved it: later (a block ended, the
 			 * free PUs' rate changed) it is asked for again then */
-			if (plb_balancer_wake(s.b) > e.t) {
+			if (plb__balancer_wake(s.b) > e.t) {
 				schedule_wake(&s, e.t);
 				break;
 			}
@@ -517,7 +517,7 @@ out:
 	plb__driver_fini(&s.d);
 	free(s.heap);
 	plb__coverage_fini(&s.done);
-	plb_balancer_destroy(s.b);
+	plb__balancer_destroy(s.b);
 	return rc;
 }
 

@@ -44,7 +44,7 @@ struct plb__hdr {
 	int32_t arg;            /* CONFIG: node index; DISPATCH, DONE: run number */
 	uint64_t id;            /* grant id */
 	uint64_t offset, units;         /* START: units = shared data bytes */
-	int32_t kind;           /* enum plb_grant_kind */
+	int32_t kind;           /* enum plb__grant_kind */
 	int32_t flags;          /* PLB__F_... */
 	double exec_s, xfer_s;  /* DONE: measured on the PU */
 	double busy_s;          /* DONE: PU busy time for this block */

@@ -1,6 +1,6 @@
 /* Allocation failures in the balancer and the coverage check: every
- * allocation of a whole job, from plb_balancer_create to
- * plb_balancer_destroy with each done block recorded for the coverage
+ * allocation of a whole job, from plb__balancer_create to
+ * plb__balancer_destroy with each done block recorded for the coverage
  * check, fails once in turn
  * (the linker routes the balancer's malloc, calloc and realloc through
  * the wrappers below: Makefile, -Wl,--wrap). Each time, for every policy:
@@ -85,30 +85,30 @@ static double block_time(int pu, int k, double units)
  * and PU 2 is lost a third of the way through. */
 static int job(const char *policy)
 {
-	plb_balancer_t *b;
-	int rc = plb_balancer_create(NULL, policy, NPU, W, &b);
+	plb__balancer_t *b;
+	int rc = plb__balancer_create(NULL, policy, NPU, W, &b);
 	if (rc)
 		return rc;
 	for (int i = 0; i < NPU && rc == 0; i++)
-		rc = plb_balancer_group(b, i, i < 2 ? 0 : 1);
+		rc = plb__balancer_group(b, i, i < 2 ? 0 : 1);
 	if (rc == 0)
-		rc = plb_balancer_hold(b, 0, 0, W / 3);
+		rc = plb__balancer_hold(b, 0, 0, W / 3);
 	if (rc) {
-		plb_balancer_destroy(b);
+		plb__balancer_destroy(b);
 		return rc;
 	}
 	struct plb__coverage cov = {0};
-	struct plb_grant g[NPU];
+	struct plb__grant g[NPU];
 	int busy[NPU] = {0}, blocks[NPU] = {0}, lost = 0;
 	double finish[NPU] = {0}, exec[NPU] = {0}, now = 0;
 	for (int events = 0; events < 100000 && rc == 0; events++) {
 		for (int i = 0; i < NPU && rc == 0; i++) {
 			if (busy[i] || (lost && i == 2))
 				continue;
-			int r = plb_balancer_next(b, i, now, &g[i]);
+			int r = plb__balancer_next(b, i, now, &g[i]);
 			if (r < 0)
 				rc = r;
-			else if (r == PLB_NEXT_GRANT) {
+			else if (r == PLB__NEXT_GRANT) {
 				exec[i] = block_time(i, blocks[i]++, (double)g[i].units);
 				finish[i] = now + exec[i];
 				busy[i] = 1;
@@ -119,7 +119,7 @@ static int job(const char *policy)
 		if (!lost && now > 0.05 * W * 1e-4) {
 			lost = 1;
 			busy[2] = 0;
-			rc = plb_balancer_lost(b, 2, now);
+			rc = plb__balancer_lost(b, 2, now);
 			continue;
 		}
 		int next = -1;
@@ -127,7 +127,7 @@ static int job(const char *policy)
 			if (busy[i] && (next < 0 || finish[i] < finish[next]))
 				next = i;
 		if (next < 0) {
-			double due = plb_balancer_wake(b);
+			double due = plb__balancer_wake(b);
 			if (!isfinite(due))
 				break;
 			now = fmax(now, due);
@@ -135,17 +135,17 @@ static int job(const char *policy)
 		}
 		now = finish[next];
 		busy[next] = 0;
-		struct plb_sample s = {g[next].id, exec[next], 0, now, 0};
-		rc = plb_balancer_done(b, next, &s);
+		struct plb__block_done s = {g[next].id, exec[next], 0, now, 0};
+		rc = plb__balancer_done(b, next, &s);
 		if (rc == PLB_ESTALE)
 			rc = 0;
 		else if (rc == 0)
 			rc = plb__coverage_add(&cov, g[next].offset, g[next].units);
 	}
-	if (rc == 0 && !(plb_balancer_finished(b) && plb__coverage_ok(&cov, W)))
+	if (rc == 0 && !(plb__balancer_finished(b) && plb__coverage_ok(&cov, W)))
 		rc = -1000;     /* no error, and the job did not end or cover W */
 	plb__coverage_fini(&cov);
-	plb_balancer_destroy(b);
+	plb__balancer_destroy(b);
 	return rc;
 }
 

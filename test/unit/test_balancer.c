@@ -19,7 +19,7 @@
 
 struct drv_pu {
 	int busy, lost;
-	struct plb_grant g;
+	struct plb__grant g;
 	double finish, exec;
 	double rate, fixed;
 };
@@ -33,14 +33,14 @@ static long stale_redo, stale_orig, redo_blocks;
  * from the middle of the pool. */
 static int hold_groups;
 
-/* Events at which plb_balancer_idle_waits said every PU would wait (each
+/* Events at which plb__balancer_idle_waits said every PU would wait (each
  * idle PU asked then must be told to wait). */
 static long idle_waits_said;
 
 /* The balancer's count of outstanding grants is the driver's: each busy
  * PU holds one (it asks only when idle), a lost one none; others_busy,
  * which every policy's wait rules read, rests on it. */
-static void check_outstanding(const plb_balancer_t *b, const struct drv_pu *pu, int n)
+static void check_outstanding(const plb__balancer_t *b, const struct drv_pu *pu, int n)
 {
 	int busy = 0, sum = 0;
 	for (int i = 0; i < n; i++) {
@@ -62,8 +62,8 @@ static void check_outstanding(const plb_balancer_t *b, const struct drv_pu *pu, 
 static long run_job(const char *policy, int n, uint64_t W, int nlose, uint64_t seed)
 {
 	rng_state = seed;
-	plb_balancer_t *b;
-	assert_int_equal(plb_balancer_create(NULL, policy, n, W, &b), 0);
+	plb__balancer_t *b;
+	assert_int_equal(plb__balancer_create(NULL, policy, n, W, &b), 0);
 	struct drv_pu *pu = calloc((size_t)n, sizeof *pu);
 	unsigned char *count = calloc(W, 1);
 	assert_non_null(pu);
@@ -75,11 +75,11 @@ static long run_job(const char *policy, int n, uint64_t W, int nlose, uint64_t s
 		rates += pu[i].rate;
 	}
 	for (int i = 0; i < n && hold_groups > 0; i++)
-		assert_int_equal(plb_balancer_group(b, i, i % hold_groups), 0);
+		assert_int_equal(plb__balancer_group(b, i, i % hold_groups), 0);
 	for (int g = 0; g < hold_groups && g < n; g++)
 		for (int k = 0; k < 3; k++) {
 			uint64_t off = (uint64_t)(urand() * (double)(W - 1));
-			assert_int_equal(plb_balancer_hold(b, g, off, 1 + (uint64_t)(urand() * (double)(W - off - 1))), 0);
+			assert_int_equal(plb__balancer_hold(b, g, off, 1 + (uint64_t)(urand() * (double)(W - off - 1))), 0);
 		}
 	double now = 0, span = (double)W / rates, lose_at = INFINITY;
 	long events = 0;
@@ -88,17 +88,17 @@ static long run_job(const char *policy, int n, uint64_t W, int nlose, uint64_t s
 		lose_at = span * (0.05 + 0.7 * urand() / nlose);
 	for (;;) {
 		/* hand out work to every idle PU */
-		int any_busy = 0, all_wait = plb_balancer_idle_waits(b, now);
+		int any_busy = 0, all_wait = plb__balancer_idle_waits(b, now);
 		idle_waits_said += all_wait;
 		for (int i = 0; i < n; i++) {
 			if (pu[i].lost || pu[i].busy)
 				continue;
-			int rc = plb_balancer_next(b, i, now, &pu[i].g);
-			assert_true(rc == PLB_NEXT_GRANT || rc == PLB_NEXT_WAIT || rc == PLB_NEXT_DONE);
-			if (all_wait && rc != PLB_NEXT_WAIT)
+			int rc = plb__balancer_next(b, i, now, &pu[i].g);
+			assert_true(rc == PLB__NEXT_GRANT || rc == PLB__NEXT_WAIT || rc == PLB__NEXT_DONE);
+			if (all_wait && rc != PLB__NEXT_WAIT)
 				fail_msg("%s seed %llu at %g: every PU would wait, said the balancer, and PU %d got %d",
 					 policy, (unsigned long long)seed, now, i, rc);
-			if (rc != PLB_NEXT_GRANT)
+			if (rc != PLB__NEXT_GRANT)
 				continue;
 			assert_true(pu[i].g.units > 0);
 			assert_true(pu[i].g.offset + pu[i].g.units <= W);
@@ -121,7 +121,7 @@ static long run_job(const char *policy, int n, uint64_t W, int nlose, uint64_t s
 			break;
 		events++;
 		/* the balancer asks to be asked again before the next event */
-		double wake = plb_balancer_wake(b);
+		double wake = plb__balancer_wake(b);
 		if (wake > now && wake < pu[next].finish && wake < lose_at) {
 			now = wake;
 			continue;
@@ -136,26 +136,26 @@ static long run_job(const char *policy, int n, uint64_t W, int nlose, uint64_t s
 			assert_true(v >= 0);    /* next is busy */
 			pu[v].lost = 1;
 			lost++;
-			assert_int_equal(plb_balancer_lost(b, v, now), 0);
+			assert_int_equal(plb__balancer_lost(b, v, now), 0);
 			if (pu[v].busy) {
 				/* its late report must not count */
-				struct plb_sample s = {pu[v].g.id, pu[v].exec, 0, now, 0};
-				assert_int_equal(plb_balancer_done(b, v, &s), PLB_ESTALE);
+				struct plb__block_done s = {pu[v].g.id, pu[v].exec, 0, now, 0};
+				assert_int_equal(plb__balancer_done(b, v, &s), PLB_ESTALE);
 			}
-			assert_int_equal(plb_balancer_next(b, v, now, &pu[v].g), PLB_ESTATE);
+			assert_int_equal(plb__balancer_next(b, v, now, &pu[v].g), PLB_ESTATE);
 			check_busy_summary(b, now);
 			lose_at = lost < nlose ? span * (0.05 + 0.7 * (lost + urand()) / nlose) : INFINITY;
 			continue;
 		}
 		now = pu[next].finish;
 		pu[next].busy = 0;
-		struct plb_sample s = {pu[next].g.id, pu[next].exec, 0, now, 0};
+		struct plb__block_done s = {pu[next].g.id, pu[next].exec, 0, now, 0};
 		/* a block that lost a race with its re-run (or a re-run that
 		 * lost to its original) is stale: its units count elsewhere */
-		int rc = plb_balancer_done(b, next, &s);
+		int rc = plb__balancer_done(b, next, &s);
 		check_busy_summary(b, now);
 		if (rc == PLB_ESTALE) {
-			if (pu[next].g.kind == PLB_GRANT_REDO)
+			if (pu[next].g.kind == PLB__GRANT_REDO)
 				stale_redo++;
 			else
 				stale_orig++;
@@ -163,17 +163,17 @@ static long run_job(const char *policy, int n, uint64_t W, int nlose, uint64_t s
 		}
 		assert_int_equal(rc, 0);
 		/* a second report of the same block is refused */
-		assert_int_equal(plb_balancer_done(b, next, &s), PLB_ESTALE);
+		assert_int_equal(plb__balancer_done(b, next, &s), PLB_ESTALE);
 		for (uint64_t u = pu[next].g.offset; u < pu[next].g.offset + pu[next].g.units; u++)
 			count[u]++;
 	}
-	assert_true(plb_balancer_finished(b));
+	assert_true(plb__balancer_finished(b));
 	for (uint64_t u = 0; u < W; u++)
 		if (count[u] != 1)
 			fail_msg("%s seed %llu: unit %llu done %d times", policy,
 				 (unsigned long long)seed, (unsigned long long)u, count[u]);
-	struct plb_balancer_stats st;
-	plb_balancer_stats(b, &st);
+	struct plb__balancer_stats st;
+	plb__balancer_stats(b, &st);
 	assert_int_equal(st.units_done, W);
 	assert_int_equal(st.units_pool, 0);
 	assert_int_equal(st.pus_lost, lost);
@@ -181,14 +181,14 @@ static long run_job(const char *policy, int n, uint64_t W, int nlose, uint64_t s
 	if (lost != nlose)
 		fail_msg("%s seed %llu: %d of %d PUs lost before the run ended", policy,
 			 (unsigned long long)seed, lost, nlose);
-	plb_balancer_destroy(b);
+	plb__balancer_destroy(b);
 	free(pu);
 	free(count);
 	return events;
 }
 
 /* Every policy covers the domain exactly once with no failures; where
- * plb_balancer_idle_waits says every PU would wait (it does so at every
+ * plb__balancer_idle_waits says every PU would wait (it does so at every
  * job's end), every PU asked is told to wait. plb-hac
  * runs late blocks again: over these seeds both ends of the race occur, a
  * re-run that ends first (the original's report is stale) and an original
@@ -196,16 +196,16 @@ static long run_job(const char *policy, int n, uint64_t W, int nlose, uint64_t s
  * counts once. */
 static void test_coverage_all_policies(void **state)
 {
-	for (int p = 0; plb_policy_name(p); p++) {
+	for (int p = 0; plb__policy_name(p); p++) {
 		stale_redo = stale_orig = redo_blocks = idle_waits_said = 0;
 		for (uint64_t seed = 1; seed <= 20; seed++)
-			run_job(plb_policy_name(p), 1 + (int)(seed * 3 % 13), 100000 + seed * 777, 0, seed);
+			run_job(plb__policy_name(p), 1 + (int)(seed * 3 % 13), 100000 + seed * 777, 0, seed);
 		/* the end of each job, where the pool is empty and the last
 		 * blocks run: no use asking the PUs then */
 		if (idle_waits_said < 20)
-			fail_msg("%s: every PU would wait at %ld events in 20 jobs", plb_policy_name(p),
+			fail_msg("%s: every PU would wait at %ld events in 20 jobs", plb__policy_name(p),
 				 idle_waits_said);
-		if (strcmp(plb_policy_name(p), "plb-hac") != 0)
+		if (strcmp(plb__policy_name(p), "plb-hac") != 0)
 			assert_int_equal(redo_blocks + stale_redo + stale_orig, 0);
 		else if (!(redo_blocks > 0 && stale_redo > 0 && stale_orig > 0))
 			fail_msg("plb-hac: %ld re-run blocks, %ld lost their race, %ld originals did",
@@ -216,10 +216,10 @@ static void test_coverage_all_policies(void **state)
 /* Every policy covers the domain exactly once when PUs die mid-block. */
 static void test_coverage_with_failures(void **state)
 {
-	for (int p = 0; plb_policy_name(p); p++)
+	for (int p = 0; plb__policy_name(p); p++)
 		for (uint64_t seed = 1; seed <= 20; seed++) {
 			int n = 3 + (int)(seed % 10);
-			run_job(plb_policy_name(p), n, 50000 + seed * 1013, n - 1, seed * 7919);
+			run_job(plb__policy_name(p), n, 50000 + seed * 1013, n - 1, seed * 7919);
 		}
 }
 
@@ -228,11 +228,11 @@ static void test_coverage_with_failures(void **state)
 static void test_coverage_with_placement(void **state)
 {
 	hold_groups = 3;
-	for (int p = 0; plb_policy_name(p); p++)
+	for (int p = 0; plb__policy_name(p); p++)
 		for (uint64_t seed = 1; seed <= 8; seed++) {
 			int n = 2 + (int)(seed % 7);
-			run_job(plb_policy_name(p), n, 40000 + seed * 501, 0, seed);
-			run_job(plb_policy_name(p), n, 40000 + seed * 501, n - 1, seed * 31);
+			run_job(plb__policy_name(p), n, 40000 + seed * 501, 0, seed);
+			run_job(plb__policy_name(p), n, 40000 + seed * 501, n - 1, seed * 31);
 		}
 	hold_groups = 0;
 }
@@ -243,17 +243,17 @@ static void test_coverage_with_placement(void **state)
  * buffer of any size, always terminated. Grant kinds have their names. */
 static void test_params_and_names(void **state)
 {
-	assert_string_equal(plb_grant_kind_name(PLB_GRANT_TRAINING), "training");
-	assert_string_equal(plb_grant_kind_name(PLB_GRANT_REGULAR), "regular");
-	assert_string_equal(plb_grant_kind_name(PLB_GRANT_GAP), "gap");
-	assert_string_equal(plb_grant_kind_name(PLB_GRANT_REDO), "redo");
-	struct plb_params p;
+	assert_string_equal(plb__grant_kind_name(PLB__GRANT_TRAINING), "training");
+	assert_string_equal(plb__grant_kind_name(PLB__GRANT_REGULAR), "regular");
+	assert_string_equal(plb__grant_kind_name(PLB__GRANT_GAP), "gap");
+	assert_string_equal(plb__grant_kind_name(PLB__GRANT_REDO), "redo");
+	struct plb__params p;
 	char err[256];
-	plb_params_init(&p);
+	plb__params_init(&p);
 	double was = p.initial_block;
-	assert_int_equal(plb_params_assign(&p, "initial_block=2048", err, sizeof err), 0);
+	assert_int_equal(plb__params_assign(&p, "initial_block=2048", err, sizeof err), 0);
 	assert_true(p.initial_block == 2048);
-	assert_int_equal(plb_params_assign(&p, "initial_block=4096\t", err, sizeof err), 0);
+	assert_int_equal(plb__params_assign(&p, "initial_block=4096\t", err, sizeof err), 0);
 	assert_true(p.initial_block == 4096);
 	was = p.initial_block;
 	static const char *const bad[] = {"initial_block=12x", "initial_block=", "initial_block=x",
@@ -261,7 +261,7 @@ static void test_params_and_names(void **state)
 					  "initial_block=0", "end_fraction=1.5"};
 	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
 		err[0] = '\0';
-		if (plb_params_assign(&p, bad[i], err, sizeof err) == 0)
+		if (plb__params_assign(&p, bad[i], err, sizeof err) == 0)
 			fail_msg("'%s' was accepted", bad[i]);
 		char key[32];
 		snprintf(key, sizeof key, "%.*s", (int)(strchr(bad[i], '=') - bad[i]), bad[i]);
@@ -269,38 +269,38 @@ static void test_params_and_names(void **state)
 			fail_msg("'%s': the message does not name the key: %s", bad[i], err);
 		assert_true(p.initial_block == was);
 	}
-	assert_int_equal(plb_params_assign(&p, "no_such_key=1", err, sizeof err), PLB_ENOENT);
+	assert_int_equal(plb__params_assign(&p, "no_such_key=1", err, sizeof err), PLB_ENOENT);
 	/* a key of 127 characters is looked up (and unknown); one of 128 is
 	 * refused as such, not cut to 127 and looked up */
 	char longkey[200];
 	memset(longkey, 'k', sizeof longkey);
 	strcpy(longkey + 127, "=1");
-	assert_int_equal(plb_params_assign(&p, longkey, err, sizeof err), PLB_ENOENT);
+	assert_int_equal(plb__params_assign(&p, longkey, err, sizeof err), PLB_ENOENT);
 	longkey[127] = 'k';
 	strcpy(longkey + 128, "=1");
-	assert_int_equal(plb_params_assign(&p, longkey, err, sizeof err), PLB_EINVAL);
+	assert_int_equal(plb__params_assign(&p, longkey, err, sizeof err), PLB_EINVAL);
 
 	char all[256], small[8];
-	plb_policy_names(all, sizeof all, ",");
+	plb__policy_names(all, sizeof all, ",");
 	size_t len = 0;
-	for (int i = 0; plb_policy_name(i); i++) {
-		const char *n = plb_policy_name(i);
+	for (int i = 0; plb__policy_name(i); i++) {
+		const char *n = plb__policy_name(i);
 		assert_int_equal(strncmp(all + len, n, strlen(n)), 0);
 		len += strlen(n);
-		assert_true(all[len] == (plb_policy_name(i + 1) ? ',' : '\0'));
+		assert_true(all[len] == (plb__policy_name(i + 1) ? ',' : '\0'));
 		len++;
 	}
-	assert_string_equal(plb_policy_names(small, sizeof small, ","), "plb-hac");
-	assert_string_equal(plb_policy_names(small, 1, ","), "");
+	assert_string_equal(plb__policy_names(small, sizeof small, ","), "plb-hac");
+	assert_string_equal(plb__policy_names(small, 1, ","), "");
 }
 
 /* A tiny domain (smaller than one block) and a single PU work. */
 static void test_tiny_domains(void **state)
 {
-	for (int p = 0; plb_policy_name(p); p++) {
-		run_job(plb_policy_name(p), 1, 1, 0, 3);
-		run_job(plb_policy_name(p), 7, 5, 0, 4);
-		run_job(plb_policy_name(p), 1, 100000, 0, 5);
+	for (int p = 0; plb__policy_name(p); p++) {
+		run_job(plb__policy_name(p), 1, 1, 0, 3);
+		run_job(plb__policy_name(p), 7, 5, 0, 4);
+		run_job(plb__policy_name(p), 1, 100000, 0, 5);
 	}
 }
 
@@ -313,17 +313,17 @@ static void test_coarse_domain_small_blocks(void **state)
 	(void)state;
 	static const char *const pols[] = {"plb-hac", "plb-hec", "hdss"};
 	for (int k = 0; k < 3; k++) {
-		plb_balancer_t *b;
-		assert_int_equal(plb_balancer_create(NULL, pols[k], 5, 600, &b), 0);
-		struct plb_grant g[5];
+		plb__balancer_t *b;
+		assert_int_equal(plb__balancer_create(NULL, pols[k], 5, 600, &b), 0);
+		struct plb__grant g[5];
 		uint64_t most = 0;
 		for (int i = 0; i < 5; i++) {
-			assert_int_equal(plb_balancer_next(b, i, 0, &g[i]), PLB_NEXT_GRANT);
+			assert_int_equal(plb__balancer_next(b, i, 0, &g[i]), PLB__NEXT_GRANT);
 			most = g[i].units > most ? g[i].units : most;
 		}
 		if (most > 4)
 			fail_msg("%s: a first block of %llu units", pols[k], (unsigned long long)most);
-		plb_balancer_destroy(b);
+		plb__balancer_destroy(b);
 	}
 	run_job("plb-hac", 5, 600, 0, 6);
 }
@@ -331,91 +331,91 @@ static void test_coarse_domain_small_blocks(void **state)
 /* Unknown policies and bad arguments are refused, not crashed on. */
 static void test_bad_calls(void **state)
 {
-	plb_balancer_t *b;
-	assert_int_equal(plb_balancer_create(NULL, "nope", 4, 100, &b), PLB_ENOENT);
+	plb__balancer_t *b;
+	assert_int_equal(plb__balancer_create(NULL, "nope", 4, 100, &b), PLB_ENOENT);
 	assert_null(b);
-	assert_int_equal(plb_balancer_create(NULL, "greedy", 0, 100, &b), PLB_EINVAL);
-	assert_int_equal(plb_balancer_create(NULL, "greedy", 2, 0, &b), PLB_EINVAL);
-	assert_int_equal(plb_balancer_create(NULL, "greedy", 2, 100, &b), 0);
-	struct plb_grant g;
-	assert_int_equal(plb_balancer_next(b, 2, 0, &g), PLB_EINVAL);
-	assert_int_equal(plb_balancer_next(b, -1, 0, &g), PLB_EINVAL);
-	assert_int_equal(plb_balancer_next(b, 0, NAN, &g), PLB_EINVAL);
-	assert_int_equal(plb_balancer_next(b, 0, 0, &g), PLB_NEXT_GRANT);
-	struct plb_sample s = {g.id + 99, 1, 0, 1, 0};
-	assert_int_equal(plb_balancer_done(b, 0, &s), PLB_ESTALE);
+	assert_int_equal(plb__balancer_create(NULL, "greedy", 0, 100, &b), PLB_EINVAL);
+	assert_int_equal(plb__balancer_create(NULL, "greedy", 2, 0, &b), PLB_EINVAL);
+	assert_int_equal(plb__balancer_create(NULL, "greedy", 2, 100, &b), 0);
+	struct plb__grant g;
+	assert_int_equal(plb__balancer_next(b, 2, 0, &g), PLB_EINVAL);
+	assert_int_equal(plb__balancer_next(b, -1, 0, &g), PLB_EINVAL);
+	assert_int_equal(plb__balancer_next(b, 0, NAN, &g), PLB_EINVAL);
+	assert_int_equal(plb__balancer_next(b, 0, 0, &g), PLB__NEXT_GRANT);
+	struct plb__block_done s = {g.id + 99, 1, 0, 1, 0};
+	assert_int_equal(plb__balancer_done(b, 0, &s), PLB_ESTALE);
 	s.grant_id = g.id;
 	s.exec_s = -1;
-	assert_int_equal(plb_balancer_done(b, 0, &s), PLB_EINVAL);
+	assert_int_equal(plb__balancer_done(b, 0, &s), PLB_EINVAL);
 	s.exec_s = NAN;
-	assert_int_equal(plb_balancer_done(b, 0, &s), PLB_EINVAL);
+	assert_int_equal(plb__balancer_done(b, 0, &s), PLB_EINVAL);
 	s.exec_s = 1;
-	assert_int_equal(plb_balancer_done(b, 1, &s), PLB_ESTALE);  /* not its grant */
-	assert_int_equal(plb_balancer_done(b, 0, &s), 0);
-	assert_int_equal(plb_balancer_lost(b, 5, 0), PLB_EINVAL);
+	assert_int_equal(plb__balancer_done(b, 1, &s), PLB_ESTALE);  /* not its grant */
+	assert_int_equal(plb__balancer_done(b, 0, &s), 0);
+	assert_int_equal(plb__balancer_lost(b, 5, 0), PLB_EINVAL);
 	/* a report for no balancer, a PU out of range either way, or no
 	 * sample is refused before anything is read */
-	assert_int_equal(plb_balancer_done(NULL, 0, &s), PLB_EINVAL);
-	assert_int_equal(plb_balancer_done(b, -1, &s), PLB_EINVAL);
-	assert_int_equal(plb_balancer_done(b, 2, &s), PLB_EINVAL);
-	assert_int_equal(plb_balancer_done(b, 0, NULL), PLB_EINVAL);
-	plb_balancer_destroy(b);
+	assert_int_equal(plb__balancer_done(NULL, 0, &s), PLB_EINVAL);
+	assert_int_equal(plb__balancer_done(b, -1, &s), PLB_EINVAL);
+	assert_int_equal(plb__balancer_done(b, 2, &s), PLB_EINVAL);
+	assert_int_equal(plb__balancer_done(b, 0, NULL), PLB_EINVAL);
+	plb__balancer_destroy(b);
 }
 
 /* Blocks that take no measurable time (a zero-cost device) do not break
  * any policy: everything is still done exactly once. */
 static void test_zero_time_blocks(void **state)
 {
-	for (int p = 0; plb_policy_name(p); p++) {
-		plb_balancer_t *b;
-		assert_int_equal(plb_balancer_create(NULL, plb_policy_name(p), 3, 50000, &b), 0);
+	for (int p = 0; plb__policy_name(p); p++) {
+		plb__balancer_t *b;
+		assert_int_equal(plb__balancer_create(NULL, plb__policy_name(p), 3, 50000, &b), 0);
 		uint64_t done = 0;
 		double now = 0;
-		for (int guard = 0; guard < 100000 && !plb_balancer_finished(b); guard++) {
+		for (int guard = 0; guard < 100000 && !plb__balancer_finished(b); guard++) {
 			int progress = 0;
 			for (int i = 0; i < 3; i++) {
-				struct plb_grant g;
-				int rc = plb_balancer_next(b, i, now, &g);
+				struct plb__grant g;
+				int rc = plb__balancer_next(b, i, now, &g);
 				assert_true(rc > 0);
-				if (rc != PLB_NEXT_GRANT)
+				if (rc != PLB__NEXT_GRANT)
 					continue;
 				/* PUs 0 and 1 are free; PU 2 costs 1 ms per 1000 units */
 				double t = i < 2 ? 0 : 1e-6 * (double)g.units;
 				now += t;
-				struct plb_sample s = {g.id, t, 0, now, 0};
-				assert_int_equal(plb_balancer_done(b, i, &s), 0);
+				struct plb__block_done s = {g.id, t, 0, now, 0};
+				assert_int_equal(plb__balancer_done(b, i, &s), 0);
 				done += g.units;
 				progress = 1;
 			}
-			assert_true(progress || plb_balancer_finished(b));
+			assert_true(progress || plb__balancer_finished(b));
 		}
-		assert_true(plb_balancer_finished(b));
+		assert_true(plb__balancer_finished(b));
 		assert_int_equal(done, 50000);
-		plb_balancer_destroy(b);
+		plb__balancer_destroy(b);
 	}
 }
 
 /* A lost PU's range is granted again, to someone else, in full. */
 static void test_lost_range_regranted(void **state)
 {
-	plb_balancer_t *b = greedy100(2, 250);
-	struct plb_grant g0, g1, g2;
-	assert_int_equal(plb_balancer_next(b, 0, 0, &g0), PLB_NEXT_GRANT);
-	assert_int_equal(plb_balancer_next(b, 1, 0, &g1), PLB_NEXT_GRANT);
+	plb__balancer_t *b = greedy100(2, 250);
+	struct plb__grant g0, g1, g2;
+	assert_int_equal(plb__balancer_next(b, 0, 0, &g0), PLB__NEXT_GRANT);
+	assert_int_equal(plb__balancer_next(b, 1, 0, &g1), PLB__NEXT_GRANT);
 	assert_int_equal(g0.offset, 0);
 	assert_int_equal(g1.offset, 100);
-	assert_int_equal(plb_balancer_lost(b, 0, 1), 0);
+	assert_int_equal(plb__balancer_lost(b, 0, 1), 0);
 	/* told twice (a worker's LOST, then its rank gone): nothing more */
-	assert_int_equal(plb_balancer_lost(b, 0, 1.5), 0);
-	struct plb_sample s = {g1.id, 1, 0, 1, 0};
-	assert_int_equal(plb_balancer_done(b, 1, &s), 0);
-	assert_int_equal(plb_balancer_next(b, 1, 1, &g2), PLB_NEXT_GRANT);
+	assert_int_equal(plb__balancer_lost(b, 0, 1.5), 0);
+	struct plb__block_done s = {g1.id, 1, 0, 1, 0};
+	assert_int_equal(plb__balancer_done(b, 1, &s), 0);
+	assert_int_equal(plb__balancer_next(b, 1, 1, &g2), PLB__NEXT_GRANT);
 	assert_int_equal(g2.offset, 0);         /* the lost range first */
 	assert_int_equal(g2.units, 100);
-	struct plb_balancer_stats st;
-	plb_balancer_stats(b, &st);
+	struct plb__balancer_stats st;
+	plb__balancer_stats(b, &st);
 	assert_int_equal(st.returned_blocks, 1);
-	plb_balancer_destroy(b);
+	plb__balancer_destroy(b);
 }
 
 /* A block's time is its compute and its transfer together: PU 1 computes
@@ -427,19 +427,19 @@ static void test_lost_range_regranted(void **state)
 static void test_transfer_counts_as_time(void **state)
 {
 	static const double exec_per[2] = {1e-3, 0.5e-3}, xfer_per[2] = {0, 1.5e-3};
-	for (int p = 0; plb_policy_name(p); p++) {
-		const char *pol = plb_policy_name(p);
-		plb_balancer_t *b;
-		assert_int_equal(plb_balancer_create(NULL, pol, 2, 200000, &b), 0);
-		struct plb_grant g[2];
+	for (int p = 0; plb__policy_name(p); p++) {
+		const char *pol = plb__policy_name(p);
+		plb__balancer_t *b;
+		assert_int_equal(plb__balancer_create(NULL, pol, 2, 200000, &b), 0);
+		struct plb__grant g[2];
 		double finish[2] = {0, 0}, units[2] = {0, 0}, now = 0, second[2] = {0, 0};
 		int busy[2] = {0, 0}, ntrain[2] = {0, 0};
 		for (;;) {
 			for (int i = 0; i < 2; i++)
-				if (!busy[i] && plb_balancer_next(b, i, now, &g[i]) == PLB_NEXT_GRANT) {
+				if (!busy[i] && plb__balancer_next(b, i, now, &g[i]) == PLB__NEXT_GRANT) {
 					busy[i] = 1;
 					finish[i] = now + (exec_per[i] + xfer_per[i]) * (double)g[i].units;
-					if (g[i].kind == PLB_GRANT_TRAINING && ++ntrain[i] == 2)
+					if (g[i].kind == PLB__GRANT_TRAINING && ++ntrain[i] == 2)
 						second[i] = (double)g[i].units;
 				}
 			int k = busy[0] && (!busy[1] || finish[0] <= finish[1]) ? 0 : busy[1] ? 1 : -1;
@@ -448,12 +448,12 @@ static void test_transfer_counts_as_time(void **state)
 			now = finish[k];
 			busy[k] = 0;
 			double u = (double)g[k].units;
-			struct plb_sample smp = {g[k].id, exec_per[k] * u, xfer_per[k] * u, now, 0};
-			if (plb_balancer_done(b, k, &smp) == 0)
+			struct plb__block_done smp = {g[k].id, exec_per[k] * u, xfer_per[k] * u, now, 0};
+			if (plb__balancer_done(b, k, &smp) == 0)
 				units[k] += u;
 		}
-		assert_true(plb_balancer_finished(b));
-		plb_balancer_destroy(b);
+		assert_true(plb__balancer_finished(b));
+		plb__balancer_destroy(b);
 		if (!(units[1] < 0.75 * units[0]))
 			fail_msg("%s: the PU at 2 ms a unit (1.5 of it transfer) did %.0f units, "
 				 "the one at 1 ms %.0f", pol, units[1], units[0]);
@@ -473,91 +473,91 @@ static void test_transfer_counts_as_time(void **state)
  * unit done. */
 static void test_done_out_of_order(void **state)
 {
-	plb_balancer_t *b = greedy100(2, 1000);
-	struct plb_grant g[2], h;
-	assert_int_equal(plb_balancer_next(b, 1, 0, &g[0]), PLB_NEXT_GRANT);
-	assert_int_equal(plb_balancer_next(b, 1, 0, &g[1]), PLB_NEXT_GRANT);
-	assert_int_equal(plb_balancer_next(b, 1, 0, &h), PLB_ESTATE);
-	struct plb_sample s1 = {g[1].id, 1, 0, 1, 0}, s0 = {g[0].id, 1, 0, 2, 0};
-	/* plb_balancer_counts: out on its PU and not voided */
-	assert_int_equal(plb_balancer_counts(b, 1, g[0].id), 1);
-	assert_int_equal(plb_balancer_counts(b, 1, g[1].id), 1);
-	assert_int_equal(plb_balancer_counts(b, 0, g[1].id), 0);       /* not its PU's */
-	assert_int_equal(plb_balancer_counts(b, 2, g[1].id), 0);       /* no such PU */
+	plb__balancer_t *b = greedy100(2, 1000);
+	struct plb__grant g[2], h;
+	assert_int_equal(plb__balancer_next(b, 1, 0, &g[0]), PLB__NEXT_GRANT);
+	assert_int_equal(plb__balancer_next(b, 1, 0, &g[1]), PLB__NEXT_GRANT);
+	assert_int_equal(plb__balancer_next(b, 1, 0, &h), PLB_ESTATE);
+	struct plb__block_done s1 = {g[1].id, 1, 0, 1, 0}, s0 = {g[0].id, 1, 0, 2, 0};
+	/* plb__balancer_counts: out on its PU and not voided */
+	assert_int_equal(plb__balancer_counts(b, 1, g[0].id), 1);
+	assert_int_equal(plb__balancer_counts(b, 1, g[1].id), 1);
+	assert_int_equal(plb__balancer_counts(b, 0, g[1].id), 0);       /* not its PU's */
+	assert_int_equal(plb__balancer_counts(b, 2, g[1].id), 0);       /* no such PU */
 	check_busy_summary(b, 0.5);
-	assert_int_equal(plb_balancer_done(b, 1, &s1), 0);
+	assert_int_equal(plb__balancer_done(b, 1, &s1), 0);
 	/* the block still queued now runs from the first's end: free in 1 s,
 	 * as late again as it is, 1.5 s from its grant */
 	check_busy_summary(b, 1.5);
 	assert_true(plb__busy_for(b, 1, 1.5) == 0.5);
-	assert_int_equal(plb_balancer_counts(b, 1, g[1].id), 0);       /* done */
-	assert_int_equal(plb_balancer_counts(b, 1, g[0].id), 1);
+	assert_int_equal(plb__balancer_counts(b, 1, g[1].id), 0);       /* done */
+	assert_int_equal(plb__balancer_counts(b, 1, g[0].id), 1);
 	assert_int_equal(b->pu[1].nout, 1);
 	assert_int_equal(b->pu[1].out[0].id, g[0].id);
-	assert_int_equal(plb_balancer_done(b, 1, &s1), PLB_ESTALE);
-	assert_int_equal(plb_balancer_done(b, 1, &s0), 0);
+	assert_int_equal(plb__balancer_done(b, 1, &s1), PLB_ESTALE);
+	assert_int_equal(plb__balancer_done(b, 1, &s0), 0);
 	assert_int_equal(b->pu[1].nout, 0);
 	uint64_t done = g[0].units + g[1].units;
 	double now = 2;
-	while (!plb_balancer_finished(b)) {
-		assert_int_equal(plb_balancer_next(b, 0, now, &h), PLB_NEXT_GRANT);
+	while (!plb__balancer_finished(b)) {
+		assert_int_equal(plb__balancer_next(b, 0, now, &h), PLB__NEXT_GRANT);
 		now += 1;
-		struct plb_sample s = {h.id, 1, 0, now, 0};
-		assert_int_equal(plb_balancer_done(b, 0, &s), 0);
+		struct plb__block_done s = {h.id, 1, 0, now, 0};
+		assert_int_equal(plb__balancer_done(b, 0, &s), 0);
 		done += h.units;
 	}
 	assert_int_equal(done, 1000);
-	plb_balancer_destroy(b);
+	plb__balancer_destroy(b);
 }
 
 /* A warm start of one sample is kept (a PU that ran one block in an
  * earlier process), none leaves the model empty, and what goes in comes
- * back out of plb_balancer_model_get. */
+ * back out of plb__balancer_model_get. */
 static void test_model_set_counts(void **state)
 {
 	(void)state;
-	plb_balancer_t *b;
-	assert_int_equal(plb_balancer_create(NULL, "plb-hac", 2, 100000, &b), 0);
-	struct plb_model_sample one = {2048, 0.25, 0.01}, got[4];
-	assert_int_equal(plb_balancer_model_set(b, 0, &one, 1, INFINITY), 0);
-	assert_int_equal(plb_balancer_model_set(b, 1, NULL, 0, INFINITY), 0);
-	assert_int_equal(plb_balancer_model_get(b, 0, got, 4, NULL), 1);
+	plb__balancer_t *b;
+	assert_int_equal(plb__balancer_create(NULL, "plb-hac", 2, 100000, &b), 0);
+	struct plb__sample one = {2048, 0.25, 0.01}, got[4];
+	assert_int_equal(plb__balancer_model_set(b, 0, &one, 1, INFINITY), 0);
+	assert_int_equal(plb__balancer_model_set(b, 1, NULL, 0, INFINITY), 0);
+	assert_int_equal(plb__balancer_model_get(b, 0, got, 4, NULL), 1);
 	assert_true(got[0].units == 2048 && got[0].exec_s == 0.25 && got[0].xfer_s == 0.01);
-	assert_int_equal(plb_balancer_model_get(b, 1, got, 4, NULL), 0);
+	assert_int_equal(plb__balancer_model_get(b, 1, got, 4, NULL), 0);
 	/* no model yet: no prediction; with four exact samples of a line,
 	 * the line's time */
-	assert_true(isnan(plb_balancer_predict(b, 1, 1000)));
+	assert_true(isnan(plb__balancer_predict(b, 1, 1000)));
 	/* units that are no block size: no prediction */
-	assert_true(isnan(plb_balancer_predict(b, 0, INFINITY)));
-	assert_true(isnan(plb_balancer_predict(b, 0, NAN)));
-	assert_true(isnan(plb_balancer_predict(b, 0, -1)));
-	assert_true(isfinite(plb_balancer_predict(b, 0, 0)));
+	assert_true(isnan(plb__balancer_predict(b, 0, INFINITY)));
+	assert_true(isnan(plb__balancer_predict(b, 0, NAN)));
+	assert_true(isnan(plb__balancer_predict(b, 0, -1)));
+	assert_true(isfinite(plb__balancer_predict(b, 0, 0)));
 	/* no such PU */
-	assert_true(isnan(plb_balancer_predict(b, 2, 1000)));
-	assert_true(isnan(plb_balancer_predict(b, -1, 1000)));
-	assert_true(isnan(plb_balancer_predict(NULL, 0, 1000)));
-	plb_balancer_destroy(b);
-	assert_int_equal(plb_balancer_create(NULL, "plb-hac", 2, 100000, &b), 0);
+	assert_true(isnan(plb__balancer_predict(b, 2, 1000)));
+	assert_true(isnan(plb__balancer_predict(b, -1, 1000)));
+	assert_true(isnan(plb__balancer_predict(NULL, 0, 1000)));
+	plb__balancer_destroy(b);
+	assert_int_equal(plb__balancer_create(NULL, "plb-hac", 2, 100000, &b), 0);
 	four_linear_samples(b, 1, 2);
-	double t = plb_balancer_predict(b, 1, 3000);
+	double t = plb__balancer_predict(b, 1, 3000);
 	if (!(fabs(t - 0.04) < 1e-6))
 		fail_msg("a line's time at 3000 units: predicted %g s, not 0.04 s", t);
 	/* a block that took no measurable compute time (all transfer) is a
 	 * sample; a negative time is not */
-	struct plb_model_sample zero = {512, 0, 0.02}, neg = {512, -0.1, 0.2};
-	assert_int_equal(plb_balancer_model_set(b, 0, &zero, 1, INFINITY), 0);
-	assert_int_equal(plb_balancer_model_get(b, 0, got, 4, NULL), 1);
-	assert_int_equal(plb_balancer_model_set(b, 0, &neg, 1, INFINITY), PLB_EINVAL);
-	plb_balancer_destroy(b);
+	struct plb__sample zero = {512, 0, 0.02}, neg = {512, -0.1, 0.2};
+	assert_int_equal(plb__balancer_model_set(b, 0, &zero, 1, INFINITY), 0);
+	assert_int_equal(plb__balancer_model_get(b, 0, got, 4, NULL), 1);
+	assert_int_equal(plb__balancer_model_set(b, 0, &neg, 1, INFINITY), PLB_EINVAL);
+	plb__balancer_destroy(b);
 	/* a policy without models refuses a bad sample as well (the first
 	 * of several too), and takes good ones without keeping them */
-	assert_int_equal(plb_balancer_create(NULL, "greedy", 2, 100000, &b), 0);
-	struct plb_model_sample bad_first[2] = {{512, -0.1, 0.2}, {1024, 0.1, 0}};
-	assert_int_equal(plb_balancer_model_set(b, 0, bad_first, 2, INFINITY), PLB_EINVAL);
-	assert_int_equal(plb_balancer_model_set(b, 0, &neg, 1, INFINITY), PLB_EINVAL);
-	assert_int_equal(plb_balancer_model_set(b, 0, &one, 1, INFINITY), 0);
-	assert_int_equal(plb_balancer_model_get(b, 0, got, 4, NULL), 0);
-	plb_balancer_destroy(b);
+	assert_int_equal(plb__balancer_create(NULL, "greedy", 2, 100000, &b), 0);
+	struct plb__sample bad_first[2] = {{512, -0.1, 0.2}, {1024, 0.1, 0}};
+	assert_int_equal(plb__balancer_model_set(b, 0, bad_first, 2, INFINITY), PLB_EINVAL);
+	assert_int_equal(plb__balancer_model_set(b, 0, &neg, 1, INFINITY), PLB_EINVAL);
+	assert_int_equal(plb__balancer_model_set(b, 0, &one, 1, INFINITY), 0);
+	assert_int_equal(plb__balancer_model_get(b, 0, got, 4, NULL), 0);
+	plb__balancer_destroy(b);
 }
 
 int main(void)

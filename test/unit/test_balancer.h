@@ -24,20 +24,20 @@ static inline double urand(void)
 
 /* A greedy balancer handing out blocks of 100 units (min_block 1): the
  * blocks' ranges are then known in advance. */
-static inline plb_balancer_t *greedy100(int n, uint64_t W)
+static inline plb__balancer_t *greedy100(int n, uint64_t W)
 {
-	struct plb_params p;
-	plb_params_init(&p);
+	struct plb__params p;
+	plb__params_init(&p);
 	p.greedy_block = 100;
 	p.min_block = 1;
-	plb_balancer_t *b;
-	assert_int_equal(plb_balancer_create(&p, "greedy", n, W, &b), 0);
+	plb__balancer_t *b;
+	assert_int_equal(plb__balancer_create(&p, "greedy", n, W, &b), 0);
 	return b;
 }
 
 /* The free list is sorted, disjoint and merged (no two ranges touch) and
  * sums to the pool, which is `want` units. */
-static inline void check_free_list(const plb_balancer_t *b, uint64_t want, const char *what)
+static inline void check_free_list(const plb__balancer_t *b, uint64_t want, const char *what)
 {
 	uint64_t sum = 0;
 	for (int r = 0; r < b->nfree; r++) {
@@ -54,7 +54,7 @@ static inline void check_free_list(const plb_balancer_t *b, uint64_t want, const
 /* When PU pu is free, from its grants themselves: plb__busy_for and the
  * scans of the busy PUs read a summary of them kept beside each PU's
  * (struct plb__bsum) that every change to a PU's grants must update. */
-static inline double busy_scan(const plb_balancer_t *b, int pu, double now)
+static inline double busy_scan(const plb__balancer_t *b, int pu, double now)
 {
 	double end = now;
 	for (int k = 0; k < b->pu[pu].nout; k++) {
@@ -69,7 +69,7 @@ static inline double busy_scan(const plb_balancer_t *b, int pu, double now)
 /* The summary (struct plb__bsum) agrees with each PU's own state: its
  * free time to the bit, busy, lost, its rate (0 without a ready model)
  * and its model's time for min_block. */
-static inline void check_busy_summary(const plb_balancer_t *b, double now)
+static inline void check_busy_summary(const plb__balancer_t *b, double now)
 {
 	for (int i = 0; i < b->n; i++) {
 		const struct plb__pu *u = &b->pu[i];
@@ -88,27 +88,27 @@ static inline void check_busy_summary(const plb_balancer_t *b, double now)
 
 /* PUs from..to-1 get a model of four blocks of 1000-8000 units at
  * 0.01 s + 10 us a unit. */
-static inline void four_linear_samples(plb_balancer_t *b, int from, int to)
+static inline void four_linear_samples(plb__balancer_t *b, int from, int to)
 {
-	struct plb_model_sample four[4];
+	struct plb__sample four[4];
 	for (int k = 0; k < 4; k++)
-		four[k] = (struct plb_model_sample){1000.0 * (1 << k), 0.01 + 1e-5 * 1000.0 * (1 << k), 0};
+		four[k] = (struct plb__sample){1000.0 * (1 << k), 0.01 + 1e-5 * 1000.0 * (1 << k), 0};
 	for (int i = from; i < to; i++)
-		assert_int_equal(plb_balancer_model_set(b, i, four, 4, INFINITY), 0);
+		assert_int_equal(plb__balancer_model_set(b, i, four, 4, INFINITY), 0);
 }
 
 /* 16 PUs of greedy100 each granted a block of [0, 1600) of W units; then
  * PUs 0, 2, 4, ... lost (free ranges that do not touch) until the free
  * list holds `nfree` ranges. Returns the balancer; *k: PUs lost. */
-static inline plb_balancer_t *every_other_lost(uint64_t W, int nfree, int *k)
+static inline plb__balancer_t *every_other_lost(uint64_t W, int nfree, int *k)
 {
-	plb_balancer_t *b = greedy100(16, W);
-	struct plb_grant g;
+	plb__balancer_t *b = greedy100(16, W);
+	struct plb__grant g;
 	for (int i = 0; i < 16; i++)
-		assert_int_equal(plb_balancer_next(b, i, 0, &g), PLB_NEXT_GRANT);
+		assert_int_equal(plb__balancer_next(b, i, 0, &g), PLB__NEXT_GRANT);
 	*k = 0;
 	for (int pu = 0; pu < 16 && b->nfree < nfree; pu += 2, ++*k)
-		assert_int_equal(plb_balancer_lost(b, pu, 1), 0);
+		assert_int_equal(plb__balancer_lost(b, pu, 1), 0);
 	assert_int_equal(b->nfree, nfree);      /* the case */
 	return b;
 }

@@ -24,11 +24,11 @@
  * blocks. */
 static void test_busy_for_and_others_busy(void **state)
 {
-	plb_balancer_t *b = greedy100(3, 1000);
-	struct plb_grant g;
+	plb__balancer_t *b = greedy100(3, 1000);
+	struct plb__grant g;
 	assert_int_equal(plb__others_busy(b, 0), 0);
 	assert_int_equal(plb__others_busy(b, -1), 0);
-	assert_int_equal(plb_balancer_next(b, 0, 1, &g), PLB_NEXT_GRANT);
+	assert_int_equal(plb__balancer_next(b, 0, 1, &g), PLB__NEXT_GRANT);
 	assert_true(g.predicted_s == 0);
 	assert_true(plb__busy_for(b, 0, 1) == 0);
 	assert_true(plb__busy_for(b, 0, 5) == 4);       /* as late again */
@@ -39,24 +39,24 @@ static void test_busy_for_and_others_busy(void **state)
 	assert_int_equal(plb__others_busy(b, 2), 1);
 	assert_int_equal(plb__others_busy(b, -1), 1);
 	/* a second one, PU 0's too: still nobody busy but PU 0 */
-	struct plb_grant g2;
-	assert_int_equal(plb_balancer_next(b, 0, 1, &g2), PLB_NEXT_GRANT);
+	struct plb__grant g2;
+	assert_int_equal(plb__balancer_next(b, 0, 1, &g2), PLB__NEXT_GRANT);
 	assert_int_equal(plb__others_busy(b, 0), 0);
 	assert_int_equal(plb__others_busy(b, 1), 1);
-	plb_balancer_destroy(b);
+	plb__balancer_destroy(b);
 
 	/* plb-hac on one PU: a training block at 1 us per unit, then the
 	 * rest as a regular block with a prediction (about a second) */
-	assert_int_equal(plb_balancer_create(NULL, "plb-hac", 1, 1000000, &b), 0);
+	assert_int_equal(plb__balancer_create(NULL, "plb-hac", 1, 1000000, &b), 0);
 	double now = 0;
 	for (;;) {
-		assert_int_equal(plb_balancer_next(b, 0, now, &g), PLB_NEXT_GRANT);
-		if (g.kind != PLB_GRANT_TRAINING)
+		assert_int_equal(plb__balancer_next(b, 0, now, &g), PLB__NEXT_GRANT);
+		if (g.kind != PLB__GRANT_TRAINING)
 			break;
 		double t = 1e-6 * (double)g.units;
 		now += t;
-		struct plb_sample s = {g.id, t, 0, now, 0};
-		assert_int_equal(plb_balancer_done(b, 0, &s), 0);
+		struct plb__block_done s = {g.id, t, 0, now, 0};
+		assert_int_equal(plb__balancer_done(b, 0, &s), 0);
 	}
 	double p = g.predicted_s;
 	assert_true(p > 0.9e-6 * (double)g.units && p < 1.1e-6 * (double)g.units);
@@ -65,11 +65,11 @@ static void test_busy_for_and_others_busy(void **state)
 	assert_true(plb__busy_for(b, 0, now + p) == 0);
 	/* 2 p past its predicted end: taken to need 2 p more */
 	assert_near(plb__busy_for(b, 0, now + 3 * p), 2 * p, 1e-9 * p);
-	plb_balancer_destroy(b);
+	plb__balancer_destroy(b);
 }
 
 /* The latest other PU's free time, scanned afresh. */
-static double others_scan(plb_balancer_t *b, int pu, double now)
+static double others_scan(plb__balancer_t *b, int pu, double now)
 {
 	double t = 0;
 	for (int i = 0; i < b->n; i++)
@@ -78,7 +78,7 @@ static double others_scan(plb_balancer_t *b, int pu, double now)
 	return t;
 }
 
-static void assert_others_free_in(plb_balancer_t *b, double now)
+static void assert_others_free_in(plb__balancer_t *b, double now)
 {
 	for (int pu = 0; pu < b->n; pu++)
 		if (plb__others_free_in(b, pu, now) != others_scan(b, pu, now))
@@ -92,30 +92,30 @@ static void assert_others_free_in(plb_balancer_t *b, double now)
  * as they have run). */
 static void test_others_free_in(void **state)
 {
-	plb_balancer_t *b = greedy100(4, 100000);
-	struct plb_grant g0, g1, g2;
+	plb__balancer_t *b = greedy100(4, 100000);
+	struct plb__grant g0, g1, g2;
 	(void)state;
-	assert_int_equal(plb_balancer_next(b, 0, 1, &g0), PLB_NEXT_GRANT);
-	assert_int_equal(plb_balancer_next(b, 1, 3, &g1), PLB_NEXT_GRANT);
+	assert_int_equal(plb__balancer_next(b, 0, 1, &g0), PLB__NEXT_GRANT);
+	assert_int_equal(plb__balancer_next(b, 1, 3, &g1), PLB__NEXT_GRANT);
 	assert_others_free_in(b, 5);
 	assert_true(plb__others_free_in(b, 0, 5) == 2);
 	assert_true(plb__others_free_in(b, 2, 5) == 4);
-	struct plb_sample s = {g0.id, 4, 0, 5, 0};
-	assert_int_equal(plb_balancer_done(b, 0, &s), 0);
+	struct plb__block_done s = {g0.id, 4, 0, 5, 0};
+	assert_int_equal(plb__balancer_done(b, 0, &s), 0);
 	assert_true(plb__others_free_in(b, 2, 5) == 2);        /* PU 0 is free */
 	assert_others_free_in(b, 5);
-	assert_int_equal(plb_balancer_next(b, 2, 5, &g2), PLB_NEXT_GRANT);
+	assert_int_equal(plb__balancer_next(b, 2, 5, &g2), PLB__NEXT_GRANT);
 	assert_true(plb__others_free_in(b, 3, 5) == 2);
 	assert_true(plb__others_free_in(b, 3, 7) == 4);
 	assert_others_free_in(b, 7);
-	assert_int_equal(plb_balancer_lost(b, 1, 7), 0);
+	assert_int_equal(plb__balancer_lost(b, 1, 7), 0);
 	assert_true(plb__others_free_in(b, 3, 7) == 2);        /* PU 1's block is gone */
 	assert_others_free_in(b, 7);
-	plb_balancer_destroy(b);
+	plb__balancer_destroy(b);
 }
 
 /* What the busy PUs other than pu run by t, PU by PU. */
-static double room_scan(plb_balancer_t *b, int pu, double now, double t)
+static double room_scan(plb__balancer_t *b, int pu, double now, double t)
 {
 	double room = 0;
 	for (int i = 0; i < b->n; i++)
@@ -124,7 +124,7 @@ static double room_scan(plb_balancer_t *b, int pu, double now, double t)
 	return room;
 }
 
-static void assert_busy_room(plb_balancer_t *b, double now)
+static void assert_busy_room(plb__balancer_t *b, double now)
 {
 	for (int pu = 0; pu < b->n; pu++)
 		for (double t = 0; t < 0.2; t += 0.01) {
@@ -139,7 +139,7 @@ static void assert_busy_room(plb_balancer_t *b, double now)
  * order and again, so that its bracket is narrowed from both sides and
  * then answers (a bracket moved the wrong way, or kept across a change of
  * the grants, answers otherwise). */
-static void assert_busy_dry(plb_balancer_t *b, double now)
+static void assert_busy_dry(plb__balancer_t *b, double now)
 {
 	double rates = 0, last = 0, ts[64];
 	for (int i = 0; i < b->n; i++)
@@ -172,24 +172,24 @@ static void assert_busy_dry(plb_balancer_t *b, double now)
 static void test_busy_room(void **state)
 {
 	static const double per[3] = {1e-6, 2e-6, 4e-6};
-	plb_balancer_t *b;
-	struct plb_grant g[3];
+	plb__balancer_t *b;
+	struct plb__grant g[3];
 	double end[3], now = 0;
 	(void)state;
-	assert_int_equal(plb_balancer_create(NULL, "plb-hac", 3, 100000000, &b), 0);
+	assert_int_equal(plb__balancer_create(NULL, "plb-hac", 3, 100000000, &b), 0);
 	for (int round = 0; round < 4; round++) {
 		for (int i = 0; i < 3; i++) {
-			assert_int_equal(plb_balancer_next(b, i, now, &g[i]), PLB_NEXT_GRANT);
+			assert_int_equal(plb__balancer_next(b, i, now, &g[i]), PLB__NEXT_GRANT);
 			end[i] = now + per[i] * (double)g[i].units;
 		}
 		for (int i = 0; i < 3; i++) {
-			struct plb_sample s = {g[i].id, end[i] - now, 0, end[i], 0};
-			assert_int_equal(plb_balancer_done(b, i, &s), 0);
+			struct plb__block_done s = {g[i].id, end[i] - now, 0, end[i], 0};
+			assert_int_equal(plb__balancer_done(b, i, &s), 0);
 			now = fmax(now, end[i]);
 		}
 	}
 	for (int i = 0; i < 2; i++) {
-		assert_int_equal(plb_balancer_next(b, i, now, &g[i]), PLB_NEXT_GRANT);
+		assert_int_equal(plb__balancer_next(b, i, now, &g[i]), PLB__NEXT_GRANT);
 		end[i] = now + per[i] * (double)g[i].units;
 	}
 	assert_true(b->pu[0].rate > b->pu[1].rate && b->pu[1].rate > 0);
@@ -199,17 +199,17 @@ static void test_busy_room(void **state)
 	assert_true(plb__busy_room(b, 0, now, 0) == 0);
 	/* PU 1 ends its block in a third of the time: its rate moves */
 	double r1 = b->pu[1].rate;
-	struct plb_sample s = {g[1].id, (end[1] - now) / 3, 0, now, 0};
-	assert_int_equal(plb_balancer_done(b, 1, &s), 0);
+	struct plb__block_done s = {g[1].id, (end[1] - now) / 3, 0, now, 0};
+	assert_int_equal(plb__balancer_done(b, 1, &s), 0);
 	assert_true(b->pu[1].rate != r1);
-	assert_int_equal(plb_balancer_next(b, 1, now, &g[1]), PLB_NEXT_GRANT);
+	assert_int_equal(plb__balancer_next(b, 1, now, &g[1]), PLB__NEXT_GRANT);
 	assert_busy_room(b, now);
 	assert_busy_dry(b, now);
-	assert_int_equal(plb_balancer_lost(b, 0, now), 0);
+	assert_int_equal(plb__balancer_lost(b, 0, now), 0);
 	assert_busy_room(b, now);
 	assert_busy_dry(b, now);
 	assert_true(plb__busy_room(b, 2, now, 1e9) > 0);
-	plb_balancer_destroy(b);
+	plb__balancer_destroy(b);
 }
 
 int main(void)

@@ -123,7 +123,7 @@ static void test_full_file(void **state)
 {
 	(void)state;
 	struct plb__config c;
-	struct plb_params def;
+	struct plb__params def;
 
 	load_ok(full, &c);
 	assert_non_null(c.path);
@@ -132,7 +132,7 @@ static void test_full_file(void **state)
 	assert_true(c.seed == UINT64_MAX);
 	assert_int_equal(c.pipeline, 2);
 
-	plb_params_init(&def);
+	plb__params_init(&def);
 	assert_near(c.params.initial_block, 2048, 0);
 	assert_near(c.params.hdss_samples, 8, 0);
 	assert_near(c.params.min_block, def.min_block, 0);
@@ -218,10 +218,10 @@ static void test_defaults(void **state)
 {
 	(void)state;
 	struct plb__config c;
-	struct plb_params def;
+	struct plb__params def;
 
 	load_ok(MINI, &c);
-	plb_params_init(&def);
+	plb__params_init(&def);
 	assert_near(c.units, 100, 0);
 	assert_string_equal(c.policy, "plb-hac");
 	assert_true(c.seed == 1);

@@ -36,7 +36,7 @@ static void record(void *ctx, const struct plb__driver_call *c)
 	r->c[r->n++] = *c;
 }
 
-static int grant_ok(void *ctx, int pu, const struct plb_grant *g)
+static int grant_ok(void *ctx, int pu, const struct plb__grant *g)
 {
 	(void)ctx, (void)pu, (void)g;
 	return 0;
@@ -47,7 +47,7 @@ static int same_call(const struct plb__driver_call *a, const struct plb__driver_
 {
 	if (a->op != b->op || a->pu != b->pu || a->now != b->now || a->rc != b->rc)
 		return 0;
-	if (a->op == PLB__DRIVE_NEXT && a->rc == PLB_NEXT_GRANT)
+	if (a->op == PLB__DRIVE_NEXT && a->rc == PLB__NEXT_GRANT)
 		return a->g.id == b->g.id && a->g.offset == b->g.offset && a->g.units == b->g.units &&
 		       a->g.kind == b->g.kind && a->g.predicted_s == b->g.predicted_s;
 	if (a->op == PLB__DRIVE_DONE)
@@ -78,9 +78,9 @@ static int replay(const struct plb__config *cp, const char *policy)
 	int lost = res.rep.pus_lost;
 	plb__sim_result_fini(&res);
 
-	plb_balancer_t *b;
+	plb__balancer_t *b;
 	struct plb__driver d;
-	assert_int_equal(plb_balancer_create(&cfg.params, policy, cfg.npu, (uint64_t)cfg.units, &b), 0);
+	assert_int_equal(plb__balancer_create(&cfg.params, policy, cfg.npu, (uint64_t)cfg.units, &b), 0);
 	assert_int_equal(plb__driver_init(&d, b, cfg.npu, cfg.pipeline, grant_ok, NULL, NULL), 0);
 	d.log = record;
 	d.log_ctx = &rep;
@@ -131,7 +131,7 @@ static int replay(const struct plb__config *cp, const char *policy)
 	print_message("%s %s: %zu calls, %d events (%d wakes), the same\n", path, policy, sim.n, events,
 		      wakes);
 	plb__driver_fini(&d);
-	plb_balancer_destroy(b);
+	plb__balancer_destroy(b);
 	free(sim.c);
 	free(rep.c);
 	return lost;
@@ -159,8 +159,8 @@ static void test_plbsim_is_the_driver(void **state)
 			cfg.models[3].fail_block = 4;
 			cfg.pipeline = 2;
 		}
-		for (int p = 0; plb_policy_name(p); p++)
-			losses += replay(&cfg, plb_policy_name(p)) > 0;
+		for (int p = 0; plb__policy_name(p); p++)
+			losses += replay(&cfg, plb__policy_name(p)) > 0;
 		/* every policy but static (one block to each, then one
 		 * split) loses PUs there */
 		if (s == 0 && losses < 4)
@@ -172,14 +172,14 @@ static void test_plbsim_is_the_driver(void **state)
 /* A driver over a greedy balancer of npu PUs, W units, blocks of one unit,
  * that records its calls and its grants. */
 struct bed {
-	plb_balancer_t *b;
+	plb__balancer_t *b;
 	struct plb__driver d;
 	struct rec calls;
-	struct plb_grant g[64];
+	struct plb__grant g[64];
 	int ng, waits;
 };
 
-static int bed_grant(void *ctx, int pu, const struct plb_grant *g)
+static int bed_grant(void *ctx, int pu, const struct plb__grant *g)
 {
 	struct bed *t = ctx;
 	assert_true(t->ng < 64);
@@ -196,12 +196,12 @@ static void bed_wait(void *ctx, int pu)
 
 static void bed_open(struct bed *t, int npu, uint64_t W, int pipeline)
 {
-	struct plb_params prm;
+	struct plb__params prm;
 	char err[256];
 	memset(t, 0, sizeof *t);
-	plb_params_init(&prm);
-	assert_int_equal(plb_params_set(&prm, "greedy_block", "1", err, sizeof err), 0);
-	assert_int_equal(plb_balancer_create(&prm, "greedy", npu, W, &t->b), 0);
+	plb__params_init(&prm);
+	assert_int_equal(plb__params_set(&prm, "greedy_block", "1", err, sizeof err), 0);
+	assert_int_equal(plb__balancer_create(&prm, "greedy", npu, W, &t->b), 0);
 	assert_int_equal(plb__driver_init(&t->d, t->b, npu, pipeline, bed_grant, bed_wait, t), 0);
 	t->d.log = record;
 	t->d.log_ctx = &t->calls;
@@ -210,16 +210,16 @@ static void bed_open(struct bed *t, int npu, uint64_t W, int pipeline)
 static void bed_close(struct bed *t)
 {
 	plb__driver_fini(&t->d);
-	plb_balancer_destroy(t->b);
+	plb__balancer_destroy(t->b);
 	free(t->calls.c);
 }
 
 /* The grant PU pu holds (its first one out). */
-static const struct plb_grant *held(struct bed *t, int pu, double now, struct plb_sample *s)
+static const struct plb__grant *held(struct bed *t, int pu, double now, struct plb__block_done *s)
 {
 	for (int k = t->ng - 1; k >= 0; k--)
 		if (t->g[k].pu == pu) {
-			*s = (struct plb_sample){.grant_id = t->g[k].id, .exec_s = 0.01, .finish = now};
+			*s = (struct plb__block_done){.grant_id = t->g[k].id, .exec_s = 0.01, .finish = now};
 			return &t->g[k];
 		}
 	fail_msg("PU %d holds no grant", pu);
@@ -244,7 +244,7 @@ static void test_batch_order(void **state)
 	for (int i = 0; i < 4; i++)
 		assert_int_equal(t.d.pu[i].nout, 2);
 	assert_int_equal(t.d.busy, 4);
-	struct plb_sample s;
+	struct plb__block_done s;
 	size_t mark = t.calls.n;
 	held(&t, 2, 1, &s);
 	assert_int_equal(plb__driver_done(&t.d, 2, &s), 0);
@@ -262,10 +262,10 @@ static void test_batch_order(void **state)
 	assert_int_equal(c[1].pu, 0);
 	assert_int_equal(c[2].op, PLB__DRIVE_NEXT);
 	assert_int_equal(c[2].pu, 2);
-	assert_int_equal(c[2].rc, PLB_NEXT_GRANT);
+	assert_int_equal(c[2].rc, PLB__NEXT_GRANT);
 	assert_int_equal(c[3].op, PLB__DRIVE_NEXT);
 	assert_int_equal(c[3].pu, 0);
-	assert_int_equal(c[3].rc, PLB_NEXT_WAIT);
+	assert_int_equal(c[3].rc, PLB__NEXT_WAIT);
 	assert_int_equal(c[4].op, PLB__DRIVE_IDLE);
 	assert_true(plb__driver_is_parked(&t.d, 0));
 	assert_false(plb__driver_is_parked(&t.d, 2));
@@ -301,9 +301,9 @@ static void test_lost_and_done(void **state)
 	assert_int_equal(plb__driver_poll(&t.d, 1, 0.7), 0);
 	assert_int_equal(t.calls.n, mark);
 	/* PU 0 and 2 finish the four units (unit 1 came back to the pool) */
-	struct plb_sample s;
+	struct plb__block_done s;
 	double now = 1;
-	while (!plb_balancer_finished(t.b)) {
+	while (!plb__balancer_finished(t.b)) {
 		for (int i = 0; i < 3; i += 2) {
 			if (!t.d.pu[i].nout)
 				continue;

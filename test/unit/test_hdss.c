@@ -28,21 +28,21 @@ static double hdss_thr(int pu, double x)
  * 1024, 2048, 4096 and 8192 units, one at a time (the next doubled block
  * waits for this one's sample), each split 3 : 1 between compute and
  * transfer. Returns the time at its end. */
-static double hdss_train(plb_balancer_t *b, int n, double (*thr)(int, double))
+static double hdss_train(plb__balancer_t *b, int n, double (*thr)(int, double))
 {
 	double now = 0;
 	for (int k = 0; k < 4; k++)
 		for (int i = 0; i < n; i++) {
-			struct plb_grant g;
-			assert_int_equal(plb_balancer_next(b, i, now, &g), PLB_NEXT_GRANT);
-			assert_int_equal(g.kind, PLB_GRANT_TRAINING);
+			struct plb__grant g;
+			assert_int_equal(plb__balancer_next(b, i, now, &g), PLB__NEXT_GRANT);
+			assert_int_equal(g.kind, PLB__GRANT_TRAINING);
 			assert_int_equal(g.units, 1024u << k);
-			struct plb_grant g2;
-			assert_int_equal(plb_balancer_next(b, i, now, &g2), PLB_NEXT_WAIT);
+			struct plb__grant g2;
+			assert_int_equal(plb__balancer_next(b, i, now, &g2), PLB__NEXT_WAIT);
 			double t = (double)g.units / thr(i, (double)g.units);
 			now += t;
-			struct plb_sample s = {g.id, 0.75 * t, 0.25 * t, now, 0};
-			assert_int_equal(plb_balancer_done(b, i, &s), 0);
+			struct plb__block_done s = {g.id, 0.75 * t, 0.25 * t, now, 0};
+			assert_int_equal(plb__balancer_done(b, i, &s), 0);
 		}
 	return now;
 }
@@ -62,22 +62,22 @@ static void test_hdss_weights(void **state)
 	const uint64_t W = 1000000000000ULL;
 	const double want_w[4] = {1000 + 100 * log(4 * 8192.0), 5000,
 				  6000 - 200 * log(1024.0), 1.5 * (1 + 1000 * log(8.0))};
-	plb_balancer_t *b;
-	assert_int_equal(plb_balancer_create(NULL, "hdss", 4, W, &b), 0);
+	plb__balancer_t *b;
+	assert_int_equal(plb__balancer_create(NULL, "hdss", 4, W, &b), 0);
 	double now = hdss_train(b, 4, hdss_thr);
 	double wsum = want_w[0] + want_w[1] + want_w[2] + want_w[3];
 	for (int i = 0; i < 4; i++) {
-		struct plb_balancer_stats st;
-		plb_balancer_stats(b, &st);
-		struct plb_grant g;
-		assert_int_equal(plb_balancer_next(b, i, now, &g), PLB_NEXT_GRANT);
-		assert_int_equal(g.kind, PLB_GRANT_REGULAR);
+		struct plb__balancer_stats st;
+		plb__balancer_stats(b, &st);
+		struct plb__grant g;
+		assert_int_equal(plb__balancer_next(b, i, now, &g), PLB__NEXT_GRANT);
+		assert_int_equal(g.kind, PLB__GRANT_REGULAR);
 		double want = want_w[i] / wsum * (double)st.units_pool / 2;
 		if (fabs((double)g.units - want) > 1)
 			fail_msg("PU %d: block of %llu units, expected %.0f (weight %g of %g)", i,
 				 (unsigned long long)g.units, want, want_w[i], wsum);
 	}
-	plb_balancer_destroy(b);
+	plb__balancer_destroy(b);
 }
 
 static double unit_or_5000(int pu, double x)
@@ -93,23 +93,23 @@ static void test_hdss_weight_one(void **state)
 {
 	(void)state;
 	const uint64_t W = 1000000000000ULL;
-	plb_balancer_t *b;
-	assert_int_equal(plb_balancer_create(NULL, "hdss", 2, W, &b), 0);
+	plb__balancer_t *b;
+	assert_int_equal(plb__balancer_create(NULL, "hdss", 2, W, &b), 0);
 	double now = hdss_train(b, 2, unit_or_5000);
-	struct plb_balancer_stats st;
-	plb_balancer_stats(b, &st);
+	struct plb__balancer_stats st;
+	plb__balancer_stats(b, &st);
 	double pool = (double)st.units_pool;
 	for (int i = 0; i < 2; i++) {
-		struct plb_grant g;
-		assert_int_equal(plb_balancer_next(b, i, now, &g), PLB_NEXT_GRANT);
-		if (g.kind != PLB_GRANT_REGULAR)
+		struct plb__grant g;
+		assert_int_equal(plb__balancer_next(b, i, now, &g), PLB__NEXT_GRANT);
+		if (g.kind != PLB__GRANT_REGULAR)
 			fail_msg("PU %d (weight %d) after training: a %s block", i, i ? 5000 : 1,
-				 g.kind == PLB_GRANT_TRAINING ? "training" : "other");
+				 g.kind == PLB__GRANT_TRAINING ? "training" : "other");
 		double want = (i ? 5000.0 : 1.0) / 5001 * pool / 2;
 		assert_true(fabs((double)g.units - want) <= 1);
 		pool -= (double)g.units;
 	}
-	plb_balancer_destroy(b);
+	plb__balancer_destroy(b);
 }
 
 /* HDSS on a domain too small for initial_block: the adaptive phase's
@@ -119,26 +119,26 @@ static void test_hdss_weight_one(void **state)
  * so x = 100. */
 static void test_hdss_small_domain(void **state)
 {
-	struct plb_params p;
-	plb_params_init(&p);
+	struct plb__params p;
+	plb__params_init(&p);
 	p.min_block = 1;
-	plb_balancer_t *b;
-	assert_int_equal(plb_balancer_create(&p, "hdss", 2, 15000, &b), 0);
+	plb__balancer_t *b;
+	assert_int_equal(plb__balancer_create(&p, "hdss", 2, 15000, &b), 0);
 	double now = 0;
 	uint64_t adaptive = 0;
 	for (int k = 0; k < 4; k++)
 		for (int i = 0; i < 2; i++) {
-			struct plb_grant g;
-			assert_int_equal(plb_balancer_next(b, i, now, &g), PLB_NEXT_GRANT);
-			assert_int_equal(g.kind, PLB_GRANT_TRAINING);
+			struct plb__grant g;
+			assert_int_equal(plb__balancer_next(b, i, now, &g), PLB__NEXT_GRANT);
+			assert_int_equal(g.kind, PLB__GRANT_TRAINING);
 			assert_int_equal(g.units, 100u << k);
 			adaptive += g.units;
 			now += 1e-3 * (double)g.units;
-			struct plb_sample s = {g.id, 1e-3 * (double)g.units, 0, now, 0};
-			assert_int_equal(plb_balancer_done(b, i, &s), 0);
+			struct plb__block_done s = {g.id, 1e-3 * (double)g.units, 0, now, 0};
+			assert_int_equal(plb__balancer_done(b, i, &s), 0);
 		}
 	assert_int_equal(adaptive, 3000);
-	plb_balancer_destroy(b);
+	plb__balancer_destroy(b);
 }
 
 int main(void)

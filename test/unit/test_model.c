@@ -438,9 +438,9 @@ static void feed(struct plb__model *m, truth_fn f, double lo, double hi,
 static void model_new(struct plb__model *m, double W, double window,
 		      double thr)
 {
-	struct plb_params p;
+	struct plb__params p;
 
-	plb_params_init(&p);
+	plb__params_init(&p);
 	p.model_window = window;
 	p.change_threshold = thr;
 	assert_int_equal(plb__model_init(m, W, &p), 0);
@@ -1638,7 +1638,7 @@ static void test_cliff_cap_window_past_fall(void **state)
 	plb__model_fini(&m);
 }
 
-/* A kept model loads in one fit (plb_balancer_model_set warms every PU at
+/* A kept model loads in one fit (plb__balancer_model_set warms every PU at
  * every run of an iterative app): the same curve, line, cap and fall as
  * adding its samples one by one where no speed change lies among them,
  * the newest model_window of them kept, one fit, not one a sample; a bad
@@ -1776,8 +1776,8 @@ static void test_bad_samples(void **state)
 		assert_true(plb__curve_eval(&c0, 300) == plb__curve_eval(&c1, 300));
 	}
 
-	struct plb_params p;
-	plb_params_init(&p);
+	struct plb__params p;
+	plb__params_init(&p);
 	assert_int_equal(plb__model_init(&m, 0, &p), PLB_EINVAL);
 	assert_int_equal(plb__model_init(&m, NAN, &p), PLB_EINVAL);
 	assert_int_equal(plb__model_init(NULL, 1000, &p), PLB_EINVAL);

@@ -23,7 +23,7 @@
 
 struct pu {
 	int busy, blocks, training;
-	struct plb_grant g;
+	struct plb__grant g;
 	double finish, exec, idle_from, idle;   /* idle: seconds without a block while units were left */
 };
 
@@ -35,7 +35,7 @@ struct drive {
 	int grant_pu[4096], ngrant;
 	struct pu pu[NPU];
 	/* each PU's first 64 grants: kind, prediction, time taken */
-	enum plb_grant_kind kind[NPU][64];
+	enum plb__grant_kind kind[NPU][64];
 	double pred[NPU][64], exec[NPU][64], units[NPU][64], start[NPU][64];
 	double makespan;
 	int speed_changes;      /* the balancer's count at the end */
@@ -44,11 +44,11 @@ struct drive {
 	unsigned char count[MAXW];      /* each unit's done reports that counted */
 	/* models: started from (warm, when set) and left at the end (got) */
 	int warm;
-	struct plb_model_sample warm_s[NPU][64], got_s[NPU][64];
+	struct plb__sample warm_s[NPU][64], got_s[NPU][64];
 	int warm_n[NPU], got_n[NPU];
 	double warm_cliff[NPU], got_cliff[NPU];
 	long training_blocks;
-	const struct plb_params *params;        /* NULL: the defaults */
+	const struct plb__params *params;        /* NULL: the defaults */
 	/* each block's round trip outside its PU (a grant's way there, its
 	 * DONE's way back): the PU's next block starts that much after it,
 	 * and the sample reports it where tell_link is set */
@@ -66,22 +66,22 @@ static void drive(struct drive *d, uint64_t W)
 	d->stale = 0;
 	d->done_at_finish = 0;
 	memset(d->count, 0, sizeof d->count);
-	plb_balancer_t *b;
-	assert_int_equal(plb_balancer_create(d->params, "plb-hac", NPU, W, &b), 0);
+	plb__balancer_t *b;
+	assert_int_equal(plb__balancer_create(d->params, "plb-hac", NPU, W, &b), 0);
 	for (int i = 0; d->warm && i < NPU; i++)
-		assert_int_equal(plb_balancer_model_set(b, i, d->warm_s[i], d->warm_n[i],
-							d->warm_cliff[i]), 0);
+		assert_int_equal(plb__balancer_model_set(b, i, d->warm_s[i], d->warm_n[i],
+							 d->warm_cliff[i]), 0);
 	double now = 0;
 	for (;;) {
-		struct plb_balancer_stats st;
-		plb_balancer_stats(b, &st);
+		struct plb__balancer_stats st;
+		plb__balancer_stats(b, &st);
 		for (int i = 0; i < NPU; i++) {
 			struct pu *u = &d->pu[i];
 			if (u->busy)
 				continue;
-			int rc = plb_balancer_next(b, i, now, &u->g);
-			assert_true(rc == PLB_NEXT_GRANT || rc == PLB_NEXT_WAIT || rc == PLB_NEXT_DONE);
-			if (rc != PLB_NEXT_GRANT)
+			int rc = plb__balancer_next(b, i, now, &u->g);
+			assert_true(rc == PLB__NEXT_GRANT || rc == PLB__NEXT_WAIT || rc == PLB__NEXT_DONE);
+			if (rc != PLB__NEXT_GRANT)
 				continue;
 			if (st.units_pool > 0)
 				u->idle += now - u->idle_from;
@@ -94,14 +94,14 @@ static void drive(struct drive *d, uint64_t W)
 				d->units[i][u->blocks] = (double)u->g.units;
 				d->start[i][u->blocks] = now;
 			}
-			if (u->g.kind == PLB_GRANT_REGULAR && d->ngrant < 4096) {
+			if (u->g.kind == PLB__GRANT_REGULAR && d->ngrant < 4096) {
 				int k = d->ngrant++;
 				d->grant_t[k] = now;
 				d->grant_pred[k] = u->g.predicted_s;
 				d->grant_units[k] = (double)u->g.units;
 				d->grant_pu[k] = i;
 			}
-			if (u->g.kind == PLB_GRANT_TRAINING)
+			if (u->g.kind == PLB__GRANT_TRAINING)
 				u->training++;
 			u->blocks++;
 			u->finish = now + u->exec + d->link + d->link_unit * (double)u->g.units;
@@ -118,8 +118,8 @@ static void drive(struct drive *d, uint64_t W)
 		u->busy = 0;
 		u->idle_from = now;
 		double link = d->link + d->link_unit * (double)u->g.units;
-		struct plb_sample s = {u->g.id, u->exec, 0, now, d->tell_link ? link : 0};
-		int rc = plb_balancer_done(b, next, &s);
+		struct plb__block_done s = {u->g.id, u->exec, 0, now, d->tell_link ? link : 0};
+		int rc = plb__balancer_done(b, next, &s);
 		if (rc == PLB_ESTALE) {
 			d->stale++;     /* lost a race with a re-run: counted elsewhere */
 			continue;
@@ -127,32 +127,32 @@ static void drive(struct drive *d, uint64_t W)
 		assert_int_equal(rc, 0);
 		for (uint64_t k = u->g.offset; k < u->g.offset + u->g.units && k < MAXW; k++)
 			d->count[k]++;
-		if (!d->done_at_finish && plb_balancer_finished(b))
+		if (!d->done_at_finish && plb__balancer_finished(b))
 			d->done_at_finish = now;
 	}
-	assert_true(plb_balancer_finished(b));
+	assert_true(plb__balancer_finished(b));
 	for (uint64_t k = 0; k < W && k < MAXW; k++)
 		if (d->count[k] != 1)
 			fail_msg("unit %llu done %d times", (unsigned long long)k, d->count[k]);
 	d->makespan = now;
-	struct plb_balancer_stats st;
-	plb_balancer_stats(b, &st);
+	struct plb__balancer_stats st;
+	plb__balancer_stats(b, &st);
 	d->speed_changes = st.speed_changes;
 	d->redo_blocks = st.redo_blocks;
 	d->training_blocks = st.training_blocks;
 	for (int i = 0; i < NPU; i++) {
-		d->got_n[i] = plb_balancer_model_get(b, i, d->got_s[i], 64, &d->got_cliff[i]);
+		d->got_n[i] = plb__balancer_model_get(b, i, d->got_s[i], 64, &d->got_cliff[i]);
 		assert_true(d->got_n[i] >= 0);
 		if (d->got_n[i] > 64)
 			d->got_n[i] = 64;
 	}
-	plb_balancer_destroy(b);
+	plb__balancer_destroy(b);
 }
 
 /* A job of W units driven from scratch with block times `time` and
  * parameters par (NULL: the defaults). */
 static void drive_fresh(struct drive *d, double (*time)(int, int, double),
-			const struct plb_params *par, uint64_t W)
+			const struct plb__params *par, uint64_t W)
 {
 	memset(d, 0, sizeof *d);
 	d->time = time;
@@ -164,7 +164,7 @@ static void drive_fresh(struct drive *d, double (*time)(int, int, double),
  * it (base). */
 static void drive_both_with(struct drive *d, double (*time)(int, int, double),
 			    struct drive *base, double (*base_time)(int, int, double),
-			    const struct plb_params *par, uint64_t W)
+			    const struct plb__params *par, uint64_t W)
 {
 	drive_fresh(d, time, par, W);
 	drive_fresh(base, base_time, par, W);
@@ -180,7 +180,7 @@ static void drive_both(struct drive *d, double (*time)(int, int, double),
 static int first_regular(const struct drive *d, int pu)
 {
 	for (int k = 0; k < 64; k++)
-		if (d->kind[pu][k] == PLB_GRANT_REGULAR)
+		if (d->kind[pu][k] == PLB__GRANT_REGULAR)
 			return k;
 	fail_msg("PU %d ran no regular block among its first 64", pu);
 	return -1;
@@ -232,8 +232,8 @@ static void test_flat_training_capped(void **state)
 	drive(&d, 100000);
 	assert_int_equal(d.pu[0].training, 4);
 	for (int k = 0; k < 4; k++)
-		assert_int_equal(d.kind[0][k], PLB_GRANT_TRAINING);
-	assert_int_equal(d.kind[0][4], PLB_GRANT_REGULAR);
+		assert_int_equal(d.kind[0][k], PLB__GRANT_TRAINING);
+	assert_int_equal(d.kind[0][4], PLB__GRANT_REGULAR);
 }
 
 /* The extra training block is for a pair that grew (the second block at
@@ -252,7 +252,7 @@ static void test_shrunk_training_pair_gets_no_extra(void **state)
 	(void)state;
 	struct drive d = {.time = warmup_slow};
 	drive(&d, 100000);
-	assert_true(d.kind[2][0] == PLB_GRANT_TRAINING && d.kind[2][1] == PLB_GRANT_TRAINING);
+	assert_true(d.kind[2][0] == PLB__GRANT_TRAINING && d.kind[2][1] == PLB__GRANT_TRAINING);
 	assert_int_equal(d.pu[2].training, 2);
 }
 
@@ -272,8 +272,8 @@ static void test_late_pu_does_not_hold_the_others(void **state)
 	 * were, 64 units). At 32 the slowest PU's smallest block no longer
 	 * fits before the step's end and it waits 0.22 s for the next step,
 	 * the makespan 0.2% longer. */
-	struct plb_params par;
-	plb_params_init(&par);
+	struct plb__params par;
+	plb__params_init(&par);
 	par.train_div = 16;
 	struct drive d = {.time = slows, .params = &par};
 	drive(&d, 4096);
@@ -566,9 +566,9 @@ static void test_stretch_grows_from_what_was_run(void **state)
 			/* grown past its samples by more than probe_fraction
 			 * (a twentieth) of the time left: allowed while the
 			 * fixed cost is above block_overhead of a block */
-			probed += d.kind[i][k] == PLB_GRANT_REGULAR && d.units[i][k] > most &&
+			probed += d.kind[i][k] == PLB__GRANT_REGULAR && d.units[i][k] > most &&
 				  d.pred[i][k] > heavy(i, 0, most) + 1.3 * 0.05 * left;
-			if (d.kind[i][k] == PLB_GRANT_REGULAR && d.pred[i][k] > fifth) {
+			if (d.kind[i][k] == PLB__GRANT_REGULAR && d.pred[i][k] > fifth) {
 				stretched++;
 				double ran = heavy(i, 0, most);
 				if (d.pred[i][k] > 1.02 * (ran + fifth))
@@ -610,15 +610,15 @@ static void test_gap_blocks_follow_regular_blocks_only(void **state)
 	static struct drive d;
 	drive_fresh(&d, gappy, NULL, 20000);
 	for (int k = 0; k < 3; k++)
-		assert_int_equal(d.kind[0][k], PLB_GRANT_TRAINING);
+		assert_int_equal(d.kind[0][k], PLB__GRANT_TRAINING);
 	assert_true(d.exec[0][1] < d.pred[0][1] - 1);   /* training ended early */
-	assert_int_equal(d.kind[0][3], PLB_GRANT_REGULAR);
+	assert_int_equal(d.kind[0][3], PLB__GRANT_REGULAR);
 
-	assert_int_equal(d.kind[1][5], PLB_GRANT_REGULAR);
+	assert_int_equal(d.kind[1][5], PLB__GRANT_REGULAR);
 	assert_true(d.exec[1][5] < d.pred[1][5] - 0.4); /* ended early */
-	assert_int_equal(d.kind[1][6], PLB_GRANT_GAP);
+	assert_int_equal(d.kind[1][6], PLB__GRANT_GAP);
 	assert_true(d.exec[1][6] < d.pred[1][6] - 0.4); /* so did the gap block */
-	assert_int_equal(d.kind[1][7], PLB_GRANT_REGULAR);
+	assert_int_equal(d.kind[1][7], PLB__GRANT_REGULAR);
 }
 
 /* A gap block is run only where at most half of it is its PU's fixed
@@ -639,12 +639,12 @@ static void test_no_gap_block_of_fixed_cost(void **state)
 	(void)state;
 	static struct drive d;
 	drive_fresh(&d, gappy_fixed, NULL, 20000);
-	assert_int_equal(d.kind[1][5], PLB_GRANT_REGULAR);
+	assert_int_equal(d.kind[1][5], PLB__GRANT_REGULAR);
 	assert_true(d.exec[1][5] > 3);
 	assert_true(d.exec[1][5] < d.pred[1][5] - 0.4 && d.exec[1][5] > d.pred[1][5] - 2); /* a gap of under 2 s */
-	assert_int_equal(d.kind[1][6], PLB_GRANT_REGULAR);
+	assert_int_equal(d.kind[1][6], PLB__GRANT_REGULAR);
 	for (int k = 0; k < d.pu[1].blocks && k < 64; k++)
-		assert_int_not_equal(d.kind[1][k], PLB_GRANT_GAP);
+		assert_int_not_equal(d.kind[1][k], PLB__GRANT_GAP);
 }
 
 /* With one PU alive nobody can take over a surprise, so smaller blocks
@@ -664,28 +664,28 @@ static void test_one_pu_alive_takes_the_rest(void **state)
 	(void)state;
 	const uint64_t W = 1000000;
 	for (int n = 1; n <= 3; n += 2) {
-		plb_balancer_t *b;
-		assert_int_equal(plb_balancer_create(NULL, "plb-hac", n, W, &b), 0);
-		struct plb_grant g[3];
+		plb__balancer_t *b;
+		assert_int_equal(plb__balancer_create(NULL, "plb-hac", n, W, &b), 0);
+		struct plb__grant g[3];
 		double now = 0;
 		int after_loss = 0;
 		/* every PU's training probe, then PUs 1.. die with theirs */
 		for (int i = 0; i < n; i++)
-			assert_int_equal(plb_balancer_next(b, i, now, &g[i]), PLB_NEXT_GRANT);
+			assert_int_equal(plb__balancer_next(b, i, now, &g[i]), PLB__NEXT_GRANT);
 		for (int i = 1; i < n; i++)
-			assert_int_equal(plb_balancer_lost(b, i, 0.01), 0);
+			assert_int_equal(plb__balancer_lost(b, i, 0.01), 0);
 		for (;;) {
 			now += saturating((double)g[0].units);
-			struct plb_sample s = {g[0].id, saturating((double)g[0].units), 0, now, 0};
-			assert_int_equal(plb_balancer_done(b, 0, &s), 0);
-			int rc = plb_balancer_next(b, 0, now, &g[0]);
-			if (rc == PLB_NEXT_DONE)
+			struct plb__block_done s = {g[0].id, saturating((double)g[0].units), 0, now, 0};
+			assert_int_equal(plb__balancer_done(b, 0, &s), 0);
+			int rc = plb__balancer_next(b, 0, now, &g[0]);
+			if (rc == PLB__NEXT_DONE)
 				break;
-			assert_int_equal(rc, PLB_NEXT_GRANT);
+			assert_int_equal(rc, PLB__NEXT_GRANT);
 			after_loss++;
 		}
-		assert_true(plb_balancer_finished(b));
-		plb_balancer_destroy(b);
+		assert_true(plb__balancer_finished(b));
+		plb__balancer_destroy(b);
 		if (after_loss != 1)
 			fail_msg("%d PUs, %d lost: the survivor ran %d blocks after its probe, "
 				 "not one", n, n - 1, after_loss);
@@ -746,8 +746,8 @@ static void test_untrained_late_block_run_again(void **state)
 {
 	(void)state;
 	static struct drive d, base;
-	struct plb_params par;
-	plb_params_init(&par);
+	struct plb__params par;
+	plb__params_init(&par);
 	par.initial_block = 64;
 	static const double fixed[] = {0.002, 0.05};
 	for (int c = 0; c < 2; c++) {
@@ -771,30 +771,30 @@ static void test_untrained_late_block_run_again(void **state)
  * happened. With no_step set, fails if a prefetch starts a step. Each
  * sample reports a transfer of xfer_frac times the block's time besides,
  * moved while the block ahead ran (it costs the PU nothing). */
-static double drive_pipelined(double (*time)(int, int, double), const struct plb_params *par,
+static double drive_pipelined(double (*time)(int, int, double), const struct plb__params *par,
 			      uint64_t W, int no_step, double xfer_frac, int *prefetches,
 			      int *steps)
 {
 	static unsigned char count[MAXW];
 	assert_true(W <= MAXW);
 	memset(count, 0, sizeof count);
-	plb_balancer_t *b;
-	assert_int_equal(plb_balancer_create(par, "plb-hac", NPU, W, &b), 0);
-	struct plb_grant q[NPU][2];
+	plb__balancer_t *b;
+	assert_int_equal(plb__balancer_create(par, "plb-hac", NPU, W, &b), 0);
+	struct plb__grant q[NPU][2];
 	int nq[NPU] = {0}, nblocks[NPU] = {0};
 	double end[NPU] = {0}, t[NPU][2], now = 0, done = 0;   /* end: when q[i][0] ends */
 	*prefetches = *steps = 0;
 	for (;;) {
 		for (int i = 0; i < NPU; i++)
 			while (nq[i] < 2) {
-				struct plb_balancer_stats st0, st1;
-				plb_balancer_stats(b, &st0);
-				struct plb_grant g;
-				int rc = plb_balancer_next(b, i, now, &g);
-				assert_true(rc == PLB_NEXT_GRANT || rc == PLB_NEXT_WAIT || rc == PLB_NEXT_DONE);
-				if (rc != PLB_NEXT_GRANT)
+				struct plb__balancer_stats st0, st1;
+				plb__balancer_stats(b, &st0);
+				struct plb__grant g;
+				int rc = plb__balancer_next(b, i, now, &g);
+				assert_true(rc == PLB__NEXT_GRANT || rc == PLB__NEXT_WAIT || rc == PLB__NEXT_DONE);
+				if (rc != PLB__NEXT_GRANT)
 					break;
-				plb_balancer_stats(b, &st1);
+				plb__balancer_stats(b, &st1);
 				if (nq[i] == 1) {
 					(*prefetches)++;
 					if (no_step && st1.step != st0.step)
@@ -814,26 +814,26 @@ static double drive_pipelined(double (*time)(int, int, double), const struct plb
 		if (next < 0)
 			break;
 		now = end[next];
-		struct plb_grant g = q[next][0];
-		struct plb_sample smp = {g.id, t[next][0], xfer_frac * t[next][0], now, 0};
+		struct plb__grant g = q[next][0];
+		struct plb__block_done smp = {g.id, t[next][0], xfer_frac * t[next][0], now, 0};
 		q[next][0] = q[next][1];
 		t[next][0] = t[next][1];
 		if (--nq[next])
 			end[next] = now + t[next][0];
-		int rc = plb_balancer_done(b, next, &smp);
+		int rc = plb__balancer_done(b, next, &smp);
 		if (rc == PLB_ESTALE)
 			continue;
 		assert_int_equal(rc, 0);
 		for (uint64_t k = g.offset; k < g.offset + g.units; k++)
 			count[k]++;
-		if (!done && plb_balancer_finished(b))
+		if (!done && plb__balancer_finished(b))
 			done = now;
 	}
-	assert_true(plb_balancer_finished(b));
+	assert_true(plb__balancer_finished(b));
 	for (uint64_t k = 0; k < W; k++)
 		if (count[k] != 1)
 			fail_msg("unit %llu done %d times", (unsigned long long)k, count[k]);
-	plb_balancer_destroy(b);
+	plb__balancer_destroy(b);
 	return done;
 }
 
@@ -881,8 +881,8 @@ static double pu3_crawls(int pu, int k, double units)
 static void second_training_block_waits(double step_fraction)
 {
 	static struct drive d, base;
-	struct plb_params par;
-	plb_params_init(&par);
+	struct plb__params par;
+	plb__params_init(&par);
 	par.initial_block = 64;
 	par.step_fraction = step_fraction;
 	drive_both_with(&d, pu3_crawls, &base, plain, &par, 100000);
@@ -926,8 +926,8 @@ static double pu3_fixed(int pu, int k, double units)
 static void test_prefetching_slow_pu_waits(void **state)
 {
 	(void)state;
-	struct plb_params par;
-	plb_params_init(&par);
+	struct plb__params par;
+	plb__params_init(&par);
 	par.initial_block = 64;
 	int prefetches, steps;
 	double base = drive_pipelined(plain, &par, 100000, 0, 0, &prefetches, &steps);
@@ -936,7 +936,7 @@ static void test_prefetching_slow_pu_waits(void **state)
 	if (done > 1.03 * three)
 		fail_msg("PU 3 crawling: all done at %.3f s; the three others alone take about %.3f s",
 			 done, three);
-	plb_params_init(&par);
+	plb__params_init(&par);
 	base = drive_pipelined(plain, &par, 100000, 0, 0, &prefetches, &steps);
 	done = drive_pipelined(pu3_fixed, &par, 100000, 0, 0, &prefetches, &steps);
 	assert_true(prefetches > 10);   /* the case */
@@ -996,7 +996,7 @@ static void test_second_run_starts_from_the_models(void **state)
 	if (d.training_blocks)
 		fail_msg("%ld training blocks in the second run", d.training_blocks);
 	for (int i = 0; i < NPU; i++)
-		if (d.kind[i][0] != PLB_GRANT_REGULAR || !(d.pred[i][0] > 0))
+		if (d.kind[i][0] != PLB__GRANT_REGULAR || !(d.pred[i][0] > 0))
 			fail_msg("PU %d's first block of the second run is no predicted regular one", i);
 	if (d.makespan > 1.001 * a.makespan)
 		fail_msg("second run %.4f s, first %.4f s", d.makespan, a.makespan);
@@ -1050,51 +1050,51 @@ static void test_stale_model_is_corrected(void **state)
 static void test_model_set_checks(void **state)
 {
 	(void)state;
-	plb_balancer_t *b;
-	assert_int_equal(plb_balancer_create(NULL, "plb-hac", 2, 1000, &b), 0);
-	struct plb_model_sample ok[2] = {{100, 0.1, 0}, {200, 0.2, 0}};
-	struct plb_model_sample bad[2] = {{100, 0.1, 0}, {0, 0.2, 0}};
-	struct plb_model_sample got[4];
+	plb__balancer_t *b;
+	assert_int_equal(plb__balancer_create(NULL, "plb-hac", 2, 1000, &b), 0);
+	struct plb__sample ok[2] = {{100, 0.1, 0}, {200, 0.2, 0}};
+	struct plb__sample bad[2] = {{100, 0.1, 0}, {0, 0.2, 0}};
+	struct plb__sample got[4];
 	double cliff = 0;
-	assert_int_equal(plb_balancer_model_set(b, 0, bad, 2, INFINITY), PLB_EINVAL);
-	assert_int_equal(plb_balancer_model_get(b, 0, got, 4, &cliff), 0);
+	assert_int_equal(plb__balancer_model_set(b, 0, bad, 2, INFINITY), PLB_EINVAL);
+	assert_int_equal(plb__balancer_model_get(b, 0, got, 4, &cliff), 0);
 	assert_true(isinf(cliff));
-	assert_int_equal(plb_balancer_model_set(b, 0, ok, 2, 0), PLB_EINVAL);
-	assert_int_equal(plb_balancer_model_set(b, 2, ok, 2, INFINITY), PLB_EINVAL);
+	assert_int_equal(plb__balancer_model_set(b, 0, ok, 2, 0), PLB_EINVAL);
+	assert_int_equal(plb__balancer_model_set(b, 2, ok, 2, INFINITY), PLB_EINVAL);
 	/* no balancer, a negative count, samples promised but none given,
 	 * a cliff that is no number: each refused on its own */
-	assert_int_equal(plb_balancer_model_set(NULL, 0, ok, 2, INFINITY), PLB_EINVAL);
-	assert_int_equal(plb_balancer_model_set(b, 0, ok, -1, INFINITY), PLB_EINVAL);
-	assert_int_equal(plb_balancer_model_set(b, 0, NULL, 2, INFINITY), PLB_EINVAL);
-	assert_int_equal(plb_balancer_model_set(b, 0, ok, 2, NAN), PLB_EINVAL);
-	assert_int_equal(plb_balancer_model_get(b, 0, got, 4, NULL), 0);
-	assert_int_equal(plb_balancer_model_set(b, 0, ok, 2, 150), 0);
+	assert_int_equal(plb__balancer_model_set(NULL, 0, ok, 2, INFINITY), PLB_EINVAL);
+	assert_int_equal(plb__balancer_model_set(b, 0, ok, -1, INFINITY), PLB_EINVAL);
+	assert_int_equal(plb__balancer_model_set(b, 0, NULL, 2, INFINITY), PLB_EINVAL);
+	assert_int_equal(plb__balancer_model_set(b, 0, ok, 2, NAN), PLB_EINVAL);
+	assert_int_equal(plb__balancer_model_get(b, 0, got, 4, NULL), 0);
+	assert_int_equal(plb__balancer_model_set(b, 0, ok, 2, 150), 0);
 	/* model_get fills as many samples as it has, no more */
 	for (int i = 0; i < 4; i++)
-		got[i] = (struct plb_model_sample){-1, -1, -1};
-	assert_int_equal(plb_balancer_model_get(b, 0, got, 4, &cliff), 2);
+		got[i] = (struct plb__sample){-1, -1, -1};
+	assert_int_equal(plb__balancer_model_get(b, 0, got, 4, &cliff), 2);
 	assert_true(got[0].units == 100 && got[1].units == 200 && got[1].exec_s == 0.2);
 	assert_true(got[2].units == -1 && got[2].exec_s == -1);
 	assert_true(cliff == 150);
 	/* a cliff is any block size above 0: one unit (a model file of a PU
 	 * whose throughput fell past its smallest block) is kept as it is */
-	assert_int_equal(plb_balancer_model_set(b, 1, ok, 2, 1), 0);
-	assert_int_equal(plb_balancer_model_get(b, 1, got, 4, &cliff), 2);
+	assert_int_equal(plb__balancer_model_set(b, 1, ok, 2, 1), 0);
+	assert_int_equal(plb__balancer_model_get(b, 1, got, 4, &cliff), 2);
 	if (cliff != 1)
 		fail_msg("a cliff set at 1 unit reads back as %g", cliff);
-	assert_int_equal(plb_balancer_model_get(b, 0, got, 1, NULL), 2);  /* all it has */
-	assert_int_equal(plb_balancer_model_get(b, -1, got, 4, NULL), PLB_EINVAL);
-	assert_int_equal(plb_balancer_model_get(b, 2, got, 4, NULL), PLB_EINVAL);
-	assert_int_equal(plb_balancer_model_get(b, 0, got, -1, NULL), PLB_EINVAL);
-	assert_int_equal(plb_balancer_model_get(b, 0, NULL, 4, NULL), PLB_EINVAL);
-	assert_int_equal(plb_balancer_model_get(b, 0, NULL, 0, NULL), 2);
-	struct plb_grant g;
-	assert_int_equal(plb_balancer_next(b, 0, 0, &g), PLB_NEXT_GRANT);
-	assert_int_equal(g.kind, PLB_GRANT_REGULAR);
+	assert_int_equal(plb__balancer_model_get(b, 0, got, 1, NULL), 2);  /* all it has */
+	assert_int_equal(plb__balancer_model_get(b, -1, got, 4, NULL), PLB_EINVAL);
+	assert_int_equal(plb__balancer_model_get(b, 2, got, 4, NULL), PLB_EINVAL);
+	assert_int_equal(plb__balancer_model_get(b, 0, got, -1, NULL), PLB_EINVAL);
+	assert_int_equal(plb__balancer_model_get(b, 0, NULL, 4, NULL), PLB_EINVAL);
+	assert_int_equal(plb__balancer_model_get(b, 0, NULL, 0, NULL), 2);
+	struct plb__grant g;
+	assert_int_equal(plb__balancer_next(b, 0, 0, &g), PLB__NEXT_GRANT);
+	assert_int_equal(g.kind, PLB__GRANT_REGULAR);
 	if (g.units >= 150)     /* min_block (64) is below the cliff */
 		fail_msg("%llu units, past the cliff at 150", (unsigned long long)g.units);
-	assert_int_equal(plb_balancer_model_set(b, 1, ok, 2, INFINITY), PLB_ESTATE);
-	plb_balancer_destroy(b);
+	assert_int_equal(plb__balancer_model_set(b, 1, ok, 2, INFINITY), PLB_ESTATE);
+	plb__balancer_destroy(b);
 }
 
 /* The last units of a job: with every block 15% off its prediction either
@@ -1158,7 +1158,7 @@ static void test_no_block_mostly_fixed_cost_at_the_end(void **state)
 		drive_fresh(&d, big_fixed, NULL, W[w]);
 		int grown = 0;  /* a block mostly work (4000 units: 1 s) has run */
 		for (int k = 0; k < d.pu[3].blocks; k++) {
-			if (d.kind[3][k] != PLB_GRANT_REGULAR)
+			if (d.kind[3][k] != PLB__GRANT_REGULAR)
 				continue;
 			if (grown && d.units[3][k] < 4000)
 				fail_msg("W = %llu: PU 3's block %d at %.3f s: %.0f units, %.0f%% start-up",

@@ -19,19 +19,19 @@
  * returns the kind of PU 0's block. */
 static double hec_xfer;  /* the share of each block's time spent in transfer */
 
-static enum plb_grant_kind hec_round(plb_balancer_t *b, int n, double *now,
-				     const double *factor)
+static enum plb__grant_kind hec_round(plb__balancer_t *b, int n, double *now,
+				      const double *factor)
 {
-	struct plb_grant g[3];
+	struct plb__grant g[3];
 	assert_true(n <= 3);
 	for (int i = 0; i < n; i++)
-		assert_int_equal(plb_balancer_next(b, i, *now, &g[i]), PLB_NEXT_GRANT);
+		assert_int_equal(plb__balancer_next(b, i, *now, &g[i]), PLB__NEXT_GRANT);
 	double t0 = *now;
 	for (int i = 0; i < n; i++) {
 		double t = (1e-3 + (double)g[i].units / 1e6) * factor[i];
 		*now = fmax(*now, t0 + t);
-		struct plb_sample s = {g[i].id, t * (1 - hec_xfer), t * hec_xfer, t0 + t, 0};
-		assert_int_equal(plb_balancer_done(b, i, &s), 0);
+		struct plb__block_done s = {g[i].id, t * (1 - hec_xfer), t * hec_xfer, t0 + t, 0};
+		assert_int_equal(plb__balancer_done(b, i, &s), 0);
 	}
 	return g[0].kind;
 }
@@ -41,20 +41,20 @@ static enum plb_grant_kind hec_round(plb_balancer_t *b, int n, double *now,
  * training blocks granted. */
 static long hec_training_blocks(double r2, const double noise[8])
 {
-	struct plb_params p;
-	plb_params_init(&p);
+	struct plb__params p;
+	plb__params_init(&p);
 	p.hec_r2 = r2;
-	plb_balancer_t *b;
-	assert_int_equal(plb_balancer_create(&p, "plb-hec", 2, 1000000000, &b), 0);
+	plb__balancer_t *b;
+	assert_int_equal(plb__balancer_create(&p, "plb-hec", 2, 1000000000, &b), 0);
 	double now = 0;
 	for (int k = 0; k < 9; k++) {
 		const double f[2] = {noise[k % 8], noise[k % 8]};
-		if (hec_round(b, 2, &now, f) != PLB_GRANT_TRAINING)
+		if (hec_round(b, 2, &now, f) != PLB__GRANT_TRAINING)
 			break;
 	}
-	struct plb_balancer_stats st;
-	plb_balancer_stats(b, &st);
-	plb_balancer_destroy(b);
+	struct plb__balancer_stats st;
+	plb__balancer_stats(b, &st);
+	plb__balancer_destroy(b);
 	return st.training_blocks;
 }
 
@@ -94,18 +94,18 @@ static void test_hec_training_rounds(void **state)
 static void test_hec_training_without_samples(void **state)
 {
 	for (int zero = 0; zero < 2; zero++) {
-		plb_balancer_t *b;
-		assert_int_equal(plb_balancer_create(NULL, "plb-hec", 2, 1000000000, &b), 0);
+		plb__balancer_t *b;
+		assert_int_equal(plb__balancer_create(NULL, "plb-hec", 2, 1000000000, &b), 0);
 		double now = 0;
 		double f[2] = {1, 1};
 		f[zero] = 0;
 		for (int k = 0; k < 8; k++)
-			if (hec_round(b, 2, &now, f) != PLB_GRANT_TRAINING)
+			if (hec_round(b, 2, &now, f) != PLB__GRANT_TRAINING)
 				fail_msg("PU %d without samples: round %d is not training", zero, k + 1);
-		struct plb_balancer_stats st;
-		plb_balancer_stats(b, &st);
+		struct plb__balancer_stats st;
+		plb__balancer_stats(b, &st);
 		assert_int_equal(st.training_blocks, 2 * 8);
-		plb_balancer_destroy(b);
+		plb__balancer_destroy(b);
 	}
 }
 
@@ -114,51 +114,51 @@ static void test_hec_training_without_samples(void **state)
  * PU still out; the round ends only when that one is back. */
 static void test_hec_lost_after_done_keeps_barrier(void **state)
 {
-	plb_balancer_t *b;
-	assert_int_equal(plb_balancer_create(NULL, "plb-hec", 3, 1000000000, &b), 0);
-	struct plb_grant g[3];
+	plb__balancer_t *b;
+	assert_int_equal(plb__balancer_create(NULL, "plb-hec", 3, 1000000000, &b), 0);
+	struct plb__grant g[3];
 	for (int i = 0; i < 3; i++)
-		assert_int_equal(plb_balancer_next(b, i, 0, &g[i]), PLB_NEXT_GRANT);
-	struct plb_sample s0 = {g[0].id, 0.01, 0, 0.01, 0};
-	assert_int_equal(plb_balancer_done(b, 0, &s0), 0);
-	assert_int_equal(plb_balancer_lost(b, 0, 0.015), 0);
-	struct plb_sample s1 = {g[1].id, 0.02, 0, 0.02, 0};
-	assert_int_equal(plb_balancer_done(b, 1, &s1), 0);
-	struct plb_grant n;
-	if (plb_balancer_next(b, 1, 0.02, &n) != PLB_NEXT_WAIT)
+		assert_int_equal(plb__balancer_next(b, i, 0, &g[i]), PLB__NEXT_GRANT);
+	struct plb__block_done s0 = {g[0].id, 0.01, 0, 0.01, 0};
+	assert_int_equal(plb__balancer_done(b, 0, &s0), 0);
+	assert_int_equal(plb__balancer_lost(b, 0, 0.015), 0);
+	struct plb__block_done s1 = {g[1].id, 0.02, 0, 0.02, 0};
+	assert_int_equal(plb__balancer_done(b, 1, &s1), 0);
+	struct plb__grant n;
+	if (plb__balancer_next(b, 1, 0.02, &n) != PLB__NEXT_WAIT)
 		fail_msg("a new round began while PU 2's block of the last one was out");
-	struct plb_sample s2 = {g[2].id, 0.03, 0, 0.03, 0};
-	assert_int_equal(plb_balancer_done(b, 2, &s2), 0);
-	assert_int_equal(plb_balancer_next(b, 1, 0.03, &n), PLB_NEXT_GRANT);
-	plb_balancer_destroy(b);
+	struct plb__block_done s2 = {g[2].id, 0.03, 0, 0.03, 0};
+	assert_int_equal(plb__balancer_done(b, 2, &s2), 0);
+	assert_int_equal(plb__balancer_next(b, 1, 0.03, &n), PLB__NEXT_GRANT);
+	plb__balancer_destroy(b);
 }
 
 /* PLB-HeC's training rounds over two PUs: PU 0's times are exact, PU 1's
  * block k takes base + (-1)^k jitter seconds whatever its size. */
 static int hec_constant_rounds(double base, double jitter)
 {
-	plb_balancer_t *b;
-	assert_int_equal(plb_balancer_create(NULL, "plb-hec", 2, 1000000000, &b), 0);
+	plb__balancer_t *b;
+	assert_int_equal(plb__balancer_create(NULL, "plb-hec", 2, 1000000000, &b), 0);
 	double now = 0;
 	int rounds = 0;
 	for (int k = 0; k < 9; k++) {
-		struct plb_grant g[2];
+		struct plb__grant g[2];
 		double t0 = now;
 		for (int i = 0; i < 2; i++)
-			assert_int_equal(plb_balancer_next(b, i, now, &g[i]), PLB_NEXT_GRANT);
-		if (g[0].kind != PLB_GRANT_TRAINING)
+			assert_int_equal(plb__balancer_next(b, i, now, &g[i]), PLB__NEXT_GRANT);
+		if (g[0].kind != PLB__GRANT_TRAINING)
 			break;
 		rounds++;
 		for (int i = 0; i < 2; i++) {
 			double t = i == 0 ? 1e-3 + (double)g[i].units / 1e6 : base + (k % 2 ? -jitter : jitter);
 			now = fmax(now, t0 + t);
-			struct plb_sample s = {g[i].id, t, 0, t0 + t, 0};
-			assert_int_equal(plb_balancer_done(b, i, &s), 0);
+			struct plb__block_done s = {g[i].id, t, 0, t0 + t, 0};
+			assert_int_equal(plb__balancer_done(b, i, &s), 0);
 		}
 	}
-	struct plb_balancer_stats st;
-	plb_balancer_stats(b, &st);
-	plb_balancer_destroy(b);
+	struct plb__balancer_stats st;
+	plb__balancer_stats(b, &st);
+	plb__balancer_destroy(b);
 	assert_int_equal(st.training_blocks, 2 * rounds);
 	return rounds;
 }
@@ -188,24 +188,24 @@ static void test_hec_training_constant_times(void **state)
  * on, PU `slow` takes twice as long. Returns the solves made after round 5. */
 static long hec_solves_after(int slow, int slow_from)
 {
-	plb_balancer_t *b;
-	assert_int_equal(plb_balancer_create(NULL, "plb-hec", 3, 1000000000, &b), 0);
+	plb__balancer_t *b;
+	assert_int_equal(plb__balancer_create(NULL, "plb-hec", 3, 1000000000, &b), 0);
 	double now = 0;
 	long before = 0;
-	struct plb_balancer_stats st;
+	struct plb__balancer_stats st;
 	for (int k = 0; k < 8; k++) {
 		double f[3] = {1, 1, 1};
 		if (k >= slow_from && slow >= 0)
 			f[slow] = 2;
 		(void)hec_round(b, 3, &now, f);
 		if (k == 4) {
-			plb_balancer_stats(b, &st);
+			plb__balancer_stats(b, &st);
 			assert_int_equal(st.training_blocks, 9);        /* 3 rounds */
 			before = st.solves;
 		}
 	}
-	plb_balancer_stats(b, &st);
-	plb_balancer_destroy(b);
+	plb__balancer_stats(b, &st);
+	plb__balancer_destroy(b);
 	return st.solves - before;
 }
 
@@ -217,26 +217,26 @@ static long hec_solves_after(int slow, int slow_from)
 static void test_hec_absent_pu_no_resolve(void **state)
 {
 	(void)state;
-	plb_balancer_t *b;
-	assert_int_equal(plb_balancer_create(NULL, "plb-hec", 3, 1000000000, &b), 0);
+	plb__balancer_t *b;
+	assert_int_equal(plb__balancer_create(NULL, "plb-hec", 3, 1000000000, &b), 0);
 	double now = 0;
 	const double f[2] = {1, 1};
-	struct plb_balancer_stats st;
+	struct plb__balancer_stats st;
 	long before = -1;
 	for (int k = 0; k < 13; k++) {
-		enum plb_grant_kind kind = hec_round(b, 2, &now, f);
+		enum plb__grant_kind kind = hec_round(b, 2, &now, f);
 		if (k == 8) {
-			assert_int_equal(kind, PLB_GRANT_REGULAR);
-			plb_balancer_stats(b, &st);
+			assert_int_equal(kind, PLB__GRANT_REGULAR);
+			plb__balancer_stats(b, &st);
 			before = st.solves;
 		}
 	}
-	plb_balancer_stats(b, &st);
+	plb__balancer_stats(b, &st);
 	assert_int_equal(st.training_blocks, 2 * 8);
 	if (st.solves != before)
 		fail_msg("rounds that end together, a third PU that never asked: %ld re-solves, expected none",
 			 st.solves - before);
-	plb_balancer_destroy(b);
+	plb__balancer_destroy(b);
 }
 
 static void test_hec_resolve_on_spread(void **state)

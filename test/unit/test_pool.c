@@ -23,11 +23,11 @@
 static void test_pool_merges(void **state)
 {
 	for (uint64_t seed = 1; seed <= 20; seed++) {
-		plb_balancer_t *b = greedy100(10, 1000);
+		plb__balancer_t *b = greedy100(10, 1000);
 		int order[10];
 		for (int i = 0; i < 10; i++) {
-			struct plb_grant g;
-			assert_int_equal(plb_balancer_next(b, i, 0, &g), PLB_NEXT_GRANT);
+			struct plb__grant g;
+			assert_int_equal(plb__balancer_next(b, i, 0, &g), PLB__NEXT_GRANT);
 			order[i] = i;
 		}
 		rng_state = seed;
@@ -39,13 +39,13 @@ static void test_pool_merges(void **state)
 		for (int k = 0; k < 10; k++) {
 			char what[64];
 			snprintf(what, sizeof what, "seed %llu, %d lost", (unsigned long long)seed, k + 1);
-			assert_int_equal(plb_balancer_lost(b, order[k], 1), 0);
+			assert_int_equal(plb__balancer_lost(b, order[k], 1), 0);
 			check_free_list(b, 100 * (uint64_t)(k + 1), what);
 		}
 		assert_int_equal(b->nfree, 1);
 		assert_int_equal(b->free[0].off, 0);
 		assert_int_equal(b->free[0].len, 1000);
-		plb_balancer_destroy(b);
+		plb__balancer_destroy(b);
 	}
 }
 
@@ -59,10 +59,10 @@ static void test_pool_merges(void **state)
  * past the list's end is caught here. */
 static void test_pool_merges_at_capacity(void **state)
 {
-	plb_balancer_t *b = greedy100(16, 1600);
+	plb__balancer_t *b = greedy100(16, 1600);
 	for (int i = 0; i < 16; i++) {
-		struct plb_grant g;
-		assert_int_equal(plb_balancer_next(b, i, 0, &g), PLB_NEXT_GRANT);
+		struct plb__grant g;
+		assert_int_equal(plb__balancer_next(b, i, 0, &g), PLB__NEXT_GRANT);
 		assert_int_equal(g.offset, 100 * (uint64_t)i);
 	}
 	assert_int_equal(b->nfree, 0);
@@ -71,7 +71,7 @@ static void test_pool_merges_at_capacity(void **state)
 	for (int k = 0; k < 16; k++) {
 		char what[64];
 		snprintf(what, sizeof what, "%d lost, the last PU %d", k + 1, order[k]);
-		assert_int_equal(plb_balancer_lost(b, order[k], 1), 0);
+		assert_int_equal(plb__balancer_lost(b, order[k], 1), 0);
 		check_free_list(b, 100 * (uint64_t)(k + 1), what);
 		if (k == 6)
 			assert_int_equal(b->nfree, cap - 1);    /* one more and it is full */
@@ -79,7 +79,7 @@ static void test_pool_merges_at_capacity(void **state)
 	assert_int_equal(b->nfree, 1);
 	assert_int_equal(b->free[0].off, 0);
 	assert_int_equal(b->free[0].len, 1600);
-	plb_balancer_destroy(b);
+	plb__balancer_destroy(b);
 }
 
 /* A grant that takes a whole free range out of a full free list (as many
@@ -89,19 +89,19 @@ static void test_pool_take_whole_range_at_capacity(void **state)
 {
 	(void)state;
 	int k;
-	plb_balancer_t *b = every_other_lost(1600, 8, &k);
-	struct plb_grant g;
+	plb__balancer_t *b = every_other_lost(1600, 8, &k);
+	struct plb__grant g;
 	int cap = b->capfree;
 	assert_int_equal(cap, 8);
 	check_free_list(b, 100 * (uint64_t)k, "full");
-	assert_int_equal(plb_balancer_next(b, 1, 0, &g), PLB_NEXT_GRANT);
+	assert_int_equal(plb__balancer_next(b, 1, 0, &g), PLB__NEXT_GRANT);
 	assert_int_equal(g.offset, 0);
 	assert_int_equal(g.units, 100);
 	assert_int_equal(b->nfree, cap - 1);
 	check_free_list(b, 100 * (uint64_t)(k - 1), "a whole range taken");
 	for (int r = 0; r < b->nfree; r++)
 		assert_int_equal(b->free[r].off, 200 * (uint64_t)(r + 1));
-	plb_balancer_destroy(b);
+	plb__balancer_destroy(b);
 }
 
 /* A grant placed inside a free range (its node holds units there) splits
@@ -115,15 +115,15 @@ static void test_pool_split_at_capacity(void **state)
 {
 	(void)state;
 	int k, nf = 7;
-	plb_balancer_t *b = every_other_lost(1900, nf, &k);
-	struct plb_grant g;
+	plb__balancer_t *b = every_other_lost(1900, nf, &k);
+	struct plb__grant g;
 	int cap = b->capfree;
 	assert_int_equal(cap, nf + 1);
 	uint64_t pool = b->pool;
 	check_free_list(b, pool, "before the split");
-	assert_int_equal(plb_balancer_group(b, 1, 1), 0);
-	assert_int_equal(plb_balancer_hold(b, 1, 1650, 200), 0);
-	assert_int_equal(plb_balancer_next(b, 1, 0, &g), PLB_NEXT_GRANT);
+	assert_int_equal(plb__balancer_group(b, 1, 1), 0);
+	assert_int_equal(plb__balancer_hold(b, 1, 1650, 200), 0);
+	assert_int_equal(plb__balancer_next(b, 1, 0, &g), PLB__NEXT_GRANT);
 	assert_int_equal(g.offset, 1650);
 	assert_int_equal(g.units, 100);
 	assert_int_equal(b->nfree, cap);
@@ -132,7 +132,7 @@ static void test_pool_split_at_capacity(void **state)
 	assert_int_equal(b->free[nf - 1].len, 50);
 	assert_int_equal(b->free[nf].off, 1750);
 	assert_int_equal(b->free[nf].len, 150);
-	plb_balancer_destroy(b);
+	plb__balancer_destroy(b);
 }
 
 /* A block leaves a rest of the pool's range behind only if that rest is
@@ -143,26 +143,26 @@ static void test_rest_below_min_block_joins(void **state)
 {
 	(void)state;
 	for (int c = 0; c < 2; c++) {
-		struct plb_params p;
-		plb_params_init(&p);
+		struct plb__params p;
+		plb__params_init(&p);
 		p.greedy_block = 100;
 		p.min_block = 20;
 		p.train_div = 1;        /* else min_block is cut to W / 32 */
 		uint64_t W = c ? 219 : 220;
-		plb_balancer_t *b;
-		assert_int_equal(plb_balancer_create(&p, "greedy", 1, W, &b), 0);
+		plb__balancer_t *b;
+		assert_int_equal(plb__balancer_create(&p, "greedy", 1, W, &b), 0);
 		uint64_t want[2][3] = {{100, 100, 20}, {100, 119, 0}}, off = 0;
 		for (int k = 0; k < 3 && want[c][k]; k++) {
-			struct plb_grant g;
-			assert_int_equal(plb_balancer_next(b, 0, k, &g), PLB_NEXT_GRANT);
+			struct plb__grant g;
+			assert_int_equal(plb__balancer_next(b, 0, k, &g), PLB__NEXT_GRANT);
 			assert_int_equal(g.offset, off);
 			assert_int_equal(g.units, want[c][k]);
 			off += g.units;
-			struct plb_sample s = {g.id, 1, 0, k + 1, 0};
-			assert_int_equal(plb_balancer_done(b, 0, &s), 0);
+			struct plb__block_done s = {g.id, 1, 0, k + 1, 0};
+			assert_int_equal(plb__balancer_done(b, 0, &s), 0);
 		}
-		assert_true(plb_balancer_finished(b));
-		plb_balancer_destroy(b);
+		assert_true(plb__balancer_finished(b));
+		plb__balancer_destroy(b);
 	}
 }
 
@@ -241,42 +241,42 @@ static void test_ranges_against_bitmap(void **state)
  * the same grants as always (lowest first). */
 static void test_placement(void **state)
 {
-	plb_balancer_t *b = greedy100(4, 1000), *plain = greedy100(4, 1000);
-	assert_int_equal(plb_balancer_hold(b, 0, 0, 10), PLB_EINVAL);  /* no group yet */
+	plb__balancer_t *b = greedy100(4, 1000), *plain = greedy100(4, 1000);
+	assert_int_equal(plb__balancer_hold(b, 0, 0, 10), PLB_EINVAL);  /* no group yet */
 	for (int i = 0; i < 4; i++)
-		assert_int_equal(plb_balancer_group(b, i, i / 2), 0);
-	assert_int_equal(plb_balancer_group(b, 4, 0), PLB_EINVAL);
-	assert_int_equal(plb_balancer_group(b, 0, 4), PLB_EINVAL);
-	assert_int_equal(plb_balancer_hold(b, 0, 990, 11), PLB_EINVAL);
-	assert_int_equal(plb_balancer_hold(b, 0, 5, 0), PLB_EINVAL);        /* nothing to hold */
-	assert_int_equal(plb_balancer_hold(b, 0, 1001, 1), PLB_EINVAL);     /* past W */
-	assert_int_equal(plb_balancer_hold(b, 4, 0, 10), PLB_EINVAL);       /* no such group */
-	assert_int_equal(plb_balancer_hold(b, -1, 0, 10), PLB_EINVAL);
-	assert_int_equal(plb_balancer_hold(b, 0, 600, 250), 0);
-	assert_int_equal(plb_balancer_hold(b, 0, 800, 200), 0);        /* merged: [600, 1000) */
-	assert_int_equal(plb_balancer_hold(b, 1, 0, 400), 0);
+		assert_int_equal(plb__balancer_group(b, i, i / 2), 0);
+	assert_int_equal(plb__balancer_group(b, 4, 0), PLB_EINVAL);
+	assert_int_equal(plb__balancer_group(b, 0, 4), PLB_EINVAL);
+	assert_int_equal(plb__balancer_hold(b, 0, 990, 11), PLB_EINVAL);
+	assert_int_equal(plb__balancer_hold(b, 0, 5, 0), PLB_EINVAL);        /* nothing to hold */
+	assert_int_equal(plb__balancer_hold(b, 0, 1001, 1), PLB_EINVAL);     /* past W */
+	assert_int_equal(plb__balancer_hold(b, 4, 0, 10), PLB_EINVAL);       /* no such group */
+	assert_int_equal(plb__balancer_hold(b, -1, 0, 10), PLB_EINVAL);
+	assert_int_equal(plb__balancer_hold(b, 0, 600, 250), 0);
+	assert_int_equal(plb__balancer_hold(b, 0, 800, 200), 0);        /* merged: [600, 1000) */
+	assert_int_equal(plb__balancer_hold(b, 1, 0, 400), 0);
 	/* PUs 0 and 1 (group 0) take [600, 1000), 2 and 3 take [0, 400) */
 	uint64_t want[8] = {600, 700, 0, 100, 800, 900, 200, 300}, plain_at = 0;
 	int who[8] = {0, 1, 2, 3, 0, 1, 2, 3};
 	for (int k = 0; k < 8; k++) {
-		struct plb_grant g, h;
-		assert_int_equal(plb_balancer_next(b, who[k], 0, &g), PLB_NEXT_GRANT);
+		struct plb__grant g, h;
+		assert_int_equal(plb__balancer_next(b, who[k], 0, &g), PLB__NEXT_GRANT);
 		assert_int_equal(g.offset, want[k]);
 		assert_int_equal(g.units, 100);
-		assert_int_equal(plb_balancer_next(plain, who[k], 0, &h), PLB_NEXT_GRANT);
+		assert_int_equal(plb__balancer_next(plain, who[k], 0, &h), PLB__NEXT_GRANT);
 		assert_int_equal(h.offset, plain_at);
 		plain_at += 100;
-		struct plb_sample s = {g.id, 1, 0, 1, 0}, t = {h.id, 1, 0, 1, 0};
-		assert_int_equal(plb_balancer_done(b, who[k], &s), 0);
-		assert_int_equal(plb_balancer_done(plain, who[k], &t), 0);
+		struct plb__block_done s = {g.id, 1, 0, 1, 0}, t = {h.id, 1, 0, 1, 0};
+		assert_int_equal(plb__balancer_done(b, who[k], &s), 0);
+		assert_int_equal(plb__balancer_done(plain, who[k], &t), 0);
 	}
 	check_free_list(b, 200, "held ranges taken");
 	/* nothing held is free: the lowest free units, [400, 600) */
-	struct plb_grant g;
-	assert_int_equal(plb_balancer_next(b, 0, 1, &g), PLB_NEXT_GRANT);
+	struct plb__grant g;
+	assert_int_equal(plb__balancer_next(b, 0, 1, &g), PLB__NEXT_GRANT);
 	assert_int_equal(g.offset, 400);
-	plb_balancer_destroy(b);
-	plb_balancer_destroy(plain);
+	plb__balancer_destroy(b);
+	plb__balancer_destroy(plain);
 }
 
 /* A grant longer than the held stretch is cut to it when one more block
@@ -286,27 +286,27 @@ static void test_placement(void **state)
 static void test_placement_cut(void **state)
 {
 	for (int fixed = 0; fixed <= 1; fixed++) {
-		plb_balancer_t *b;
-		assert_int_equal(plb_balancer_create(NULL, "plb-hac", 2, 100000, &b), 0);
-		struct plb_model_sample s[4];
+		plb__balancer_t *b;
+		assert_int_equal(plb__balancer_create(NULL, "plb-hac", 2, 100000, &b), 0);
+		struct plb__sample s[4];
 		for (int k = 0; k < 4; k++) {
 			double u = 500.0 * (1 << k);
-			s[k] = (struct plb_model_sample){u, u * 1e-4 + (fixed ? 2.0 : 0), 0};
+			s[k] = (struct plb__sample){u, u * 1e-4 + (fixed ? 2.0 : 0), 0};
 		}
 		for (int i = 0; i < 2; i++) {
-			assert_int_equal(plb_balancer_model_set(b, i, s, 4, INFINITY), 0);
-			assert_int_equal(plb_balancer_group(b, i, i), 0);
+			assert_int_equal(plb__balancer_model_set(b, i, s, 4, INFINITY), 0);
+			assert_int_equal(plb__balancer_group(b, i, i), 0);
 		}
 		check_busy_summary(b, 0);       /* the models' rates, from model_set */
-		assert_int_equal(plb_balancer_hold(b, 0, 50000, 400), 0);
-		struct plb_grant g;
-		assert_int_equal(plb_balancer_next(b, 0, 0, &g), PLB_NEXT_GRANT);
+		assert_int_equal(plb__balancer_hold(b, 0, 50000, 400), 0);
+		struct plb__grant g;
+		assert_int_equal(plb__balancer_next(b, 0, 0, &g), PLB__NEXT_GRANT);
 		assert_int_equal(g.offset, 50000);
 		if (fixed)
 			assert_true(g.units > 400);
 		else
 			assert_int_equal(g.units, 400);
-		plb_balancer_destroy(b);
+		plb__balancer_destroy(b);
 	}
 }
 
@@ -317,20 +317,20 @@ static void test_placement_cut(void **state)
 static void test_placement_one_unit(void **state)
 {
 	(void)state;
-	plb_balancer_t *b = greedy100(2, 1000);
-	assert_int_equal(plb_balancer_group(b, 0, 0), 0);
-	assert_int_equal(plb_balancer_hold(b, 0, 500, 1), 0);
-	struct plb_grant g;
-	assert_int_equal(plb_balancer_next(b, 0, 0, &g), PLB_NEXT_GRANT);
+	plb__balancer_t *b = greedy100(2, 1000);
+	assert_int_equal(plb__balancer_group(b, 0, 0), 0);
+	assert_int_equal(plb__balancer_hold(b, 0, 500, 1), 0);
+	struct plb__grant g;
+	assert_int_equal(plb__balancer_next(b, 0, 0, &g), PLB__NEXT_GRANT);
 	assert_int_equal(g.offset, 500);
 	assert_int_equal(g.units, 100);
 	check_free_list(b, 900, "one held unit");
 	/* PU 1 is in no group: what group 0 holds is not its, it takes the
 	 * lowest free units */
-	assert_int_equal(plb_balancer_hold(b, 0, 700, 100), 0);
-	assert_int_equal(plb_balancer_next(b, 1, 0, &g), PLB_NEXT_GRANT);
+	assert_int_equal(plb__balancer_hold(b, 0, 700, 100), 0);
+	assert_int_equal(plb__balancer_next(b, 1, 0, &g), PLB__NEXT_GRANT);
 	assert_int_equal(g.offset, 0);
-	plb_balancer_destroy(b);
+	plb__balancer_destroy(b);
 }
 
 int main(void)

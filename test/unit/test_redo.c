@@ -16,25 +16,25 @@
 
 /* PU pu asks at *now: 1 with a grant in *g, or 0 once *now has moved on
  * to the balancer's wake-up time, which must be finite. */
-static int ask_or_wake(plb_balancer_t *b, int pu, double *now, struct plb_grant *g)
+static int ask_or_wake(plb__balancer_t *b, int pu, double *now, struct plb__grant *g)
 {
-	int rc = plb_balancer_next(b, pu, *now, g);
-	if (rc == PLB_NEXT_WAIT) {
-		*now = plb_balancer_wake(b);
+	int rc = plb__balancer_next(b, pu, *now, g);
+	if (rc == PLB__NEXT_WAIT) {
+		*now = plb__balancer_wake(b);
 		assert_true(isfinite(*now));
 		return 0;
 	}
-	assert_int_equal(rc, PLB_NEXT_GRANT);
+	assert_int_equal(rc, PLB__NEXT_GRANT);
 	return 1;
 }
 
 /* PU pu runs g from *now at four_linear_samples' line and reports it. */
-static void run_linear(plb_balancer_t *b, int pu, const struct plb_grant *g, double *now)
+static void run_linear(plb__balancer_t *b, int pu, const struct plb__grant *g, double *now)
 {
 	double t = 0.01 + 1e-5 * (double)g->units;
 	*now += t;
-	struct plb_sample smp = {g->id, t, 0, *now, 0};
-	assert_int_equal(plb_balancer_done(b, pu, &smp), 0);
+	struct plb__block_done smp = {g->id, t, 0, *now, 0};
+	assert_int_equal(plb__balancer_done(b, pu, &smp), 0);
 }
 
 /* A late block is run again by free PUs only: with none (one PU, or the
@@ -44,29 +44,29 @@ static void test_no_wake_without_free_pus(void **state)
 {
 	(void)state;
 	for (int n = 1; n <= 2; n++) {
-		plb_balancer_t *b;
-		assert_int_equal(plb_balancer_create(NULL, "plb-hac", n, 100000, &b), 0);
+		plb__balancer_t *b;
+		assert_int_equal(plb__balancer_create(NULL, "plb-hac", n, 100000, &b), 0);
 		four_linear_samples(b, 0, n);
 		if (n == 2)
-			assert_int_equal(plb_balancer_lost(b, 1, 0), 0);
-		struct plb_grant g;
-		struct plb_balancer_stats st;
+			assert_int_equal(plb__balancer_lost(b, 1, 0), 0);
+		struct plb__grant g;
+		struct plb__balancer_stats st;
 		double now = 0;
 		int last_out = 0;
-		while (plb_balancer_next(b, 0, now, &g) == PLB_NEXT_GRANT) {
-			plb_balancer_stats(b, &st);
+		while (plb__balancer_next(b, 0, now, &g) == PLB__NEXT_GRANT) {
+			plb__balancer_stats(b, &st);
 			last_out += st.units_pool == 0;
 			/* the block runs 100x its model's time */
 			now += 100 * (0.01 + 1e-5 * (double)g.units);
-			if (isfinite(plb_balancer_wake(b)))
+			if (isfinite(plb__balancer_wake(b)))
 				fail_msg("%d PU(s), one live: a wake-up at %g s for a block nobody else can run",
-					 n, plb_balancer_wake(b));
-			struct plb_sample smp = {g.id, 100 * (0.01 + 1e-5 * (double)g.units), 0, now, 0};
-			assert_int_equal(plb_balancer_done(b, 0, &smp), 0);
+					 n, plb__balancer_wake(b));
+			struct plb__block_done smp = {g.id, 100 * (0.01 + 1e-5 * (double)g.units), 0, now, 0};
+			assert_int_equal(plb__balancer_done(b, 0, &smp), 0);
 		}
-		assert_true(plb_balancer_finished(b));
+		assert_true(plb__balancer_finished(b));
 		assert_true(last_out > 0);      /* the pool was empty with a block out */
-		plb_balancer_destroy(b);
+		plb__balancer_destroy(b);
 	}
 }
 
@@ -77,28 +77,28 @@ static void test_no_wake_without_free_pus(void **state)
 static void test_no_wake_for_untrained_free_pu(void **state)
 {
 	(void)state;
-	plb_balancer_t *b;
-	assert_int_equal(plb_balancer_create(NULL, "plb-hac", 2, 2, &b), 0);
-	struct plb_grant g0, g1, g;
-	assert_int_equal(plb_balancer_next(b, 0, 0, &g0), PLB_NEXT_GRANT);
-	assert_int_equal(plb_balancer_next(b, 1, 0, &g1), PLB_NEXT_GRANT);
+	plb__balancer_t *b;
+	assert_int_equal(plb__balancer_create(NULL, "plb-hac", 2, 2, &b), 0);
+	struct plb__grant g0, g1, g;
+	assert_int_equal(plb__balancer_next(b, 0, 0, &g0), PLB__NEXT_GRANT);
+	assert_int_equal(plb__balancer_next(b, 1, 0, &g1), PLB__NEXT_GRANT);
 	assert_true(g0.units == 1 && g1.units == 1);
-	struct plb_sample s = {g1.id, 0, 0, 0.001, 0};
-	assert_int_equal(plb_balancer_done(b, 1, &s), 0);
-	assert_true(isnan(plb_balancer_predict(b, 1, 1)));
+	struct plb__block_done s = {g1.id, 0, 0, 0.001, 0};
+	assert_int_equal(plb__balancer_done(b, 1, &s), 0);
+	assert_true(isnan(plb__balancer_predict(b, 1, 1)));
 	/* PU 0's first block is late from its start (it has no prediction) */
 	for (double now = 0.01; now < 1000; now *= 10) {
-		int nx = plb_balancer_next(b, 1, now, &g);
-		if (nx != PLB_NEXT_WAIT)
+		int nx = plb__balancer_next(b, 1, now, &g);
+		if (nx != PLB__NEXT_WAIT)
 			fail_msg("t=%g: %d, kind %d units %llu at %llu", now, nx, (int)g.kind, (unsigned long long)g.units, (unsigned long long)g.offset);
-		if (isfinite(plb_balancer_wake(b)))
+		if (isfinite(plb__balancer_wake(b)))
 			fail_msg("t=%g: a wake-up at %g s for a PU with one sample", now,
-				 plb_balancer_wake(b));
+				 plb__balancer_wake(b));
 	}
-	s = (struct plb_sample){g0.id, 1000, 0, 1000, 0};
-	assert_int_equal(plb_balancer_done(b, 0, &s), 0);
-	assert_true(plb_balancer_finished(b));
-	plb_balancer_destroy(b);
+	s = (struct plb__block_done){g0.id, 1000, 0, 1000, 0};
+	assert_int_equal(plb__balancer_done(b, 0, &s), 0);
+	assert_true(plb__balancer_finished(b));
+	plb__balancer_destroy(b);
 }
 
 /* The other side: once the pool is empty, a free PU beside a busy one is
@@ -110,29 +110,29 @@ static void test_no_wake_for_untrained_free_pu(void **state)
 static void test_wake_after_predicted_end(void **state)
 {
 	(void)state;
-	struct plb_params par;
-	plb_params_init(&par);          /* the defaults: redo_gain 3 */
-	plb_balancer_t *b;
-	assert_int_equal(plb_balancer_create(&par, "plb-hac", 2, 100000, &b), 0);
+	struct plb__params par;
+	plb__params_init(&par);          /* the defaults: redo_gain 3 */
+	plb__balancer_t *b;
+	assert_int_equal(plb__balancer_create(&par, "plb-hac", 2, 100000, &b), 0);
 	four_linear_samples(b, 0, 2);
-	struct plb_grant g[2];
+	struct plb__grant g[2];
 	double at[2], end[2], now = 0;
 	int busy[2] = {0, 0}, checked = 0;
 	for (;;) {
 		for (int i = 0; i < 2; i++) {
 			if (busy[i])
 				continue;
-			struct plb_balancer_stats st;
-			plb_balancer_stats(b, &st);
-			int rc = plb_balancer_next(b, i, now, &g[i]);
-			if (rc == PLB_NEXT_GRANT) {
+			struct plb__balancer_stats st;
+			plb__balancer_stats(b, &st);
+			int rc = plb__balancer_next(b, i, now, &g[i]);
+			if (rc == PLB__NEXT_GRANT) {
 				busy[i] = 1;
 				at[i] = now;
 				/* 2% slower than predicted: late, not late enough to re-run */
 				end[i] = now + 1.02 * (0.01 + 1e-5 * (double)g[i].units);
 				continue;
 			}
-			double w = plb_balancer_wake(b);
+			double w = plb__balancer_wake(b);
 			if (st.units_pool > 0 && isfinite(w))
 				fail_msg("a wake-up at %g s with %llu units in the pool", w,
 					 (unsigned long long)st.units_pool);
@@ -149,12 +149,12 @@ static void test_wake_after_predicted_end(void **state)
 			break;
 		now = end[next];
 		busy[next] = 0;
-		struct plb_sample smp = {g[next].id, end[next] - at[next], 0, now, 0};
-		assert_int_equal(plb_balancer_done(b, next, &smp), 0);
+		struct plb__block_done smp = {g[next].id, end[next] - at[next], 0, now, 0};
+		assert_int_equal(plb__balancer_done(b, next, &smp), 0);
 	}
-	assert_true(plb_balancer_finished(b));
+	assert_true(plb__balancer_finished(b));
 	assert_true(checked > 0);       /* a PU was free beside a busy one at the end */
-	plb_balancer_destroy(b);
+	plb__balancer_destroy(b);
 }
 
 /* A block that lost its race with its re-run is refused as stale, and its
@@ -165,43 +165,43 @@ static void test_wake_after_predicted_end(void **state)
 static void test_void_block_report(void **state)
 {
 	(void)state;
-	struct plb_model_sample got[64];
+	struct plb__sample got[64];
 	for (int c = 0; c < 2; c++) {
-		plb_balancer_t *b;
-		assert_int_equal(plb_balancer_create(NULL, "plb-hac", 2, 50000, &b), 0);
+		plb__balancer_t *b;
+		assert_int_equal(plb__balancer_create(NULL, "plb-hac", 2, 50000, &b), 0);
 		four_linear_samples(b, 0, 2);
-		struct plb_grant g0, g;
+		struct plb__grant g0, g;
 		double now = 0;
-		assert_int_equal(plb_balancer_next(b, 0, now, &g0), PLB_NEXT_GRANT);
-		while (!plb_balancer_finished(b)) {
-			int rc = plb_balancer_next(b, 1, now, &g);
-			if (rc == PLB_NEXT_WAIT) {
-				double w = plb_balancer_wake(b);
+		assert_int_equal(plb__balancer_next(b, 0, now, &g0), PLB__NEXT_GRANT);
+		while (!plb__balancer_finished(b)) {
+			int rc = plb__balancer_next(b, 1, now, &g);
+			if (rc == PLB__NEXT_WAIT) {
+				double w = plb__balancer_wake(b);
 				if (!(w > now && isfinite(w)))
 					fail_msg("PU 1 waits at %g s with no wake-up (%g) beside a stalled block", now, w);
 				now = w;
 				continue;
 			}
-			assert_int_equal(rc, PLB_NEXT_GRANT);
+			assert_int_equal(rc, PLB__NEXT_GRANT);
 			double t = 0.01 + 1e-5 * (double)g.units;
 			now += t;
-			struct plb_sample smp = {g.id, t, 0, now, 0};
-			assert_int_equal(plb_balancer_done(b, 1, &smp), 0);
+			struct plb__block_done smp = {g.id, t, 0, now, 0};
+			assert_int_equal(plb__balancer_done(b, 1, &smp), 0);
 		}
-		struct plb_balancer_stats st;
-		plb_balancer_stats(b, &st);
+		struct plb__balancer_stats st;
+		plb__balancer_stats(b, &st);
 		assert_true(st.redo_won == 1);
 		/* still out on PU 0, but its re-run won: its results would not count */
-		assert_int_equal(plb_balancer_counts(b, 0, g0.id), 0);
-		int before = plb_balancer_model_get(b, 0, got, 64, NULL);
+		assert_int_equal(plb__balancer_counts(b, 0, g0.id), 0);
+		int before = plb__balancer_model_get(b, 0, got, 64, NULL);
 		/* half of it transfer time (a sample counts exec + transfer) */
-		struct plb_sample late = {g0.id, c ? 0.5 * now : 0, c ? 0.5 * now : 0, now, 0};
-		assert_int_equal(plb_balancer_done(b, 0, &late), PLB_ESTALE);
-		int after = plb_balancer_model_get(b, 0, got, 64, NULL);
+		struct plb__block_done late = {g0.id, c ? 0.5 * now : 0, c ? 0.5 * now : 0, now, 0};
+		assert_int_equal(plb__balancer_done(b, 0, &late), PLB_ESTALE);
+		int after = plb__balancer_model_get(b, 0, got, 64, NULL);
 		if (after != before + c)
 			fail_msg("a voided block's report of %g s: PU 0's model went from %d to %d samples",
 				 late.exec_s + late.xfer_s, before, after);
-		plb_balancer_destroy(b);
+		plb__balancer_destroy(b);
 	}
 }
 
@@ -211,18 +211,18 @@ static void test_void_block_report(void **state)
 static void test_redo_most_late_first(void **state)
 {
 	(void)state;
-	plb_balancer_t *b;
-	assert_int_equal(plb_balancer_create(NULL, "plb-hac", 3, 100000, &b), 0);
+	plb__balancer_t *b;
+	assert_int_equal(plb__balancer_create(NULL, "plb-hac", 3, 100000, &b), 0);
 	four_linear_samples(b, 0, 3);
-	struct plb_grant g0, g1, g;
+	struct plb__grant g0, g1, g;
 	double now = 0;
-	assert_int_equal(plb_balancer_next(b, 0, now, &g0), PLB_NEXT_GRANT);
+	assert_int_equal(plb__balancer_next(b, 0, now, &g0), PLB__NEXT_GRANT);
 	int asked1 = 0;
 	double t1 = 0;
-	struct plb_balancer_stats st;
-	for (plb_balancer_stats(b, &st); st.units_pool > 0; plb_balancer_stats(b, &st)) {
+	struct plb__balancer_stats st;
+	for (plb__balancer_stats(b, &st); st.units_pool > 0; plb__balancer_stats(b, &st)) {
 		if (!asked1 && now > 0.2) {
-			assert_int_equal(plb_balancer_next(b, 1, now, &g1), PLB_NEXT_GRANT);
+			assert_int_equal(plb__balancer_next(b, 1, now, &g1), PLB__NEXT_GRANT);
 			asked1 = 1;
 			t1 = now;
 			continue;
@@ -235,14 +235,14 @@ static void test_redo_most_late_first(void **state)
 	if (!(due0 < due1))
 		fail_msg("the set-up wants PU 0's block due first: %g s, PU 1's %g s", due0, due1);
 	now = 1000 + 10 * due1;         /* both long overdue */
-	assert_int_equal(plb_balancer_next(b, 2, now, &g), PLB_NEXT_GRANT);
-	assert_int_equal(g.kind, PLB_GRANT_REDO);
+	assert_int_equal(plb__balancer_next(b, 2, now, &g), PLB__NEXT_GRANT);
+	assert_int_equal(g.kind, PLB__GRANT_REDO);
 	if (!(g.offset >= g0.offset && g.offset < g0.offset + g0.units))
 		fail_msg("the re-run piece at %llu is not in PU 0's block [%llu, %llu), due at %g s, "
 			 "but PU 1's [%llu, %llu) is due at %g s", (unsigned long long)g.offset,
 			 (unsigned long long)g0.offset, (unsigned long long)(g0.offset + g0.units), due0,
 			 (unsigned long long)g1.offset, (unsigned long long)(g1.offset + g1.units), due1);
-	plb_balancer_destroy(b);
+	plb__balancer_destroy(b);
 }
 
 /* A stalled block is run again from its start in a piece of min_block
@@ -259,18 +259,18 @@ static void test_redo_piece_rest(void **state)
 	(void)state;
 	int whole = 0, split = 0;
 	for (uint64_t W = 16000; W <= 24000; W += 250) {
-		plb_balancer_t *b;
-		assert_int_equal(plb_balancer_create(NULL, "plb-hac", 2, W, &b), 0);
+		plb__balancer_t *b;
+		assert_int_equal(plb__balancer_create(NULL, "plb-hac", 2, W, &b), 0);
 		four_linear_samples(b, 0, 2);
-		struct plb_grant g0, g;
+		struct plb__grant g0, g;
 		double now = 0;
 		int pieces = 0;
-		assert_int_equal(plb_balancer_next(b, 0, now, &g0), PLB_NEXT_GRANT);
+		assert_int_equal(plb__balancer_next(b, 0, now, &g0), PLB__NEXT_GRANT);
 		assert_true(g0.units >= 64);
-		while (!plb_balancer_finished(b)) {
+		while (!plb__balancer_finished(b)) {
 			if (!ask_or_wake(b, 1, &now, &g))
 				continue;
-			if (g.kind == PLB_GRANT_REDO) {
+			if (g.kind == PLB__GRANT_REDO) {
 				pieces++;
 				if (g.offset != g0.offset || g.units < 64 ||
 				    (g.units != g0.units && g0.units - g.units < 64))
@@ -284,7 +284,7 @@ static void test_redo_piece_rest(void **state)
 			run_linear(b, 1, &g, &now);
 		}
 		assert_int_equal(pieces, 1);
-		plb_balancer_destroy(b);
+		plb__balancer_destroy(b);
 	}
 	if (!(whole > 0 && split > 0))
 		fail_msg("pieces of the whole block %d times, of part of it %d times: both wanted", whole, split);
@@ -303,29 +303,29 @@ static void test_redo_piece_rest(void **state)
 static void test_redo_pieces_end_together(void **state)
 {
 	(void)state;
-	plb_balancer_t *b;
-	assert_int_equal(plb_balancer_create(NULL, "plb-hac", 4, 2000000, &b), 0);
+	plb__balancer_t *b;
+	assert_int_equal(plb__balancer_create(NULL, "plb-hac", 4, 2000000, &b), 0);
 	four_linear_samples(b, 0, 4);
-	struct plb_grant g0, g[4];
+	struct plb__grant g0, g[4];
 	double end[4] = {0}, at[4] = {0}, now = 0;
 	int busy[4] = {1, 0, 0, 0}, pieces = 0, on[4] = {0};
 	double first = 0, lo = INFINITY, hi = -INFINITY;
-	assert_int_equal(plb_balancer_next(b, 0, now, &g0), PLB_NEXT_GRANT);
-	while (!plb_balancer_finished(b)) {
+	assert_int_equal(plb__balancer_next(b, 0, now, &g0), PLB__NEXT_GRANT);
+	while (!plb__balancer_finished(b)) {
 		int asked = 0;
 		for (int i = 1; i < 4; i++) {
 			if (busy[i])
 				continue;
-			int rc = plb_balancer_next(b, i, now, &g[i]);
-			if (rc != PLB_NEXT_GRANT) {
-				assert_true(rc == PLB_NEXT_WAIT || rc == PLB_NEXT_DONE);
+			int rc = plb__balancer_next(b, i, now, &g[i]);
+			if (rc != PLB__NEXT_GRANT) {
+				assert_true(rc == PLB__NEXT_WAIT || rc == PLB__NEXT_DONE);
 				continue;
 			}
 			asked = 1;
 			busy[i] = 1;
 			at[i] = now;
 			end[i] = now + 0.01 + 1e-5 * (double)g[i].units;
-			if (g[i].kind == PLB_GRANT_REDO) {
+			if (g[i].kind == PLB__GRANT_REDO) {
 				if (pieces++ == 0)
 					first = (double)g[i].units;
 				on[i] = 1;
@@ -340,15 +340,15 @@ static void test_redo_pieces_end_together(void **state)
 		if (next < 0) {
 			if (asked)
 				continue;
-			double w = plb_balancer_wake(b);
+			double w = plb__balancer_wake(b);
 			assert_true(isfinite(w) && w > now);
 			now = w;
 			continue;
 		}
 		now = end[next];
 		busy[next] = 0;
-		struct plb_sample smp = {g[next].id, end[next] - at[next], 0, now, 0};
-		int rc = plb_balancer_done(b, next, &smp);
+		struct plb__block_done smp = {g[next].id, end[next] - at[next], 0, now, 0};
+		int rc = plb__balancer_done(b, next, &smp);
 		assert_true(rc == 0 || rc == PLB_ESTALE);
 	}
 	double tpiece = 0.01 + 1e-5 * 64;
@@ -357,7 +357,7 @@ static void test_redo_pieces_end_together(void **state)
 		fail_msg("a late block of %llu units: %d pieces on %d PUs, the first of %g units, "
 			 "planned to end %g s apart (a piece of min_block takes %g s)",
 			 (unsigned long long)g0.units, pieces, on[1] + on[2] + on[3], first, hi - lo, tpiece);
-	plb_balancer_destroy(b);
+	plb__balancer_destroy(b);
 }
 
 int main(void)

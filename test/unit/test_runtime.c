@@ -8,7 +8,7 @@
  *  - a grant corrupted between the balancer and the PUs (a hole and an
  *    overlap the balancer's own counts do not see): plb_run fails, naming
  *    the coverage check. The corruption comes from the linker (--wrap
- *    plb_balancer_next, see the Makefile): the runtime itself is unchanged. */
+ *    plb__balancer_next, see the Makefile): the runtime itself is unchanged. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -164,14 +164,14 @@ static const struct plb_kernel sum_kernel = {
 	.combine = k_combine,
 };
 
-/* --wrap=plb_balancer_next: the real one, then, when corrupt_grant is the
+/* --wrap=plb__balancer_next: the real one, then, when corrupt_grant is the
  * grant's number (counted from 0 in a run), one unit later. */
 static long corrupt_grant = -1, ngrants;
-int __real_plb_balancer_next(plb_balancer_t *b, int pu, double now, struct plb_grant *g);
-int __wrap_plb_balancer_next(plb_balancer_t *b, int pu, double now, struct plb_grant *g)
+int __real_plb__balancer_next(plb__balancer_t *b, int pu, double now, struct plb__grant *g);
+int __wrap_plb__balancer_next(plb__balancer_t *b, int pu, double now, struct plb__grant *g)
 {
-	int rc = __real_plb_balancer_next(b, pu, now, g);
-	if (rc == PLB_NEXT_GRANT && ngrants++ == corrupt_grant && g->offset + g->units < W)
+	int rc = __real_plb__balancer_next(b, pu, now, g);
+	if (rc == PLB__NEXT_GRANT && ngrants++ == corrupt_grant && g->offset + g->units < W)
 		g->offset++;
 	return rc;
 }

@@ -39,11 +39,11 @@ static void test_deterministic(void **state)
 {
 	struct plb__config cfg;
 	load("test/data/small.ini", &cfg);
-	for (int p = 0; plb_policy_name(p); p++) {
+	for (int p = 0; plb__policy_name(p); p++) {
 		struct plb__sim_result a, b, c;
-		run(&cfg, plb_policy_name(p), 11, 200, &a);
-		run(&cfg, plb_policy_name(p), 11, 200, &b);
-		run(&cfg, plb_policy_name(p), 12, 200, &c);
+		run(&cfg, plb__policy_name(p), 11, 200, &a);
+		run(&cfg, plb__policy_name(p), 11, 200, &b);
+		run(&cfg, plb__policy_name(p), 12, 200, &c);
 		assert_true(a.rep.makespan_s == b.rep.makespan_s);
 		assert_int_equal(a.rep.blocks, b.rep.blocks);
 		assert_int_equal(a.rep.solves, b.rep.solves);
@@ -54,7 +54,7 @@ static void test_deterministic(void **state)
 		assert_true(a.rep.makespan_s != c.rep.makespan_s);
 		/* the master is charged 200 us a solve, and that is reported */
 		if (fabs(a.rep.master_cpu_s - 200e-6 * (double)a.rep.solves) > 1e-12)
-			fail_msg("%s: master %.9f s for %ld solves", plb_policy_name(p),
+			fail_msg("%s: master %.9f s for %ld solves", plb__policy_name(p),
 				 a.rep.master_cpu_s, (long)a.rep.solves);
 		plb__sim_result_fini(&a);
 		plb__sim_result_fini(&b);
@@ -65,7 +65,7 @@ static void test_deterministic(void **state)
 
 /* A PU turns 5.7x slower in the middle of a long block and everyone else
  * is done at about 40 s: the free PUs must run the late block again
- * (plb_balancer_wake), though the wake-up time moved after an earlier one
+ * (plb__balancer_wake), though the wake-up time moved after an earlier one
  * was pending (a short block that ended just before its own). Before the
  * simulator looked again, nothing ran until the slow block ended at 114 s
  * (ratio 2.93). */
@@ -110,17 +110,17 @@ static void test_random_failures(void **state)
 		}
 		/* with one grant per PU, and with two (a lost PU loses both) */
 		cfg.pipeline = 1 + trial % 2;
-		for (int p = 0; plb_policy_name(p); p++) {
+		for (int p = 0; plb__policy_name(p); p++) {
 			struct plb__sim_result r;
-			run(&cfg, plb_policy_name(p), (uint64_t)trial, 100, &r);
+			run(&cfg, plb__policy_name(p), (uint64_t)trial, 100, &r);
 			if (r.stalled || !r.rep.coverage_ok)
 				fail_msg("trial %d pipeline %d %s: stalled %d coverage %d done %llu",
-					 trial, cfg.pipeline, plb_policy_name(p), r.stalled,
+					 trial, cfg.pipeline, plb__policy_name(p), r.stalled,
 					 r.rep.coverage_ok, (unsigned long long)r.rep.units_done);
 			assert_int_equal(r.rep.units_done, r.rep.units);
 			if (r.rep.pus_lost != dying)
 				fail_msg("trial %d %s: %d PUs lost, %d died", trial,
-					 plb_policy_name(p), r.rep.pus_lost, dying);
+					 plb__policy_name(p), r.rep.pus_lost, dying);
 			plb__sim_result_fini(&r);
 		}
 	}
@@ -137,9 +137,9 @@ static void test_pipelined(void **state)
 	struct plb__sim_result one;
 	run(&cfg, "greedy", 1, 200, &one);
 	cfg.pipeline = 2;
-	for (int p = 0; plb_policy_name(p); p++) {
+	for (int p = 0; plb__policy_name(p); p++) {
 		struct plb__sim_result r;
-		run(&cfg, plb_policy_name(p), 1, 200, &r);
+		run(&cfg, plb__policy_name(p), 1, 200, &r);
 		assert_false(r.stalled);
 		assert_true(r.rep.coverage_ok);
 		assert_true(r.rep.lower_bound_s <= one.rep.lower_bound_s);
@@ -182,16 +182,16 @@ static void test_every_policy_every_scenario(void **state)
 	for (size_t k = 0; k < g.gl_pathc; k++) {
 		struct plb__config cfg;
 		load(g.gl_pathv[k], &cfg);
-		for (int p = 0; plb_policy_name(p); p++) {
+		for (int p = 0; plb__policy_name(p); p++) {
 			struct plb__sim_result r;
-			run(&cfg, plb_policy_name(p), 1, 200, &r);
+			run(&cfg, plb__policy_name(p), 1, 200, &r);
 			if (r.stalled || !r.rep.coverage_ok)
 				fail_msg("%s %s: stalled %d coverage %d", g.gl_pathv[k],
-					 plb_policy_name(p), r.stalled, r.rep.coverage_ok);
+					 plb__policy_name(p), r.stalled, r.rep.coverage_ok);
 			assert_true(r.rep.lower_bound_s <= r.rep.eq_optimum_s * (1 + 1e-9));
 			if (!(r.rep.makespan_s >= 0.97 * r.rep.lower_bound_s))
 				fail_msg("%s %s: makespan %g below the bound %g", g.gl_pathv[k],
-					 plb_policy_name(p), r.rep.makespan_s, r.rep.lower_bound_s);
+					 plb__policy_name(p), r.rep.makespan_s, r.rep.lower_bound_s);
 			plb__sim_result_fini(&r);
 		}
 		plb__config_fini(&cfg);

@@ -225,8 +225,8 @@ static void test_balancer_events(void **state)
 	(void)state;
 	char path[] = "/tmp/plb-trace-XXXXXX", err[300];
 	scratch(path);
-	plb_balancer_t *b;
-	assert_int_equal(plb_balancer_create(NULL, "plb-hac", 2, 100000, &b), 0);
+	plb__balancer_t *b;
+	assert_int_equal(plb__balancer_create(NULL, "plb-hac", 2, 100000, &b), 0);
 	struct plb__trace *t;
 	assert_int_equal(plb__trace_open(&t, path, 0, err, sizeof err), 0);
 	plb__trace_node(t, 0, "n");
@@ -238,25 +238,25 @@ static void test_balancer_events(void **state)
 	while (left) {
 		left = 0;
 		for (int pu = 0; pu < 2; pu++) {
-			struct plb_grant g;
-			int rc = plb_balancer_next(b, pu, now, &g);
-			if (rc != PLB_NEXT_GRANT) {
-				left |= rc == PLB_NEXT_WAIT;
+			struct plb__grant g;
+			int rc = plb__balancer_next(b, pu, now, &g);
+			if (rc != PLB__NEXT_GRANT) {
+				left |= rc == PLB__NEXT_WAIT;
 				continue;
 			}
 			left = 1;
 			/* PU 1 twice as fast; 1 ms per block */
 			now += 1e-3 + (double)g.units * (pu ? 1e-6 : 2e-6);
-			struct plb_sample s = {.grant_id = g.id, .exec_s = (double)g.units * (pu ? 1e-6 : 2e-6) + 1e-3,
+			struct plb__block_done s = {.grant_id = g.id, .exec_s = (double)g.units * (pu ? 1e-6 : 2e-6) + 1e-3,
 					       .finish = now};
-			assert_int_equal(plb_balancer_done(b, pu, &s), 0);
+			assert_int_equal(plb__balancer_done(b, pu, &s), 0);
 			plb__trace_after(t, b, pu, now);
 		}
 	}
-	assert_true(plb_balancer_finished(b));
+	assert_true(plb__balancer_finished(b));
 	plb__trace_models(t, b, 2, now);
 	assert_int_equal(plb__trace_close(t, err, sizeof err), 0);
-	plb_balancer_destroy(b);
+	plb__balancer_destroy(b);
 
 	cJSON *doc, *ev = events(path, &doc), *e, *last = NULL;
 	int counters = 0;
