@@ -113,8 +113,10 @@ TESTS     := $(TEST_SRC:test/unit/%.c=$(BUILD)/test/%)
 BENCHES   := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%) $(BENCH_CU:bench/%.cu=$(BUILD)/bench/%)
 PLBSIM    := $(BUILD)/plbsim
 # libplb (see its rules below)
-PLB_VERSION   := 0.1.0
-PLB_SOVERSION := 0
+# plb's version and ABI (the soname's number) are plb.h's
+plb_h_num      = $(shell sed -n 's/^\#define PLB_$1 \([0-9]*\)$$/\1/p' include/plb.h)
+PLB_VERSION   := $(call plb_h_num,VERSION_MAJOR).$(call plb_h_num,VERSION_MINOR).$(call plb_h_num,VERSION_PATCH)
+PLB_SOVERSION := $(call plb_h_num,ABI)
 LIBPLB_A  := $(BUILD)/lib/libplb.a
 LIBPLB_SO := $(BUILD)/lib/libplb.so.$(PLB_SOVERSION)
 DEPS_OK   := $(BUILD)/.deps-ok-mpi$(MPI)
@@ -323,7 +325,7 @@ install: $(PLBSIM) $(APP_BINS) $(LIBPLB_A) $(LIBPLB_SO)
 	$(Q)ln -sf $(notdir $(LIBPLB_SO)) $(DESTDIR)$(LIBDIR)/libplb.so
 	$(Q)install -m 644 include/plb.h include/plb_errors.h $(DESTDIR)$(INCLUDEDIR)/
 	$(Q)install -m 644 config/*.ini $(DESTDIR)$(DATADIR)/plb/config/
-	$(Q)install -m 644 README.md $(DESTDIR)$(DATADIR)/doc/plb/
+	$(Q)install -m 644 README.md CHANGELOG.md LICENSE $(DESTDIR)$(DATADIR)/doc/plb/
 	$(Q)install -m 644 docs/*.md $(DESTDIR)$(DATADIR)/doc/plb/docs/
 	$(Q)printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(LIBDIR)' 'includedir=$(INCLUDEDIR)' '' \
 	  'Name: plb' 'Description: runs one data-parallel job over every CPU and GPU of a cluster' \

@@ -11,7 +11,7 @@
  *   int main(int argc, char **argv)
  *   {
  *       static const struct plb_kernel *const kernels[] = {&square};
- *       struct plb_options o = {.kernels = kernels, .nkernels = 1};
+ *       struct plb_options o = {PLB_INIT, .kernels = kernels, .nkernels = 1};
  *       plb_t *p;
  *       if (plb_options_parse(&argc, argv, &o))      (--config, --policy, --set)
  *           return plb_usage_error();
@@ -19,7 +19,7 @@
  *           return plb_finalize(p), 1;
  *       if (!plb_is_master(p))                       (worker ranks serve blocks)
  *           return plb_serve(p) | plb_finalize(p) ? 1 : 0;
- *       ... struct plb_job job = {.kernel = "square", .units = n, ...};
+ *       ... struct plb_job job = {PLB_INIT, .kernel = "square", .units = n, ...};
  *       int rc = plb_run(p, &job);                   (job.out is complete)
  *       if (!rc)
  *           rc = plb_report(p, stdout, 0);
@@ -29,7 +29,12 @@
  * Rank 0 is the master: it runs the app (plb_run, plb_report). Every other
  * rank is a worker daemon inside plb_serve, which runs blocks on its node's
  * PUs until the master calls plb_finalize. README.md has a complete kernel.
- * Functions return 0 or a negative PLB_E... code (plb_errors.h). */
+ * Functions return 0 or a negative PLB_E... code (plb_errors.h).
+ *
+ * Every struct an app fills or passes (plb_options, plb_kernel, plb_job,
+ * plb_result, plb_pu_result) starts with its ABI stamp, set by PLB_INIT:
+ * the library reads it as the layout of the plb.h the app was built with,
+ * and refuses a struct without one. */
 #ifndef PLB_H
 #define PLB_H
 
@@ -43,16 +48,33 @@
 extern "C" {
 #endif
 
+/* This header's plb; plb_version() is the library's. A program and the
+ * library it runs with may differ in PATCH and, within one PLB_ABI, in
+ * MINOR; every rank of a job must run the same plb (a worker of another
+ * version is refused when it joins). */
+#define PLB_VERSION_MAJOR 0
+#define PLB_VERSION_MINOR 2
+#define PLB_VERSION_PATCH 0
+#define PLB_VERSION (PLB_VERSION_MAJOR * 10000 + PLB_VERSION_MINOR * 100 + PLB_VERSION_PATCH)
+/* The ABI: the layout of the structs below and the functions' calls. The
+ * shared library is libplb.so.PLB_ABI; a struct's members are only ever
+ * appended, in a new ABI, and the stamp tells the library which it got. */
+#define PLB_ABI 1
+/* The first member of every struct below: {PLB_INIT, .name = ...}. */
+#define PLB_INIT .abi = PLB_ABI
+
 typedef struct plb plb_t;
 
 /* The device classes a kernel may have functions for, one line each:
- * X(ID, member) gives PLB_DEV_ID and struct plb_kernel's member. */
+ * X(ID, member, since) gives PLB_DEV_ID and struct plb_kernel's member,
+ * which a kernel of an older ABI than since lacks. A new class is appended
+ * (as the last line, with the ABI it comes in). */
 #define PLB_DEVICE_CLASSES(X)                                                \
-	X(CPU, cpu)     /* host cores (also what an emulated PU runs) */     \
-	X(CUDA, cuda)   /* one CUDA GPU */
+	X(CPU, cpu, 1)     /* host cores (also what an emulated PU runs) */  \
+	X(CUDA, cuda, 1)   /* one CUDA GPU */
 
 enum plb_device_class {
-#define PLB_X_(ID, member) PLB_DEV_##ID,
+#define PLB_X_(ID, member, since) PLB_DEV_##ID,
 	PLB_DEVICE_CLASSES(PLB_X_)
 #undef PLB_X_
 	PLB_DEV_NCLASS
@@ -104,20 +126,23 @@ struct plb_kernel_class {
 /* A kernel: its name (what the master tells workers to run) and a class
  * per device type; a class without run is not offered on that device. */
 struct plb_kernel {
+	unsigned abi;           /* PLB_INIT */
 	const char *name;
-#define PLB_X_(ID, member) struct plb_kernel_class member;
-	PLB_DEVICE_CLASSES(PLB_X_)
-#undef PLB_X_
 	/* For jobs with a reduction: acc = acc (+) part, both `bytes` long.
 	 * It must be associative, with the job's identity as identity (sums,
 	 * minima, counts). Called on workers (a CPU team's members) and on the
 	 * master (the blocks, in offset order), never concurrently on one acc. */
 	void (*combine)(void *acc, const void *part, size_t bytes);
+	/* the classes, last: a new one is appended */
+#define PLB_X_(ID, member, since) struct plb_kernel_class member;
+	PLB_DEVICE_CLASSES(PLB_X_)
+#undef PLB_X_
 };
 
 /* One run over a domain. in/out are read and written on the master only:
  * unit i's input is in + i * in_unit, its output out + i * out_unit. */
 struct plb_job {
+	unsigned abi;           /* PLB_INIT */
 	const char *kernel;     /* a name in plb_options.kernels */
 	uint64_t units;         /* W; 0: the config file's [run] units */
 	const void *shared;     /* sent once to every node, may be NULL */
@@ -159,6 +184,7 @@ struct plb_job {
 
 /* The figures of the master's last run (plb_result), as in plb_report. */
 struct plb_result {
+	unsigned abi;           /* PLB_INIT, set by the caller */
 	uint64_t units;         /* W */
 	int coverage_ok;        /* every unit came back exactly once */
 	double makespan_s;      /* the run's first grant to its last unit back */
@@ -179,6 +205,7 @@ struct plb_result {
 
 /* One PU's figures in the last run. */
 struct plb_pu_result {
+	unsigned abi;           /* PLB_INIT, set by the caller */
 	const char *name;       /* as in the report; valid until the next run */
 	double units;           /* units it completed */
 	double idle_frac;       /* share of the makespan it had no block */
@@ -187,6 +214,7 @@ struct plb_pu_result {
 #define PLB_MAX_SET 32
 
 struct plb_options {
+	unsigned abi;           /* PLB_INIT */
 	const char *config;     /* the node/device INI file (required) */
 	const char *policy;     /* NULL: the file's [run] policy */
 	const char *set[PLB_MAX_SET + 1];       /* "key=value" balancer overrides, NULL-ended */
@@ -203,12 +231,19 @@ struct plb_options {
 				 * on a terminal */
 };
 
-/* Takes plb's own options out of argv into o, leaving the app's in place:
+/* The library's plb: PLB_VERSION of the plb.h it was built from. */
+PLB_API unsigned plb_version(void);
+
+/* Takes plb's own options out of argv into o (stamped with PLB_INIT),
+ * leaving the app's in place:
  *   --config FILE  --policy NAME  --set KEY=VALUE (repeatable)  --quiet
  *   --models FILE  --trace FILE  --progress
  * (also as --opt=value). Returns 0, or PLB_EINVAL after printing what is
  * wrong and what is accepted (from the first rank only). */
 PLB_API PLB_WUR int plb_options_parse(int *argc, char **argv, struct plb_options *o);
+/* plb's options, one line each with what they take, as plb_options_parse
+ * reads them: for an app's --help. */
+PLB_API void plb_options_usage(FILE *f);
 /* The rank the launcher gives this process, before plb_init (0 without a
  * launcher): for printing usage errors once. */
 PLB_API int plb_launch_rank(void);
@@ -237,11 +272,11 @@ PLB_API PLB_WUR int plb_run(plb_t *p, const struct plb_job *job);
 /* Master: the figures of the last run: the text table, or (json) one JSON
  * object with the same keys as plbsim --json. */
 PLB_API PLB_WUR int plb_report(plb_t *p, FILE *f, int json);
-/* Master: ratio = makespan / lower bound of the last run (NAN before one). */
-PLB_API double plb_ratio(const plb_t *p);
-/* Master: the last run's figures into *r; PLB_ESTATE before a run. */
+/* Master: the last run's figures into *r (stamped with PLB_INIT: the
+ * library fills the members r's ABI has); PLB_ESTATE before a run. */
 PLB_API PLB_WUR int plb_result(const plb_t *p, struct plb_result *r);
-/* Master: PU pu's figures in the last run (0 <= pu < plb_result's npu). */
+/* Master: PU pu's figures in the last run (0 <= pu < plb_result's npu),
+ * r as above. */
 PLB_API PLB_WUR int plb_pu_result(const plb_t *p, int pu, struct plb_pu_result *r);
 /* Stops the workers (from the master), ends the transport, writes the
  * models file, frees p. Returns 0 or the first error it met; each error is

@@ -101,6 +101,7 @@ static void bs_cuda_fini(void *state)
 #endif
 
 static const struct plb_kernel bs_kernel = {
+	PLB_INIT,
 	.name = "bs",
 	.cpu = {.init = bs_init, .run = bs_cpu_run},
 #ifdef PLB_HAVE_CUDA
@@ -160,7 +161,7 @@ static int write_csv(const char *path, enum plb__bs_prec prec, const void *out, 
 int main(int argc, char **argv)
 {
 	static const struct plb_kernel *const kernels[] = {&bs_kernel};
-	struct plb_options o = {.kernels = kernels, .nkernels = 1};
+	struct plb_options o = {PLB_INIT, .kernels = kernels, .nkernels = 1};
 	struct app_args a = {.name = "plb-bs", .usage = usage, .say = plb_launch_rank() == 0,
 			     .runs = 1, .seed = 1, .dbl = 1};
 	long n = 0;
@@ -223,6 +224,7 @@ int main(int argc, char **argv)
 	}
 	struct bs_shared sh = {.prec = prec, .drawn = !input, .seed = (uint64_t)a.seed};
 	struct plb_job job = {
+		PLB_INIT,
 		.kernel = "bs", .units = count,
 		.signature = prec == PLB__BS_F64 ? "prec=double" : "prec=single",
 		.shared = &sh, .shared_bytes = sizeof sh,

@@ -86,6 +86,7 @@ static void grn_cuda_fini(void *state)
 #endif
 
 static const struct plb_kernel grn_kernel = {
+	PLB_INIT,
 	.name = "grn",
 	.cpu = {.init = grn_init, .run = grn_cpu_run, .fini = grn_fini},
 #ifdef PLB_HAVE_CUDA
@@ -215,7 +216,7 @@ static int parse_double(const struct app_args *a, const char *opt, const char *v
 int main(int argc, char **argv)
 {
 	static const struct plb_kernel *const kernels[] = {&grn_kernel};
-	struct plb_options o = {.kernels = kernels, .nkernels = 1};
+	struct plb_options o = {PLB_INIT, .kernels = kernels, .nkernels = 1};
 	struct app_args a = {.name = "plb-grn", .usage = usage, .say = plb_launch_rank() == 0,
 			     .runs = 1, .seed = 1, .fixed = 1};
 	long genes = 0, samples = 0, size = 2, levels = 3;
@@ -331,6 +332,7 @@ int main(int argc, char **argv)
 	char sig[96];
 	snprintf(sig, sizeof sig, "genes=%d samples=%d size=%d levels=%d", n, s, k, c);
 	struct plb_job job = {
+		PLB_INIT,
 		.kernel = "grn", .units = (uint64_t)n, .signature = sig,
 		.shared = sh, .shared_bytes = plb__grn_shared_bytes(n, s, c),
 		.out = best, .out_unit = sizeof *best,

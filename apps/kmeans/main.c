@@ -66,6 +66,7 @@ static void km_cuda_fini(void *state)
 #endif
 
 static const struct plb_kernel km_kernel = {
+	PLB_INIT,
 	.name = "kmeans",
 	.cpu = {.init = km_init, .run = km_cpu_run},
 #ifdef PLB_HAVE_CUDA
@@ -171,7 +172,7 @@ static int write_text(const char *path, const char *what, const void *data, size
 int main(int argc, char **argv)
 {
 	static const struct plb_kernel *const kernels[] = {&km_kernel};
-	struct plb_options o = {.kernels = kernels, .nkernels = 1};
+	struct plb_options o = {PLB_INIT, .kernels = kernels, .nkernels = 1};
 	struct app_args a = {.name = "plb-kmeans", .usage = usage, .say = plb_launch_rank() == 0,
 			     .runs = 1, .seed = 1, .fixed = 1};
 	long n = 0, dim = 0, k = 0, iters = 50;
@@ -288,6 +289,7 @@ int main(int argc, char **argv)
 	char sig[64];
 	snprintf(sig, sizeof sig, "d=%d k=%ld", d, k);
 	struct plb_job job = {
+		PLB_INIT,
 		.kernel = "kmeans", .units = count, .signature = sig,
 		.shared = sh, .shared_bytes = plb__km_shared_bytes((int)k, d),
 		.in = pts, .in_unit = (size_t)d * sizeof *pts,
@@ -304,7 +306,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "plb-kmeans: %s\n", plb_errmsg(p));
 			goto out;
 		}
-		struct plb_result r;
+		struct plb_result r = {PLB_INIT};
 		if ((rc = plb_result(p, &r)))
 			goto out;
 		float *prev = (float *)((struct plb__km_shared *)sh + 1);

@@ -95,6 +95,7 @@ static int mm_cuda_run(void *state, const struct plb_block *b)
 #endif
 
 static const struct plb_kernel mm_kernel = {
+	PLB_INIT,
 	.name = "mm",
 	.cpu = {.init = mm_init, .run = mm_cpu_run, .fini = mm_fini, .whole = 1},
 #ifdef PLB_HAVE_CUDA
@@ -143,7 +144,7 @@ static void fill(void *M, size_t count, enum plb__mm_prec prec, uint64_t seed)
 int main(int argc, char **argv)
 {
 	static const struct plb_kernel *const kernels[] = {&mm_kernel};
-	struct plb_options o = {.kernels = kernels, .nkernels = 1};
+	struct plb_options o = {PLB_INIT, .kernels = kernels, .nkernels = 1};
 	struct app_args a = {.name = "plb-mm", .usage = usage, .say = plb_launch_rank() == 0,
 			     .runs = 1, .seed = 1, .dbl = 1};
 	long n = 0;
@@ -199,6 +200,7 @@ int main(int argc, char **argv)
 	char sig[64];
 	snprintf(sig, sizeof sig, "n=%ld prec=%s", n, prec == PLB__MM_F64 ? "double" : "single");
 	struct plb_job job = {
+		PLB_INIT,
 		.kernel = "mm", .units = (uint64_t)n, .signature = sig,
 		.shared = sh, .shared_bytes = sizeof *sh + nn * elem,
 		.in = B, .in_unit = (size_t)n * elem,

@@ -53,6 +53,7 @@ static void null_combine(void *acc, const void *part, size_t bytes)
 }
 
 static const struct plb_kernel null_kernel = {
+	PLB_INIT,
 	.name = "null",
 	.cpu = {.run = null_run},
 	.cuda = {.run = null_run},      /* the tally lives in host memory */
@@ -89,7 +90,7 @@ static void pause_s(double s)
 int main(int argc, char **argv)
 {
 	static const struct plb_kernel *const kernels[] = {&null_kernel};
-	struct plb_options o = {.kernels = kernels, .nkernels = 1};
+	struct plb_options o = {PLB_INIT, .kernels = kernels, .nkernels = 1};
 	int json = 0, say = plb_launch_rank() == 0;
 	double hold = 0, linger = 0, units = 0, runs = 1;
 
@@ -137,14 +138,14 @@ int main(int argc, char **argv)
 	else if (!rc) {
 		pause_s(hold);
 		struct tally t;
-		struct plb_job job = {.kernel = "null", .units = (uint64_t)units,
+		struct plb_job job = {PLB_INIT, .kernel = "null", .units = (uint64_t)units,
 				      .acc_bytes = sizeof t, .acc = &t};
 		for (long k = 0; k < (long)runs && !rc; k++) {
 			if ((rc = plb_run(p, &job))) {
 				fprintf(stderr, "plb-null: %s\n", plb_errmsg(p));
 				break;
 			}
-			struct plb_result r;
+			struct plb_result r = {PLB_INIT};
 			rc = plb_result(p, &r);
 			uint64_t W = r.units;
 			uint64_t want = W % 2 ? W * ((W - 1) / 2) : (W / 2) * (W - 1);

@@ -40,7 +40,7 @@ int plb__run_dispatch(void *ctx, int i, const struct plb__grant *g)
 	h->offset = g->offset;
 	h->units = g->units;
 	h->kind = (int32_t)g->kind;
-	h->arg = r->gen;
+	h->run = r->gen;
 	int rc = 0;
 	if (borrow) {
 		h->flags = PLB__F_BORROWED;
@@ -192,16 +192,16 @@ static int on_done(struct plb__run *r, int peer, void *msg)
 				 pe->rank, h->pu);
 	int i = pe->pu0 + h->pu;
 	struct plb__mpu *u = &r->pu[i];
-	pe->idle_wall_s = h->d0;
-	pe->idle_cpu_s = h->d1;
-	if ((h->flags & PLB__F_BORROWED) && h->arg == r->gen)
+	pe->idle_wall_s = h->idle_wall_s;
+	pe->idle_cpu_s = h->idle_cpu_s;
+	if ((h->flags & PLB__F_BORROWED) && h->run == r->gen)
 		plb__out_drop(r->out.live, &r->out.nlive, h->id);  /* a borrowed block is back */
 	if (h->flags & PLB__F_PLACED)
 		plb__out_drop(r->out.placing, &r->out.nplacing, h->id);
 	int k = 0;
 	while (k < PLB__MAX_GRANTS && !(u->s[k].used && u->s[k].id == h->id))
 		k++;
-	if (k == PLB__MAX_GRANTS || h->arg != r->gen)
+	if (k == PLB__MAX_GRANTS || h->run != r->gen)
 		return 0;       /* from a PU already taken out (its block was granted
 				 * again), or from an earlier run */
 	struct plb__slot sl = u->s[k];
@@ -268,7 +268,7 @@ int plb__run_message(struct plb__run *r, void *msg, int src)
 	case PLB__MSG_LOST:
 		if (h->pu < 0 || h->pu >= p->peer[peer].npu)
 			return plb__fail(p, PLB_EIO, "LOST from rank %d for PU %d", src, h->pu);
-		if ((h->flags & PLB__F_BORROWED) && h->arg == r->gen)
+		if ((h->flags & PLB__F_BORROWED) && h->run == r->gen)
 			plb__out_drop(r->out.live, &r->out.nlive, h->id);  /* a borrowed block is back */
 		return plb__run_lose(r, p->peer[peer].pu0 + h->pu);
 	case PLB__MSG_BYE:

@@ -31,6 +31,41 @@ int plb_is_master(const plb_t *p)
 	return p && p->master;
 }
 
+unsigned plb_version(void)
+{
+	return PLB_VERSION;
+}
+
+const char *plb__version_text(unsigned v, char *buf, size_t len)
+{
+	snprintf(buf, len, "%u.%u.%u", v / 10000, v / 100 % 100, v % 100);
+	return buf;
+}
+
+int plb__abi_check(unsigned abi, const char *what, char *err, size_t len)
+{
+	char mine[32];
+	if (abi >= 1 && abi <= PLB_ABI)
+		return 0;
+	if (!abi)
+		snprintf(err, len, "%s has no ABI stamp: start its initialiser with PLB_INIT (plb.h), as in {PLB_INIT, ...}",
+			 what);
+	else
+		snprintf(err, len, "%s is from a plb.h of ABI %u, newer than this library's (ABI %d, plb %s): build against the plb.h of the library it runs with",
+			 what, abi, PLB_ABI, plb__version_text(PLB_VERSION, mine, sizeof mine));
+	return PLB_EINVAL;
+}
+
+int plb__peer_version(struct plb *p, int rank, const char *host, unsigned version)
+{
+	char mine[32], theirs[32];
+	if (version == PLB_VERSION)
+		return 0;
+	return plb__fail(p, PLB_ESTATE, "rank %d (%s) runs plb %s, the master plb %s: every rank must run the same plb (rebuild the program, or install one plb on every node)",
+			 rank, host, plb__version_text(version, theirs, sizeof theirs),
+			 plb__version_text(PLB_VERSION, mine, sizeof mine));
+}
+
 const char *plb_errmsg(const plb_t *p)
 {
 	return p ? p->err : "no plb handle";

@@ -38,6 +38,9 @@ static int check(struct plb__run *r)
 		return p ? plb__fail(p, PLB_ESTATE, "plb_run: only the master (rank 0) runs jobs") : PLB_EINVAL;
 	if (p->failed)
 		return plb__fail(p, PLB_ESTATE, "plb_run: plb_init failed");
+	char why[256];
+	if (job && plb__abi_check(job->abi, "struct plb_job", why, sizeof why))
+		return plb__fail(p, PLB_EINVAL, "plb_run: %s", why);
 	if (!job || !job->kernel || !(r->k = plb__kernel_find(p, job->kernel)))
 		return plb__fail(p, PLB_ENOENT, "plb_run: kernel '%s' is not in plb_options.kernels",
 				 job && job->kernel ? job->kernel : "(null)");

@@ -1,10 +1,14 @@
-/* plb_options_parse and plb_launch_rank (see plb.h). */
+/* plb_options_parse, plb_options_usage and plb_launch_rank (see plb.h):
+ * plb's command-line options, read from one table that also prints them. */
+#include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "plb.h"
+#include "runtime/core/rt.h"
 #include "runtime/transport/transport.h"
 
 int plb_launch_rank(void)
@@ -20,61 +24,107 @@ int plb_usage_error(void)
 	return 2;
 }
 
-static int bad(const char *fmt, const char *arg)
+enum opt_kind { OPT_TEXT, OPT_FLAG, OPT_SET };
+
+/* plb's options: where each goes in struct plb_options, and its line in
+ * plb_options_usage. */
+static const struct opt {
+	const char *name, *value, *doc;
+	enum opt_kind kind;
+	size_t at;              /* offsetof(struct plb_options, ...) */
+} opts[] = {
+	{"--config", "FILE", "the node/device INI file (required)", OPT_TEXT,
+	 offsetof(struct plb_options, config)},
+	{"--policy", "NAME", "the balancing policy (default: the file's [run] policy)", OPT_TEXT,
+	 offsetof(struct plb_options, policy)},
+	{"--set", "KEY=VALUE", "a [balancer] parameter (repeatable)", OPT_SET, 0},
+	{"--models", "FILE", "read the PUs' fitted models from FILE and write them back", OPT_TEXT,
+	 offsetof(struct plb_options, models)},
+	{"--trace", "FILE", "every run's blocks as trace events (Perfetto, plb-plot)", OPT_TEXT,
+	 offsetof(struct plb_options, trace)},
+	{"--progress", NULL, "a progress line on stderr even when it is not a terminal", OPT_FLAG,
+	 offsetof(struct plb_options, progress)},
+	{"--quiet", NULL, "errors only on stderr (no warnings, no progress line)", OPT_FLAG,
+	 offsetof(struct plb_options, quiet)},
+};
+#define NOPTS (int)(sizeof opts / sizeof *opts)
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 1, 2)))
+#endif
+static int bad(const char *fmt, ...)
 {
 	if (plb_launch_rank() == 0) {
+		va_list ap;
+		va_start(ap, fmt);
 		fputs("plb: ", stderr);
-		fprintf(stderr, fmt, arg);
+		vfprintf(stderr, fmt, ap);
 		fputc('\n', stderr);
+		va_end(ap);
 	}
 	return PLB_EINVAL;
 }
 
+/* "--config FILE, --policy NAME, ...": the options that take a value. */
+static const char *with_values(char *buf, size_t len)
+{
+	size_t n = 0;
+	buf[0] = '\0';
+	for (int k = 0; k < NOPTS && n < len; k++)
+		if (opts[k].value)
+			n += (size_t)snprintf(buf + n, len - n, "%s%s %s", n ? ", " : "", opts[k].name,
+					      opts[k].value);
+	return buf;
+}
+
+void plb_options_usage(FILE *f)
+{
+	fputs("plb options (also as --option=value):\n", f);
+	for (int k = 0; k < NOPTS; k++) {
+		char left[32];
+		snprintf(left, sizeof left, "%s%s%s", opts[k].name, opts[k].value ? " " : "",
+			 opts[k].value ? opts[k].value : "");
+		fprintf(f, "  %-18s %s\n", left, opts[k].doc);
+	}
+}
+
 int plb_options_parse(int *argc, char **argv, struct plb_options *o)
 {
-	static const char *const names[] = {"--config", "--policy", "--set", "--models", "--trace"};
-	const int nnames = (int)(sizeof names / sizeof *names);
+	char why[256];
 	int nset = 0, out = 1;
 
+	if (plb__abi_check(o->abi, "struct plb_options", why, sizeof why))
+		return bad("%s", why);
 	while (o->set[nset])
 		nset++;
 	for (int i = 1; i < *argc; i++) {
 		const char *a = argv[i], *val = NULL;
 		int k;
-		if (!strcmp(a, "--quiet")) {
-			o->quiet = 1;
-			continue;
-		}
-		if (!strcmp(a, "--progress")) {
-			o->progress = 1;
-			continue;
-		}
-		for (k = 0; k < nnames; k++) {
-			size_t n = strlen(names[k]);
-			if (!strncmp(a, names[k], n) && (a[n] == '\0' || a[n] == '=')) {
+		for (k = 0; k < NOPTS; k++) {
+			size_t n = strlen(opts[k].name);
+			if (!strncmp(a, opts[k].name, n) && (a[n] == '\0' || (a[n] == '=' && opts[k].value))) {
 				val = a[n] == '=' ? a + n + 1 : NULL;
 				break;
 			}
 		}
-		if (k == nnames) {
+		if (k == NOPTS) {
 			argv[out++] = argv[i];  /* the app's */
+			continue;
+		}
+		const struct opt *op = &opts[k];
+		if (op->kind == OPT_FLAG) {
+			*(int *)((char *)o + op->at) = 1;
 			continue;
 		}
 		if (!val) {
 			if (i + 1 >= *argc)
-				return bad("%s needs a value; accepted: --config FILE, --policy NAME, --set KEY=VALUE, --models FILE, --trace FILE", a);
+				return bad("%s needs a value; accepted: %s", a, with_values(why, sizeof why));
 			val = argv[++i];
 		}
 		if (!*val)
-			return bad("%s: empty value", names[k]);
-		if (k == 0)
-			o->config = val;
-		else if (k == 1)
-			o->policy = val;
-		else if (k == 3)
-			o->models = val;
-		else if (k == 4)
-			o->trace = val;
+			return bad("%s: empty value", op->name);
+		if (op->kind == OPT_TEXT)
+			*(const char **)((char *)o + op->at) = val;
 		else if (nset == PLB_MAX_SET)
 			return bad("--set %s: too many; accepted: at most 32 --set options", val);
 		else

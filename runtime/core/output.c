@@ -134,7 +134,7 @@ void *plb__out_place(void *ctx, int src, const struct plb__hdr *h)
 	struct plb__outs *o = &r->out;
 	struct plb *p = r->p;
 	int peer = src - 1;
-	if (h->type != PLB__MSG_DONE || h->status || h->arg != r->gen || o->borrow ||
+	if (h->type != PLB__MSG_DONE || h->status || h->run != r->gen || o->borrow ||
 	    (h->flags & PLB__F_BORROWED) || peer < 0 || peer >= p->npeer ||
 	    p->peer[peer].rank < 0 || h->pu < 0 || h->pu >= p->peer[peer].npu)
 		return NULL;

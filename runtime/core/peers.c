@@ -45,11 +45,11 @@ int plb__run_start_workers(struct plb__run *r, const char *kernel)
 			h->flags |= PLB__F_REUSE;
 		if (!r->out.map_out)
 			h->flags |= PLB__F_OUT_MAPPED;
-		h->d0 = (double)job->in_unit;
-		h->d1 = (double)job->out_unit;
-		h->id = p->cfg.seed;
-		h->offset = (uint64_t)p->peer[w].pu0;
-		h->units = job->shared_bytes;
+		h->in_unit = (double)job->in_unit;
+		h->out_unit = (double)job->out_unit;
+		h->seed = p->cfg.seed;
+		h->pu0 = (uint64_t)p->peer[w].pu0;
+		h->shared_bytes = job->shared_bytes;
 		r->bytes_out += (double)(PLB__HDR_SIZE + len);
 		int rc = p->tp->ops->send(p->tp, p->peer[w].rank, msg);
 		if (rc)
@@ -66,7 +66,8 @@ int plb__run_end_workers(struct plb *p, int ack)
 		void *msg = plb__msg_alloc(PLB__MSG_END, 0);
 		if (!msg)
 			return plb__fail(p, PLB_ENOMEM, "out of memory");
-		plb__msg_hdr(msg)->arg = ack;
+		if (ack)
+			plb__msg_hdr(msg)->flags = PLB__F_ACK;
 		int rc = p->tp->ops->send(p->tp, p->peer[w].rank, msg);
 		if (rc)
 			return plb__fail(p, rc, "ending the run on rank %d: %s", p->peer[w].rank, p->tp->err);

@@ -53,15 +53,15 @@ static int wait_msg(struct plb *p, void **msg, int *src, const char *what, doubl
 	}
 }
 
-static int send_simple(struct plb *p, int dst, uint32_t type, int status, int arg, double d0,
-		       const void *data, size_t len)
+/* A message of header h's fields (its len aside) and len bytes of data. */
+static int send_simple(struct plb *p, int dst, const struct plb__hdr *h, const void *data,
+		       size_t len)
 {
-	void *msg = plb__msg_alloc(type, len);
+	void *msg = plb__msg_alloc(h->type, len);
 	if (!msg)
 		return plb__fail(p, PLB_ENOMEM, "out of memory");
-	plb__msg_hdr(msg)->status = status;
-	plb__msg_hdr(msg)->arg = arg;
-	plb__msg_hdr(msg)->d0 = d0;
+	*plb__msg_hdr(msg) = *h;
+	plb__msg_hdr(msg)->len = len;
 	if (len)
 		memcpy(plb__msg_data(msg), data, len);
 	int rc = p->tp->ops->send(p->tp, dst, msg);
@@ -218,10 +218,13 @@ static int master_init(struct plb *p, const struct plb_options *o)
 			goto out;       /* a rank is missing: nothing more to say to it */
 		}
 		struct plb__hdr *h = plb__msg_hdr(msg);
-		if (h->type == PLB__MSG_HELLO0 && src >= 1 && src <= nw && !hosts[src - 1])
+		if (h->type == PLB__MSG_HELLO0 && src >= 1 && src <= nw && !hosts[src - 1]) {
 			hosts[src - 1] = strndup(plb__msg_data(msg), h->len);
-		else
+			if (!rc && hosts[src - 1])
+				rc = plb__peer_version(p, src, hosts[src - 1], h->version);
+		} else {
 			k--;
+		}
 		plb__msg_free(msg);
 	}
 	for (int k = 0; k < nw && !rc; k++) {
@@ -241,8 +244,10 @@ static int master_init(struct plb *p, const struct plb_options *o)
 			 p->cfg.nodes[assign[0]].name, p->cfg.path);
 	announce(p, rc);        /* before the workers hear of it and exit */
 	for (int k = 0; k < nw; k++) {
-		int r = rc ? send_simple(p, k + 1, PLB__MSG_CONFIG, rc, -1, 0, NULL, 0)
-			   : send_simple(p, k + 1, PLB__MSG_CONFIG, 0, assign[k], 0, text, len);
+		int r = rc ? send_simple(p, k + 1, &(struct plb__hdr){.type = PLB__MSG_CONFIG, .status = rc,
+								      .node = -1}, NULL, 0)
+			   : send_simple(p, k + 1, &(struct plb__hdr){.type = PLB__MSG_CONFIG,
+								      .node = assign[k]}, text, len);
 		if (r && !rc)
 			rc = r;
 	}
@@ -275,7 +280,7 @@ static int master_init(struct plb *p, const struct plb_options *o)
 			continue;
 		}
 		hello[src - 1] = msg;
-		p->peer[src - 1].budget = h->d0;
+		p->peer[src - 1].budget = h->budget;
 		if (h->status && !first_err)
 			first_err = plb__fail(p, h->status, "rank %d (%s): %.*s", src, p->peer[src - 1].host,
 					      (int)h->len, (char *)plb__msg_data(msg));
@@ -320,8 +325,9 @@ static int master_init(struct plb *p, const struct plb_options *o)
 	/* the go, with the master's host and process id: a worker on the same
 	 * host can tell that the master is gone between runs */
 	for (int k = 0; k < nw; k++) {
-		int r = send_simple(p, k + 1, PLB__MSG_CONFIG, rc, 0, (double)getpid(), p->tp->host,
-				    strlen(p->tp->host));
+		int r = send_simple(p, k + 1, &(struct plb__hdr){.type = PLB__MSG_CONFIG, .status = rc,
+								 .master_pid = (double)getpid()},
+				    p->tp->host, strlen(p->tp->host));
 		if (r && !rc)
 			rc = r;
 	}
@@ -341,7 +347,8 @@ static int worker_init(struct plb *p)
 	void *msg = NULL;
 	int src, rc;
 
-	if ((rc = send_simple(p, 0, PLB__MSG_HELLO0, 0, 0, 0, p->tp->host, strlen(p->tp->host))))
+	if ((rc = send_simple(p, 0, &(struct plb__hdr){.type = PLB__MSG_HELLO0, .version = PLB_VERSION},
+			      p->tp->host, strlen(p->tp->host))))
 		return rc;
 	if ((rc = wait_msg(p, &msg, &src, "the config from the master", 0)))
 		return rc;
@@ -352,7 +359,7 @@ static int worker_init(struct plb *p)
 		p->failed = 1;
 		return plb__fail(p, rc, "stopped by the master");
 	}
-	p->node = h->arg;
+	p->node = h->node;
 	rc = plb__config_load_text(p->config, plb__msg_data(msg), h->len, &p->cfg, p->err,
 				   sizeof p->err);
 	plb__msg_free(msg);
@@ -366,9 +373,11 @@ static int worker_init(struct plb *p)
 			rc = plb__worker_open(p, &desc, &npu);
 	}
 	if (rc)
-		(void)send_simple(p, 0, PLB__MSG_HELLO, rc, 0, 0, p->err, strlen(p->err));
+		(void)send_simple(p, 0, &(struct plb__hdr){.type = PLB__MSG_HELLO, .status = rc}, p->err,
+				  strlen(p->err));
 	else
-		rc = send_simple(p, 0, PLB__MSG_HELLO, 0, 0, resident_budget(&p->cfg), desc,
+		rc = send_simple(p, 0, &(struct plb__hdr){.type = PLB__MSG_HELLO,
+							  .budget = resident_budget(&p->cfg)}, desc,
 				 (size_t)npu * sizeof *desc);
 	free(desc);
 	int mine = rc;
@@ -380,7 +389,7 @@ static int worker_init(struct plb *p)
 	rc = h->type == PLB__MSG_CONFIG ? h->status : PLB_EIO;
 	if (!rc && !p->tp->ops->same_memory && h->len == strlen(p->tp->host) &&
 	    !memcmp(plb__msg_data(msg), p->tp->host, h->len))
-		p->master_pid = (int)h->d0;
+		p->master_pid = (int)h->master_pid;
 	plb__msg_free(msg);
 	if (rc && !mine)
 		plb__fail(p, rc, "stopped by the master");
@@ -462,6 +471,19 @@ int plb_init(int *argc, char ***argv, const struct plb_options *o, plb_t **out)
 		plb__log(PLB__LOG_ERROR, "plb", "%s", p->err);
 		return rc;
 	}
+	/* the structs are read as the plb.h they were built with says */
+	rc = plb__abi_check(o->abi, "struct plb_options", p->err, sizeof p->err);
+	for (int i = 0; !rc && i < o->nkernels; i++) {
+		char what[96];
+		const struct plb_kernel *k = o->kernels[i];
+		snprintf(what, sizeof what, "struct plb_kernel '%.40s'", k && k->name ? k->name : "(null)");
+		rc = k ? plb__abi_check(k->abi, what, p->err, sizeof p->err) : 0;
+	}
+	if (rc) {
+		p->failed = 1;
+		plb__log(PLB__LOG_ERROR, "plb", "plb_init: %s", p->err);
+		return rc;
+	}
 	p->kernels = o->kernels;
 	p->nkernels = o->nkernels;
 	p->quiet = o->quiet;
@@ -537,7 +559,8 @@ static int master_shutdown(struct plb *p)
 		if (p->peer[k].rank < 0)
 			continue;
 		/* arg 1: a rank was lost, whom MPI_Finalize would wait for */
-		rc = send_simple(p, p->peer[k].rank, PLB__MSG_SHUTDOWN, 0, p->tp->no_finalize, 0, NULL, 0);
+		rc = send_simple(p, p->peer[k].rank, &(struct plb__hdr){.type = PLB__MSG_SHUTDOWN,
+					.flags = p->tp->no_finalize ? PLB__F_GONE : 0}, NULL, 0);
 		st[k] = ASKED;
 		waiting++;
 	}
@@ -554,7 +577,7 @@ static int master_shutdown(struct plb *p)
 			int k = src - 1;
 			/* (a rank taken out in a run that came back says goodbye too) */
 			if (src >= 1 && src <= p->npeer && p->peer[k].rank >= 0 && st[k] && st[k] != GONE) {
-				if (h->type == PLB__MSG_ALIVE && h->arg == 1) {
+				if (h->type == PLB__MSG_ALIVE && (h->flags & PLB__F_HEARD)) {
 					st[k] = ANSWERED;       /* (not a late one from the run) */
 				} else if (h->type == PLB__MSG_BYE) {
 					st[k] = GONE;
@@ -586,16 +609,18 @@ static int master_shutdown(struct plb *p)
 		if (fin && now - said >= limit / 5) {
 			for (int k = 0; k < p->npeer && !rc; k++)
 				if (st[k] == GONE)
-					rc = send_simple(p, p->peer[k].rank, PLB__MSG_ALIVE, 0, 0, 0, NULL, 0);
+					rc = send_simple(p, p->peer[k].rank,
+							 &(struct plb__hdr){.type = PLB__MSG_ALIVE}, NULL, 0);
 			said = now;
 		}
 		plb__backoff_sleep(&bo, p->tp->ops->pending(p->tp));
 	}
-	/* arg 1: end without MPI_Finalize (a rank is lost) */
+	/* PLB__F_GONE: end without MPI_Finalize (a rank is lost) */
 	for (int k = 0; k < p->npeer && fin; k++) {
 		if (st[k] != GONE || p->peer[k].rank < 0)
 			continue;
-		int r = send_simple(p, p->peer[k].rank, PLB__MSG_FIN, 0, p->tp->no_finalize, 0, NULL, 0);
+		int r = send_simple(p, p->peer[k].rank, &(struct plb__hdr){.type = PLB__MSG_FIN,
+					.flags = p->tp->no_finalize ? PLB__F_GONE : 0}, NULL, 0);
 		rc = rc ? rc : r;
 	}
 	free(st);

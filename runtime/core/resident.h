@@ -25,12 +25,6 @@
 #include "balancer/balancer.h"
 #include "balancer/ranges.h"
 
-#define PLB__F_SEGMENTS 2u      /* DISPATCH: the payload is in parts */
-#define PLB__F_KEEP     4u      /* DISPATCH: the node keeps them */
-#define PLB__F_REUSE    8u      /* START: the node keeps its store */
-#define PLB__F_SHARED_KEPT 16u  /* START: no shared data: the node uses the
-				 * last it was sent (as many bytes) */
-
 struct plb__segs {
 	uint64_t n, pad;
 };

@@ -194,17 +194,30 @@ int plb_report(plb_t *p, FILE *f, int json)
 	return 0;
 }
 
-double plb_ratio(const plb_t *p)
+/* The caller's result struct, stamped abi, is one this library fills: 0,
+ * or PLB_EINVAL with the message in p (the handle is the caller's, not
+ * const memory: the API's const says the call does not change the run). */
+static int result_abi(const plb_t *p, unsigned abi, const char *what)
 {
-	return p && p->last ? plb__report_ratio(&p->last->rep) : NAN;
+	char why[256];
+	if (!plb__abi_check(abi, what, why, sizeof why))
+		return 0;
+	return plb__fail((struct plb *)p, PLB_EINVAL, "%s", why);
 }
 
 int plb_result(const plb_t *p, struct plb_result *out)
 {
-	if (!p || !out || !p->master || !p->last)
-		return p && out ? PLB_ESTATE : PLB_EINVAL;
+	if (!p || !out)
+		return PLB_EINVAL;
+	if (result_abi(p, out->abi, "struct plb_result"))
+		return PLB_EINVAL;
+	if (!p->master || !p->last)
+		return PLB_ESTATE;
 	const struct plb__report *r = &p->last->rep;
+	/* ABI 1's members: a later ABI appends, and fills those for a caller
+	 * of its own ABI only */
 	*out = (struct plb_result){
+		.abi = out->abi,
 		.units = r->units, .coverage_ok = r->coverage_ok, .makespan_s = r->makespan_s,
 		.lower_bound_s = r->lower_bound_s, .ratio = plb__report_ratio(r),
 		.imbalance = r->imbalance, .wall_s = r->wall_s, .bytes_sent = r->bytes_sent,
@@ -218,11 +231,15 @@ int plb_result(const plb_t *p, struct plb_result *out)
 
 int plb_pu_result(const plb_t *p, int pu, struct plb_pu_result *out)
 {
-	if (!p || !out || !p->master || !p->last)
-		return p && out ? PLB_ESTATE : PLB_EINVAL;
+	if (!p || !out)
+		return PLB_EINVAL;
+	if (result_abi(p, out->abi, "struct plb_pu_result"))
+		return PLB_EINVAL;
+	if (!p->master || !p->last)
+		return PLB_ESTATE;
 	const struct plb__report *r = &p->last->rep;
 	if (pu < 0 || pu >= r->npu)
 		return PLB_EINVAL;
-	*out = (struct plb_pu_result){r->pu_names[pu], r->pu_units[pu], r->idle_frac[pu]};
+	*out = (struct plb_pu_result){out->abi, r->pu_names[pu], r->pu_units[pu], r->idle_frac[pu]};
 	return 0;
 }

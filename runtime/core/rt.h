@@ -152,6 +152,16 @@ int plb__fail(struct plb *p, int rc, const char *fmt, ...);
 
 const struct plb_kernel *plb__kernel_find(const struct plb *p, const char *name);
 
+/* Version v (PLB_VERSION's encoding) as "0.2.0" in buf; returns buf. */
+const char *plb__version_text(unsigned v, char *buf, size_t len);
+/* A caller's struct stamped abi (PLB_INIT) is one this library reads: 0,
+ * or PLB_EINVAL with a message naming `what` in err. */
+PLB_WUR int plb__abi_check(unsigned abi, const char *what, char *err, size_t len);
+/* The master: worker rank `rank` on host said it runs plb `version`
+ * (HELLO0); 0 when that is the master's, else PLB_ESTATE with a message
+ * naming both. */
+PLB_WUR int plb__peer_version(struct plb *p, int rank, const char *host, unsigned version);
+
 /* models.c: starting a run's balancer from the models kept for the job's
  * kind of run - kernel, unit sizes, signature - (returns the PUs warmed,
  * or < 0); keeping its PUs' models after a run (lost PUs keep none);

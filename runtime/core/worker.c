@@ -259,7 +259,7 @@ static void do_block(struct wpu *u, struct item *j)
 	struct plb__hdr *h = plb__msg_hdr(out);
 	h->pu = u->idx;
 	h->id = in->id;
-	h->arg = in->arg;       /* the master's run number */
+	h->run = in->run;       /* the master's run number */
 	h->offset = in->offset;
 	h->units = in->units;
 	h->flags = in->flags & PLB__F_BORROWED;
@@ -279,7 +279,7 @@ static void do_block(struct wpu *u, struct item *j)
 		 * borrowed one no longer touches the job */
 		plb__msg_hdr(lost)->pu = u->idx;
 		plb__msg_hdr(lost)->id = h->id;
-		plb__msg_hdr(lost)->arg = h->arg;
+		plb__msg_hdr(lost)->run = h->run;
 		plb__msg_hdr(lost)->flags = h->flags;
 		plb__msg_free(out);
 		post_block(w, OUT_LOST, lost);
@@ -599,13 +599,14 @@ static int on_start(struct plb *p, void *msg)
 	 * accumulator's identity */
 	int borrowed = (h->flags & PLB__F_BORROWED) != 0, kept = (h->flags & PLB__F_SHARED_KEPT) != 0;
 	size_t rest = h->len - PLB__KERNEL_NAME_MAX;
-	size_t spart = borrowed ? sizeof(struct plb__borrow) : kept ? 0 : h->units, spad = plb__pad16(spart);
+	size_t spart = borrowed ? sizeof(struct plb__borrow) : kept ? 0 : h->shared_bytes;
+	size_t spad = plb__pad16(spart);
 	if (spart > rest || (spart < rest && spad >= rest) ||
 	    (borrowed && !p->tp->ops->same_memory) ||
-	    (kept && (borrowed || !w->shared_msg || w->shared_bytes != h->units))) {
+	    (kept && (borrowed || !w->shared_msg || w->shared_bytes != h->shared_bytes))) {
 		plb__msg_free(msg);
 		return plb__fail(p, PLB_EIO, "START with %llu bytes of shared data in %zu bytes%s",
-				 (unsigned long long)h->units, rest,
+				 (unsigned long long)h->shared_bytes, rest,
 				 borrowed ? ", borrowed" : kept ? ", kept from a run this node did not have" : "");
 	}
 	/* no PU runs a block of the previous run any more; its START goes
@@ -641,7 +642,7 @@ static int on_start(struct plb *p, void *msg)
 		memcpy(&bw, w->shared, sizeof bw);
 		w->shared = (const void *)(uintptr_t)bw.in;
 	}
-	w->shared_bytes = h->units;
+	w->shared_bytes = h->shared_bytes;
 	w->acc_bytes = spart < rest ? rest - spad : 0;
 	w->accpad = plb__pad16(w->acc_bytes);
 	w->acc_identity = name + PLB__KERNEL_NAME_MAX + spad;
@@ -650,11 +651,11 @@ static int on_start(struct plb *p, void *msg)
 			  name);
 		return PLB_ENOENT;
 	}
-	w->in_unit = (size_t)h->d0;
-	w->out_unit = (size_t)h->d1;
+	w->in_unit = (size_t)h->in_unit;
+	w->out_unit = (size_t)h->out_unit;
 	w->out_mapped = (h->flags & PLB__F_OUT_MAPPED) != 0;
-	w->seed = h->id;
-	w->pu0 = (int)h->offset;
+	w->seed = h->seed;
+	w->pu0 = (int)h->pu0;
 	w->t0 = plb__now();
 	w->run++;
 	if (w->run == 0)
@@ -721,7 +722,7 @@ static int handle(struct plb *p, void *msg)
 		return 0;
 	case PLB__MSG_END:
 		w->in_run = 0;
-		w->ended_ack = h->arg == 1;
+		w->ended_ack = (h->flags & PLB__F_ACK) != 0;
 		plb__msg_free(msg);
 		if (!w->npu && w->ended_ack && (rc = send_ended(p)))
 			return rc;
@@ -734,7 +735,7 @@ static int handle(struct plb *p, void *msg)
 		return 0;
 	case PLB__MSG_SHUTDOWN:
 		rc = h->status;
-		if (h->arg)
+		if (h->flags & PLB__F_GONE)
 			p->tp->no_finalize = 1;         /* a rank is gone: MPI_Finalize would wait */
 		plb__msg_free(msg);
 		if (rc) {
@@ -747,7 +748,7 @@ static int handle(struct plb *p, void *msg)
 		msg = plb__msg_alloc(PLB__MSG_ALIVE, 0);
 		if (!msg)
 			return plb__fail(p, PLB_ENOMEM, "out of memory");
-		plb__msg_hdr(msg)->arg = 1;
+		plb__msg_hdr(msg)->flags = PLB__F_HEARD;
 		if ((rc = p->tp->ops->send(p->tp, 0, msg)))
 			return plb__fail(p, rc, "sending to the master: %s", p->tp->err);
 		return 1;
@@ -801,8 +802,8 @@ static int drain(struct plb *p)
 		}
 		if (o->msg && !rc) {
 			/* the idle figures so far travel with every block */
-			plb__msg_hdr(o->msg)->d0 = w->idle_wall;
-			plb__msg_hdr(o->msg)->d1 = w->idle_cpu;
+			plb__msg_hdr(o->msg)->idle_wall_s = w->idle_wall;
+			plb__msg_hdr(o->msg)->idle_cpu_s = w->idle_cpu;
 			rc = p->tp->ops->send(p->tp, 0, o->msg);
 			if (rc)
 				plb__fail(p, rc, "sending to the master: %s", p->tp->err);
@@ -871,11 +872,11 @@ static int wait_fin(struct plb *p)
 		double now = plb__now();
 		if (r) {
 			struct plb__hdr *h = plb__msg_hdr(msg);
-			int type = (int)h->type, arg = h->arg;
+			int type = (int)h->type, gone = (h->flags & PLB__F_GONE) != 0;
 			plb__msg_free(msg);
 			heard = now;
 			if (type == PLB__MSG_FIN) {
-				p->tp->no_finalize |= arg != 0;
+				p->tp->no_finalize |= gone;
 				return 0;
 			}
 			plb__backoff_reset(&bo);
@@ -972,8 +973,8 @@ int plb__worker_serve(struct plb *p)
 	if (!bye)
 		return plb__fail(p, PLB_ENOMEM, "out of memory");
 	plb__msg_hdr(bye)->status = rc;
-	plb__msg_hdr(bye)->d0 = idle_wall;
-	plb__msg_hdr(bye)->d1 = idle_cpu;
+	plb__msg_hdr(bye)->idle_wall_s = idle_wall;
+	plb__msg_hdr(bye)->idle_cpu_s = idle_cpu;
 	int src = p->tp->ops->send(p->tp, 0, bye);
 	if (src && !rc)
 		rc = plb__fail(p, src, "sending to the master: %s", p->tp->err);

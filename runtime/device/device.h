@@ -116,7 +116,8 @@ int plb__dev_host_cores(const struct plb__config *cfg, int node);
  * success. */
 int plb__dev_cuda_count(char *why, size_t len);
 
-/* A kernel's functions for device class c, and c's name ("cpu", "cuda"). */
+/* A kernel's functions for device class c (none, all NULL, where the
+ * kernel's ABI stamp predates the class), and c's name ("cpu", "cuda"). */
 const struct plb_kernel_class *plb__kernel_class(const struct plb_kernel *k,
 						 enum plb_device_class c);
 const char *plb__device_class_name(enum plb_device_class c);

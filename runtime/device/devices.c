@@ -72,8 +72,10 @@ void plb__dev_close(struct plb__dev *d)
 const struct plb_kernel_class *plb__kernel_class(const struct plb_kernel *k,
 						 enum plb_device_class c)
 {
+	/* a kernel built before a class existed has no such member: none */
+	static const struct plb_kernel_class none;
 	switch (c) {
-#define X(ID, member) case PLB_DEV_##ID: return &k->member;
+#define X(ID, member, since) case PLB_DEV_##ID: return k->abi >= (since) ? &k->member : &none;
 	PLB_DEVICE_CLASSES(X)
 #undef X
 	case PLB_DEV_NCLASS:
@@ -85,7 +87,7 @@ const struct plb_kernel_class *plb__kernel_class(const struct plb_kernel *k,
 const char *plb__device_class_name(enum plb_device_class c)
 {
 	static const char *const names[] = {
-#define X(ID, member) [PLB_DEV_##ID] = #member,
+#define X(ID, member, since) [PLB_DEV_##ID] = #member,
 		PLB_DEVICE_CLASSES(X)
 #undef X
 	};

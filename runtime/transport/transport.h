@@ -16,7 +16,7 @@
 #include "plb_errors.h"
 
 enum plb__msg_type {
-	PLB__MSG_HELLO0 = 1,    /* worker -> master: its host name */
+	PLB__MSG_HELLO0 = 1,    /* worker -> master: its host name and plb's version */
 	PLB__MSG_CONFIG,        /* master -> worker: node index, config text; or an error */
 	PLB__MSG_HELLO,         /* worker -> master: its PUs (struct plb__pu_desc[]) or an error */
 	PLB__MSG_START,         /* master -> worker: a run: kernel, shared data */
@@ -25,30 +25,59 @@ enum plb__msg_type {
 	PLB__MSG_LOST,          /* worker -> master: a PU died */
 	PLB__MSG_END,           /* master -> worker: the run is over */
 	PLB__MSG_SHUTDOWN,      /* master -> worker: stop (status: it was taken out;
-				 * arg 1: a rank is gone, end without MPI_Finalize) */
+				 * PLB__F_GONE: a rank is gone) */
 	PLB__MSG_BYE,           /* worker -> master: its idle CPU figures, stopping */
 	PLB__MSG_ENDED,         /* worker -> master: every PU has left the run (an END
-				 * with arg 1 asks for it) */
+				 * with PLB__F_ACK asks for it) */
 	PLB__MSG_ALIVE,         /* either way, in a run: the sender is alive (sent
 				 * when it has said nothing else for a while); at
-				 * the end (arg 1 from a worker: SHUTDOWN heard) */
-	PLB__MSG_FIN,           /* master -> worker, after its BYE: end now (arg 1:
-				 * a rank is lost, end without MPI_Finalize) */
+				 * the end (PLB__F_HEARD from a worker: SHUTDOWN heard) */
+	PLB__MSG_FIN,           /* master -> worker, after its BYE: end now
+				 * (PLB__F_GONE: a rank is lost) */
 };
 
-/* 128 bytes; the payload follows at PLB__HDR_SIZE (16-byte aligned). */
+/* 128 bytes; the payload follows at PLB__HDR_SIZE (16-byte aligned). A
+ * field that means something else in another type of message has a name
+ * of its own there (the anonymous unions). */
 struct plb__hdr {
-	uint32_t type;
-	int32_t pu;             /* the worker's local PU index */
-	int32_t status;         /* 0, or a PLB_E code (DONE, HELLO, CONFIG) */
-	int32_t arg;            /* CONFIG: node index; DISPATCH, DONE: run number */
-	uint64_t id;            /* grant id */
-	uint64_t offset, units;         /* START: units = shared data bytes */
-	int32_t kind;           /* enum plb__grant_kind */
-	int32_t flags;          /* PLB__F_... */
+	uint32_t type;          /* enum plb__msg_type */
+	int32_t pu;             /* DISPATCH, DONE, LOST: the worker's local PU index */
+	int32_t status;         /* 0, or a PLB_E code (DONE, HELLO, CONFIG, SHUTDOWN, BYE) */
+	union {
+		int32_t run;    /* DISPATCH, DONE, LOST: the run's number (the master's
+				 * plb_run calls so far) */
+		int32_t node;   /* CONFIG: the worker's [node] section; -1 with an error */
+	};
+	union {
+		struct {        /* DISPATCH, DONE, LOST: the block */
+			uint64_t id;            /* its grant's id */
+			uint64_t offset, units;
+		};
+		struct {        /* START: the run */
+			uint64_t seed;          /* [run] seed (the emulated PUs' noise) */
+			uint64_t pu0;           /* the worker's first PU's index among all */
+			uint64_t shared_bytes;  /* the job's shared data */
+		};
+	};
+	int32_t kind;           /* DISPATCH: enum plb__grant_kind */
+	int32_t flags;          /* enum plb__flag bits */
 	double exec_s, xfer_s;  /* DONE: measured on the PU */
 	double busy_s;          /* DONE: PU busy time for this block */
-	double d0, d1;          /* START: in_unit, out_unit; BYE: idle wall s, idle CPU s */
+	union {
+		struct {        /* START: the job's unit sizes */
+			double in_unit, out_unit;
+		};
+		struct {        /* DONE, BYE: the worker's idle time so far, and the
+				 * CPU seconds its process used in it */
+			double idle_wall_s, idle_cpu_s;
+		};
+		struct {        /* HELLO0: the worker's plb (PLB_VERSION), refused
+				 * unless the master's */
+			uint32_t version, version_pad;
+		};
+		double budget;  /* HELLO: bytes of input the node may keep */
+		double master_pid;      /* CONFIG, the go: the master's process id */
+	};
 	double t_xfer, t_end;   /* DONE: when the block's transfer stage began (NAN:
 				 * not known) and when it ended, on the worker's
 				 * clock from its run's START (for traces) */
@@ -65,32 +94,52 @@ _Static_assert(sizeof(struct plb__hdr) == PLB__HDR_SIZE, "header size");
 
 /* START's payload: the kernel name in a field of this size (NUL-padded, so
  * the shared data after it stays 16-byte aligned), then the shared data
- * (hdr.units bytes; borrowed: a struct plb__borrow whose in is its
+ * (hdr.shared_bytes; borrowed: a struct plb__borrow whose in is its
  * address), then, for a job with a reduction, the accumulator's identity
  * after the shared part padded to 16 (plb__pad16). DISPATCH's: the block's
- * input (borrowed: a struct plb__borrow). DONE's: the block's accumulator
- * padded to 16 (if any), then its output (none when borrowed). */
+ * input (borrowed: a struct plb__borrow; in parts: resident.h). DONE's:
+ * the block's accumulator padded to 16 (if any), then its output (none
+ * when borrowed). */
 #define PLB__KERNEL_NAME_MAX 64
 
-/* hdr.flags: the message is borrowed: its payload gives addresses in the
- * master's memory (the job's own input, output, shared data) instead of
- * the data, and the PU reads and writes there in place. Only over a
- * transport whose ends share memory (ops.same_memory); a worker refuses
- * it otherwise. */
-#define PLB__F_BORROWED 1u
-/* hdr.flags of a DONE: the emulated PU's real kernel ran past its model's
- * finish (its block took the host's time, not the model's). */
-#define PLB__F_OVERRAN 32u     /* (resident.h has 2 to 16) */
-/* hdr.flags of a START: the job's output is the one the last run wrote
- * whole, so its pages are mapped: no PU need map them again (plb__populate). */
-#define PLB__F_OUT_MAPPED 64u
-/* hdr.flags, set by the sending transport: the payload's tail (hdr.tail
- * bytes) follows as a message of its own. */
-#define PLB__F_APART 128u
-/* hdr.flags, set by the receiving transport: the tail was received where
- * the place hook said; the buffer holds the header and the payload's first
- * hdr.len - hdr.tail bytes only. */
-#define PLB__F_PLACED 256u
+/* hdr.flags: every bit, and the messages it goes with. */
+enum plb__flag {
+	/* START, DISPATCH, DONE, LOST: the message is borrowed: its payload
+	 * gives addresses in the master's memory (the job's own input,
+	 * output, shared data) instead of the data, and the PU reads and
+	 * writes there in place. Only over a transport whose ends share
+	 * memory (ops.same_memory); a worker refuses it otherwise. */
+	PLB__F_BORROWED = 1 << 0,
+	/* DISPATCH: the payload is in parts (resident.h) */
+	PLB__F_SEGMENTS = 1 << 1,
+	/* DISPATCH: the node keeps the parts (resident.h) */
+	PLB__F_KEEP = 1 << 2,
+	/* START: the node keeps its store (resident.h) */
+	PLB__F_REUSE = 1 << 3,
+	/* START: no shared data: the node uses the last it was sent (as many
+	 * bytes) */
+	PLB__F_SHARED_KEPT = 1 << 4,
+	/* DONE: the emulated PU's real kernel ran past its model's finish (its
+	 * block took the host's time, not the model's) */
+	PLB__F_OVERRAN = 1 << 5,
+	/* START: the job's output is the one the last run wrote whole, so its
+	 * pages are mapped: no PU need map them again (plb__populate) */
+	PLB__F_OUT_MAPPED = 1 << 6,
+	/* any, set by the sending transport: the payload's tail (hdr.tail
+	 * bytes) follows as a message of its own */
+	PLB__F_APART = 1 << 7,
+	/* any, set by the receiving transport: the tail was received where
+	 * the place hook said; the buffer holds the header and the payload's
+	 * first hdr.len - hdr.tail bytes only */
+	PLB__F_PLACED = 1 << 8,
+	/* END: answer ENDED once every PU has left the run */
+	PLB__F_ACK = 1 << 9,
+	/* SHUTDOWN, FIN: a rank is gone: end without MPI_Finalize, which would
+	 * wait for it */
+	PLB__F_GONE = 1 << 10,
+	/* ALIVE from a worker at the end: SHUTDOWN was heard */
+	PLB__F_HEARD = 1 << 11,
+};
 struct plb__borrow {
 	uint64_t in, out;       /* addresses (uintptr_t); out 0 for START */
 };

@@ -8,9 +8,12 @@ P=$TMP/prefix
 # the build's own settings, so that make finds everything up to date
 check "make install PREFIX=$P" make -s --no-print-directory BUILD="$BUILD" MPI="${MPI:-1}" \
 	CUDA="${HAVE_CUDA:-0}" SANITIZE="${SANITIZE:-}" PREFIX="$P" install >"$TMP/install.out"
-for f in lib/libplb.so lib/libplb.so.0 lib/libplb.a include/plb.h include/plb_errors.h \
+abi=$(sed -n 's/^#define PLB_ABI \([0-9]*\)$/\1/p' include/plb.h)
+check "plb.h says its ABI (got '$abi')" [ -n "$abi" ]
+for f in lib/libplb.so "lib/libplb.so.$abi" lib/libplb.a include/plb.h include/plb_errors.h \
 	lib/pkgconfig/plb.pc bin/plbsim bin/plb-plot bin/plb-mm bin/plb-null bin/plb-bs bin/plb-kmeans \
-	bin/plb-grn share/plb/config/demo.ini share/doc/plb/README.md share/doc/plb/docs/API.md; do
+	bin/plb-grn share/plb/config/demo.ini share/doc/plb/README.md share/doc/plb/docs/API.md \
+	share/doc/plb/LICENSE share/doc/plb/CHANGELOG.md; do
 	check "installed: $f" test -e "$P/$f"
 done
 # the installed README's links into docs/ lead somewhere
@@ -33,6 +36,7 @@ fi
 other=$(echo $other)    # one line
 check "libplb.so exports nothing else (got: $other)" [ -z "$other" ]
 check "libplb.so needs no CUDA runtime" eval '! readelf -d "$P/lib/libplb.so" | grep NEEDED | grep -q cudart'
+check "libplb.so's soname is its ABI" eval 'readelf -d "$P/lib/libplb.so" | grep SONAME | grep -q "libplb.so.$abi\]"'
 
 export PKG_CONFIG_PATH=$P/lib/pkgconfig
 cflags=$(pkg-config --cflags plb | xargs)

@@ -29,6 +29,7 @@
 #include "balancer/balancer.h"
 #include "balancer/base/clock.h"
 #include "runtime/core/resident.h"      /* struct plb__segs: what a held block costs */
+#include "runtime/core/rt.h"            /* plb__peer_version */
 #include "runtime/transport/transport.h"
 
 #define W 60013         /* prime: some block has an odd size */
@@ -130,6 +131,7 @@ static int k_sum(void *st, const struct plb_block *b)
 }
 
 static const struct plb_kernel kernel = {
+	PLB_INIT,
 	.name = "count",
 	.cpu = {.init = k_init, .run = k_run},
 };
@@ -154,11 +156,13 @@ static int k_whole(void *st, const struct plb_block *b)
 }
 
 static const struct plb_kernel whole_kernel = {
+	PLB_INIT,
 	.name = "whole",
 	.cpu = {.init = k_init, .run = k_whole, .whole = 1},
 };
 
 static const struct plb_kernel sum_kernel = {
+	PLB_INIT,
 	.name = "sum",
 	.cpu = {.init = k_init, .run = k_sum},
 	.combine = k_combine,
@@ -220,6 +224,7 @@ static void sf_fini(void *st)
 }
 
 static const struct plb_kernel slow_fini_kernel = {
+	PLB_INIT,
 	.name = "slowfini",
 	.cpu = {.init = sf_init, .run = sf_run, .fini = sf_fini},
 };
@@ -232,7 +237,7 @@ static int init(const char *config_text, const char *models, plb_t **p)
 	static const struct plb_kernel *const ks[] = {&kernel, &sum_kernel, &whole_kernel,
 						      &tag_kernel, &slow_fini_kernel};
 	write_config(config_text);
-	struct plb_options o = {.config = cfg_path, .kernels = ks, .nkernels = 5, .quiet = 1,
+	struct plb_options o = {PLB_INIT, .config = cfg_path, .kernels = ks, .nkernels = 5, .quiet = 1,
 				.models = models};
 	int argc = 1;
 	char *args[] = {"test_runtime", NULL}, **argv = args;
@@ -273,7 +278,7 @@ static int run_input(plb_t *p, uint64_t units, uint64_t mul, int mode)
 	ngrants = 0;
 	atomic_store(&borrowed, 0);
 	atomic_store(&copied, 0);
-	struct plb_job job = {.kernel = "count", .units = units, .in = in, .in_unit = 8,
+	struct plb_job job = {PLB_INIT, .kernel = "count", .units = units, .in = in, .in_unit = 8,
 			      .out = out, .out_unit = 8, .in_mode = mode};
 	if (mode & PLB_SHARED_UNCHANGED) {
 		job.shared = shared_words;
@@ -345,7 +350,7 @@ static void test_cpu_team_of_two(void **state)
 	}
 	atomic_store(&whole_calls, 0);
 	atomic_store(&whole_bad, 0);
-	struct plb_job job = {.kernel = "whole", .units = W, .in = in, .in_unit = 8,
+	struct plb_job job = {PLB_INIT, .kernel = "whole", .units = W, .in = in, .in_unit = 8,
 			      .out = out, .out_unit = 8};
 	assert_int_equal(plb_run(p, &job), 0);
 	check_exactly_once("cpu = 2, whole blocks");
@@ -393,7 +398,7 @@ static void test_kernel_fails_on_one_block(void **state)
 static void runs_in_a_row(int in_place)
 {
 	plb_t *p = start(in_place ? two_pus : two_pus_copied);
-	struct plb_result res;
+	struct plb_result res = {PLB_INIT};
 	assert_int_equal(plb_result(p, &res), PLB_ESTATE);
 	for (int run = 0; run < 4; run++) {
 		assert_int_equal(run_once(p), 0);
@@ -404,7 +409,8 @@ static void runs_in_a_row(int in_place)
 		assert_int_equal(plb_result(p, &res), 0);
 		assert_int_equal(res.npu, 2);
 		assert_true(res.coverage_ok && res.units == W && res.makespan_s > 0);
-		assert_true(res.ratio == plb_ratio(p));
+		assert_true(fabs(res.ratio - res.makespan_s / res.lower_bound_s) <= 1e-12 * res.ratio);
+		assert_true(fabs(res.ratio - report_num(p, "ratio")) <= 1e-9 * res.ratio);
 		/* the master thread's CPU: some, and no more than its wall time
 		 * (one thread's, not the process's with the PU threads); the
 		 * report's JSON prints it to 15 digits */
@@ -433,14 +439,14 @@ static void runs_in_a_row(int in_place)
 	}
 	double units = 0;
 	for (int i = 0; i < res.npu; i++) {
-		struct plb_pu_result pr;
+		struct plb_pu_result pr = {PLB_INIT};
 		assert_int_equal(plb_pu_result(p, i, &pr), 0);
 		assert_non_null(pr.name);
 		assert_true(pr.idle_frac >= 0 && pr.idle_frac <= 1);
 		units += pr.units;
 	}
 	assert_true(units == W);
-	struct plb_pu_result pr;
+	struct plb_pu_result pr = {PLB_INIT};
 	assert_int_equal(plb_pu_result(p, 2, &pr), PLB_EINVAL);
 	stop(p);
 }
@@ -461,7 +467,7 @@ static void test_runs_in_a_row(void **state)
 static void test_resident_input(void **state)
 {
 	plb_t *p = start(two_pus_copied);
-	struct plb_result res;
+	struct plb_result res = {PLB_INIT};
 	double first = 0;
 	for (size_t k = 0; k < 8192; k++)
 		shared_words[k] = k * k + 1;
@@ -565,6 +571,7 @@ static int k_tag(void *st, const struct plb_block *b)
 }
 
 static const struct plb_kernel tag_kernel = {
+	PLB_INIT,
 	.name = "tag",
 	.cpu = {.init = k_tag_init, .run = k_tag},
 };
@@ -581,7 +588,7 @@ static int redo_tagged_once(const char *config, const char *what)
 	atomic_store(&emu_calls, 0);
 	atomic_store(&stalled, 0);
 	atomic_store(&rerun, 0);
-	struct plb_job job = {.kernel = "tag", .units = W, .in = in, .in_unit = 8,
+	struct plb_job job = {PLB_INIT, .kernel = "tag", .units = W, .in = in, .in_unit = 8,
 			      .out = out, .out_unit = 8};
 	assert_int_equal(plb_run(p, &job), 0);
 	int happened = atomic_load(&stalled) && report_num(p, "redo_won") >= 1;
@@ -591,7 +598,7 @@ static int redo_tagged_once(const char *config, const char *what)
 			      report_num(p, "redo_won"));
 	double emu_units = 0, by_emu = 0;
 	for (int i = 0; i < 2; i++) {
-		struct plb_pu_result pr;
+		struct plb_pu_result pr = {PLB_INIT};
 		assert_int_equal(plb_pu_result(p, i, &pr), 0);
 		if (!strstr(pr.name, ".cpu"))
 			emu_units = pr.units;
@@ -641,7 +648,7 @@ static void test_models_kept_per_kind(void **state)
 	plb_t *p = start("[run]\nkeep_models = 0\n[node a]\ncpu = 1\nemu = e\n"
 			 "[model e]\nclass = gpu\ncompute = poly 0.0005 2e-8\n"
 			 "[balancer]\nredo_gain = 0\n");
-	struct plb_result res;
+	struct plb_result res = {PLB_INIT};
 	for (int run = 0; run < 2; run++) {
 		assert_int_equal(run_once(p), 0);
 		assert_int_equal(plb_result(p, &res), 0);
@@ -650,7 +657,7 @@ static void test_models_kept_per_kind(void **state)
 	stop(p);
 	p = start(two_pus);
 	assert_int_equal(run_once(p), 0);
-	struct plb_job job = {.kernel = "count", .units = W, .in = in, .in_unit = 8,
+	struct plb_job job = {PLB_INIT, .kernel = "count", .units = W, .in = in, .in_unit = 8,
 			      .out = out, .out_unit = 8, .signature = "other"};
 	assert_int_equal(plb_run(p, &job), 0);
 	assert_int_equal(plb_result(p, &res), 0);
@@ -666,7 +673,7 @@ static void test_models_kept_per_kind(void **state)
 static void test_units_from_the_job(void **state)
 {
 	plb_t *p = start("[node a]\ncpu = 1\n");
-	struct plb_job job = {.kernel = "count", .units = 0, .in = in, .in_unit = 8,
+	struct plb_job job = {PLB_INIT, .kernel = "count", .units = 0, .in = in, .in_unit = 8,
 			      .out = out, .out_unit = 8};
 	assert_int_equal(plb_run(p, &job), PLB_EINVAL);
 	assert_non_null(strstr(plb_errmsg(p), "no [run] units"));
@@ -688,7 +695,7 @@ static void sum_run(plb_t *p, struct acc *a)
 		atomic_store(&hits[u], 0);
 	}
 	static const struct acc id = {0, 0, 0.0};
-	struct plb_job job = {.kernel = "sum", .units = W, .in = in, .in_unit = 8, .out = out,
+	struct plb_job job = {PLB_INIT, .kernel = "sum", .units = W, .in = in, .in_unit = 8, .out = out,
 			      .out_unit = 8, .acc_bytes = sizeof *a, .acc_identity = &id, .acc = a};
 	memset(a, 0xff, sizeof *a);
 	assert_int_equal(plb_run(p, &job), 0);
@@ -726,7 +733,7 @@ static void test_reduction(void **state)
 	assert_int_equal(atomic_load(&failed), 1);
 	check_sum(&a, "a kernel failing on one block");
 	/* no combine function: refused, naming the kernel */
-	struct plb_job job = {.kernel = "count", .units = W, .in = in, .in_unit = 8, .out = out,
+	struct plb_job job = {PLB_INIT, .kernel = "count", .units = W, .in = in, .in_unit = 8, .out = out,
 			      .out_unit = 8, .acc_bytes = sizeof a, .acc = &a};
 	assert_int_equal(plb_run(p, &job), PLB_EINVAL);
 	assert_non_null(strstr(plb_errmsg(p), "has no combine function"));
@@ -755,7 +762,7 @@ static void test_models_file(void **state)
 	assert_true(fd >= 0);
 	close(fd);
 	unlink(path);           /* absent: the first process trains */
-	struct plb_result res;
+	struct plb_result res = {PLB_INIT};
 	plb_t *p = start_models(two_pus, path);
 	assert_int_equal(run_once(p), 0);
 	assert_int_equal(plb_result(p, &res), 0);
@@ -830,7 +837,7 @@ static void test_run_starts_beside_an_ending_pu(void **state)
 			atomic_store(&hits[u], 0);
 		}
 		atomic_store(&cpu_first_ns, 0);
-		struct plb_job job = {.kernel = "slowfini", .units = W, .in = in, .in_unit = 8,
+		struct plb_job job = {PLB_INIT, .kernel = "slowfini", .units = W, .in = in, .in_unit = 8,
 				      .out = out, .out_unit = 8};
 		assert_int_equal(plb_run(p, &job), 0);
 		check_exactly_once(run ? "the second run" : "the first run");
@@ -840,6 +847,66 @@ static void test_run_starts_beside_an_ending_pu(void **state)
 	if (!(began > 0 && fini > 0 && began < fini))
 		fail_msg("a.cpu began the second run %.3f s after the emulated PU's fini of the first ended",
 			 1e-9 * (double)(began - fini));
+}
+
+/* A struct without its ABI stamp (PLB_INIT), or with a newer ABI than the
+ * library's, is refused by the call that reads it, with a message that
+ * says how to stamp it; the handle goes on (a stamped call then works). */
+static void test_abi_stamps(void **state)
+{
+	(void)state;
+	plb_t *p = start(two_pus);
+	struct plb_job job = {.kernel = "count", .units = W, .in = in, .in_unit = 8, .out = out,
+			      .out_unit = 8};
+	assert_int_equal(plb_run(p, &job), PLB_EINVAL);
+	assert_non_null(strstr(plb_errmsg(p), "struct plb_job has no ABI stamp"));
+	assert_non_null(strstr(plb_errmsg(p), "PLB_INIT"));
+	job.abi = PLB_ABI + 1;
+	assert_int_equal(plb_run(p, &job), PLB_EINVAL);
+	assert_int_equal(run_once(p), 0);
+	struct plb_result res = {0};
+	assert_int_equal(plb_result(p, &res), PLB_EINVAL);
+	assert_int_equal(res.units, 0);         /* nothing written */
+	struct plb_pu_result pr = {.abi = PLB_ABI + 1};
+	assert_int_equal(plb_pu_result(p, 0, &pr), PLB_EINVAL);
+	res.abi = PLB_ABI;
+	assert_int_equal(plb_result(p, &res), 0);
+	assert_true(res.units == W && res.abi == PLB_ABI);
+	stop(p);
+
+	/* plb_init: the options, and each kernel */
+	struct plb_options o = {.config = "/nonexistent.ini"};
+	int argc = 1;
+	char *args[] = {"test_runtime", NULL}, **argv = args;
+	assert_int_equal(plb_init(&argc, &argv, &o, &p), PLB_EINVAL);
+	assert_non_null(strstr(plb_errmsg(p), "struct plb_options has no ABI stamp"));
+	assert_int_equal(plb_finalize(p), 0);
+	static const struct plb_kernel unstamped = {.name = "unstamped", .cpu = {.run = NULL}};
+	static const struct plb_kernel *const ks[] = {&unstamped};
+	struct plb_options o2 = {PLB_INIT, .config = "/nonexistent.ini", .kernels = ks, .nkernels = 1};
+	assert_int_equal(plb_init(&argc, &argv, &o2, &p), PLB_EINVAL);
+	assert_non_null(strstr(plb_errmsg(p), "struct plb_kernel 'unstamped' has no ABI stamp"));
+	assert_int_equal(plb_finalize(p), 0);
+	/* and plb_options_parse */
+	struct plb_options o3 = {0};
+	assert_int_equal(plb_options_parse(&argc, argv, &o3), PLB_EINVAL);
+	assert_true(plb_version() == PLB_VERSION);
+}
+
+/* A worker that runs another plb than the master's is refused when it
+ * joins (HELLO0), with both versions in the message. */
+static void test_worker_of_another_version(void **state)
+{
+	(void)state;
+	struct plb q = {0};
+	assert_int_equal(plb__peer_version(&q, 3, "n7", PLB_VERSION), 0);
+	assert_int_equal(q.err[0], 0);
+	assert_int_equal(plb__peer_version(&q, 3, "n7", 10203), PLB_ESTATE);
+	char mine[32];
+	snprintf(mine, sizeof mine, "the master plb %d.%d.%d", PLB_VERSION_MAJOR, PLB_VERSION_MINOR,
+		 PLB_VERSION_PATCH);
+	if (!strstr(q.err, "rank 3 (n7) runs plb 1.2.3") || !strstr(q.err, mine))
+		fail_msg("%s", q.err);
 }
 
 int main(void)
@@ -856,6 +923,8 @@ int main(void)
 		cmocka_unit_test(test_reduction),
 		cmocka_unit_test(test_models_file),
 		cmocka_unit_test(test_bad_coverage_fails),
+		cmocka_unit_test(test_abi_stamps),
+		cmocka_unit_test(test_worker_of_another_version),
 	};
 	alarm(120);     /* a run that hangs (a block never redone) ends here, failed */
 	return cmocka_run_group_tests(tests, NULL, NULL);
