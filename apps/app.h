@@ -1,95 +1,195 @@
-/* What the bundled apps (plb-mm, plb-bs) share: the command-line options
- * they have in common, a worker rank's path and the loop of runs. Not part
+/* What the bundled apps share: their command line read from a table of
+ * options (which also prints their usage, with plb's own options from
+ * plb_options_usage), a worker rank's path and the loop of runs. Not part
  * of plb's API (an app of your own writes these few lines itself, as the
  * README's example does); header-only, so each app stays one program. */
 #ifndef PLB_APPS_APP_H
 #define PLB_APPS_APP_H
 
 #include <errno.h>
+#include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "plb.h"
 
+/* What every bundled app has, filled by the table's common options. */
 struct app_args {
 	const char *name;       /* "plb-bs": the prefix of its messages */
-	void (*usage)(FILE *f);
-	int say;                /* this rank prints usage and command-line errors */
+	const char *synopsis;   /* its usage line after "usage: " */
+	int say;                /* this rank prints usage and command-line errors
+				 * (the launcher's first: app_command_line) */
 	long runs, seed;
 	int verify, json;
-	int dbl;                /* --prec double (the default) or single */
-	int fixed;              /* the app has no --runs nor --prec (its runs and
-				 * precision are its own) */
+	const char *prec;       /* --prec: "double" (the default) or "single" */
+	const struct app_opt *opts;     /* its options (app_parse) */
+	int nopts;
 };
 
-/* v as an integer in [lo, hi] into *out; else says what is accepted and
- * returns -1. */
-static inline int app_long(const struct app_args *a, const char *opt, const char *v, long lo,
-			   long hi, const char *accepted, long *out)
+enum app_kind {
+	APP_FLAG,               /* at: int, set to 1 */
+	APP_LONG,               /* at: long, in [lo, hi] */
+	APP_REAL,               /* at: double, finite, in [lo, hi] */
+	APP_TEXT,               /* at: const char *, any text */
+	APP_WORD,               /* at: const char *, one of words */
+};
+
+/* One option of an app: its name, the value it takes ("N"; NULL for a
+ * flag), what it does (lines apart by \n), where it goes and what it
+ * takes (accepted: what a bad value is told). */
+struct app_opt {
+	const char *name, *value, *doc;
+	enum app_kind kind;
+	void *at;
+	double lo, hi;
+	const char *accepted;
+	const char *const *words;       /* APP_WORD: NULL-ended */
+};
+
+/* A table's entries, one kind each. */
+#define APP_LONG_OPT(name, value, at, lo, hi, accepted, doc) \
+	{name, value, doc, APP_LONG, at, lo, hi, accepted, NULL}
+#define APP_REAL_OPT(name, value, at, lo, hi, accepted, doc) \
+	{name, value, doc, APP_REAL, at, lo, hi, accepted, NULL}
+#define APP_TEXT_OPT(name, value, at, doc) {name, value, doc, APP_TEXT, at, 0, 0, NULL, NULL}
+#define APP_WORD_OPT(name, value, at, words, accepted, doc) \
+	{name, value, doc, APP_WORD, at, 0, 0, accepted, words}
+#define APP_FLAG_OPT(name, at, doc) {name, NULL, doc, APP_FLAG, at, 0, 0, NULL, NULL}
+
+/* The options most apps have: each takes its own text where it differs. */
+static const char *const app_precs[] = {"single", "double", NULL};
+#define APP_OPT_VERIFY(a, doc) APP_FLAG_OPT("--verify", &(a)->verify, doc)
+#define APP_OPT_JSON(a, doc) APP_FLAG_OPT("--json", &(a)->json, doc)
+#define APP_OPT_SEED(a, doc) APP_LONG_OPT("--seed", "S", &(a)->seed, 0, 0x1p62, "an integer >= 0", doc)
+#define APP_OPT_RUNS(a, doc) \
+	APP_LONG_OPT("--runs", "K", &(a)->runs, 1, 1000000, "an integer in [1, 1000000]", doc)
+#define APP_OPT_PREC(a) \
+	APP_WORD_OPT("--prec", "P", &(a)->prec, app_precs, "single or double", \
+		     "single or double (default double)")
+
+/* The usage: its line, each option of the app's table, plb's options. */
+static inline void app_usage(const struct app_args *a, FILE *f)
 {
-	char *end;
-	errno = 0;
-	long x = strtol(v, &end, 10);
-	if (errno || end == v || *end || x < lo || x > hi) {
-		if (a->say)
-			fprintf(stderr, "%s: %s %s: accepted: %s\n", a->name, opt, v, accepted);
-		return -1;
+	fprintf(f, "usage: %s\n", a->synopsis);
+	for (int k = 0; k < a->nopts; k++) {
+		const struct app_opt *o = &a->opts[k];
+		char left[40];
+		snprintf(left, sizeof left, "%s%s%s", o->name, o->value ? " " : "", o->value ? o->value : "");
+		fprintf(f, "  %-18s ", left);
+		for (const char *d = o->doc; *d; d++) {
+			fputc(*d, f);
+			if (*d == '\n')
+				fprintf(f, "%21s", "");
+		}
+		fputc('\n', f);
 	}
-	*out = x;
-	return 0;
+	plb_options_usage(f);
 }
 
-/* An option the app does not know, or one without its value. */
-static inline int app_unknown(const struct app_args *a, const char *opt)
+/* A command-line mistake: says it (with the usage where asked) and gives
+ * the exit status (plb_usage_error). */
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+static inline int app_wrong(const struct app_args *a, int usage, const char *fmt, ...)
 {
 	if (a->say) {
-		fprintf(stderr, "%s: %s: unknown option or missing value\n", a->name, opt);
-		a->usage(stderr);
+		va_list ap;
+		va_start(ap, fmt);
+		fprintf(stderr, "%s: ", a->name);
+		vfprintf(stderr, fmt, ap);
+		fputc('\n', stderr);
+		va_end(ap);
+		if (usage)
+			app_usage(a, stderr);
 	}
 	return plb_usage_error();
 }
 
-enum { APP_NOT_MINE, APP_TAKEN, APP_EXIT };
-
-/* argv[*i] if it is an option every bundled app has: --help, --verify,
- * --json, --runs K, --seed S, --prec single|double. Returns APP_TAKEN (*i
- * is past its value), APP_NOT_MINE, or APP_EXIT: the app returns *status
- * at once (0 after --help, plb_usage_error() after a bad value, said). */
-static inline int app_common(struct app_args *a, int argc, char **argv, int *i, int *status)
+/* Value v of option o into o->at: 0, or -1 if it is not one o takes. */
+static inline int app_take(const struct app_opt *o, const char *v)
 {
-	const char *o = argv[*i], *v = *i + 1 < argc ? argv[*i + 1] : NULL;
-	if (!strcmp(o, "--help") || !strcmp(o, "-h")) {
-		if (a->say)
-			a->usage(stdout);
-		*status = 0;
-		return APP_EXIT;
+	char *end;
+	errno = 0;
+	switch (o->kind) {
+	case APP_LONG: {
+		long x = strtol(v, &end, 10);
+		if (errno || end == v || *end || x < (long)o->lo || x > (long)o->hi)
+			return -1;
+		*(long *)o->at = x;
+		return 0;
 	}
-	if (!strcmp(o, "--verify") || !strcmp(o, "--json")) {
-		*(o[2] == 'v' ? &a->verify : &a->json) = 1;
-		return APP_TAKEN;
+	case APP_REAL: {
+		double x = strtod(v, &end);
+		if (errno || end == v || *end || !isfinite(x) || x < o->lo || x > o->hi)
+			return -1;
+		*(double *)o->at = x;
+		return 0;
 	}
-	if (!v || (a->fixed && (!strcmp(o, "--runs") || !strcmp(o, "--prec"))))
-		return APP_NOT_MINE;
-	int bad;
-	if (!strcmp(o, "--runs"))
-		bad = app_long(a, o, v, 1, 1000000, "an integer in [1, 1000000]", &a->runs);
-	else if (!strcmp(o, "--seed"))
-		bad = app_long(a, o, v, 0, 1L << 62, "an integer >= 0", &a->seed);
-	else if (!strcmp(o, "--prec")) {
-		bad = strcmp(v, "double") && strcmp(v, "single");
-		if (bad && a->say)
-			fprintf(stderr, "%s: --prec %s: accepted: single or double\n", a->name, v);
-		a->dbl = !strcmp(v, "double");
-	} else {
-		return APP_NOT_MINE;
+	case APP_WORD:
+		for (int i = 0; o->words[i]; i++)
+			if (!strcmp(v, o->words[i])) {
+				*(const char **)o->at = o->words[i];
+				return 0;
+			}
+		return -1;
+	case APP_TEXT:
+		*(const char **)o->at = v;
+		return 0;
+	case APP_FLAG:
+		break;
 	}
-	++*i;
-	if (!bad)
-		return APP_TAKEN;
-	*status = plb_usage_error();
-	return APP_EXIT;
+	return -1;
 }
+
+/* The app's command line (what plb_options_parse left) against its table
+ * a->opts: each option in it takes its value (--opt V); --help prints the
+ * usage. Returns -1 to go on, or the exit status to return at once: 0
+ * after --help, plb_usage_error() after a mistake, which it says. */
+static inline int app_parse(struct app_args *a, int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *name = argv[i];
+		if (!strcmp(name, "--help") || !strcmp(name, "-h")) {
+			if (a->say)
+				app_usage(a, stdout);
+			return 0;
+		}
+		const struct app_opt *o = NULL;
+		for (int k = 0; k < a->nopts && !o; k++)
+			if (!strcmp(name, a->opts[k].name))
+				o = &a->opts[k];
+		if (!o || (o->value && i + 1 >= argc))
+			return app_wrong(a, 1, "%s: unknown option or missing value", name);
+		if (!o->value) {
+			*(int *)o->at = 1;
+			continue;
+		}
+		const char *v = argv[++i];
+		if (app_take(o, v))
+			return app_wrong(a, 0, "%s %s: accepted: %s", name, v,
+					 o->accepted ? o->accepted : "a value");
+	}
+	return -1;
+}
+
+/* The whole command line: plb's options into o, then the app's, those of
+ * its table opts (n of them) into what they point at. Returns -1 to go
+ * on, or the exit status to return at once (app_parse). */
+static inline int app_command_line(struct app_args *a, struct plb_options *o,
+				   const struct app_opt *opts, int n, int *argc, char **argv)
+{
+	a->opts = opts;
+	a->nopts = n;
+	a->say = plb_launch_rank() == 0;
+	if (plb_options_parse(argc, argv, o))
+		return plb_usage_error();
+	return app_parse(a, *argc, argv);
+}
+#define APP_COMMAND_LINE(a, o, opts, argc, argv) \
+	app_command_line(a, o, opts, (int)(sizeof opts / sizeof *opts), argc, argv)
 
 /* After plb_init: a worker rank (or a failed start) serves, finalizes and
  * gets its exit status here; the master gets -1 and goes on. */

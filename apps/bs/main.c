@@ -19,128 +19,6 @@
 #include "kernels/bs/bs.h"
 #include "plb.h"
 
-/* What every block shares: the precision, and for drawn options the seed
- * (the blocks then carry no input). */
-struct bs_shared {
-	int32_t prec;
-	int32_t drawn;
-	uint64_t seed;
-};
-
-static int bs_init(const struct plb_pu_info *pu, const void *shared, size_t bytes, void **state)
-{
-	(void)pu;
-	if (bytes != sizeof(struct bs_shared))
-		return PLB_EINVAL;
-	*state = (void *)shared;
-	return 0;
-}
-
-static int bs_cpu_run(void *state, const struct plb_block *b)
-{
-	const struct bs_shared *sh = state;
-	if (sh->drawn)
-		return plb__bs_cpu_drawn(sh->prec, sh->seed, b->offset, b->out, (size_t)b->units);
-	return plb__bs_cpu(sh->prec, b->in, b->out, (size_t)b->units);
-}
-
-#ifdef PLB_HAVE_CUDA
-/* A GPU's state: its stream and buffers, and for drawn options a host
- * buffer they are drawn into before they are copied over. */
-struct bs_gpu {
-	struct plb__bs_cuda *c;
-	struct bs_shared sh;
-	void *opts;
-	size_t cap;             /* options opts holds */
-};
-
-static int bs_cuda_init(const struct plb_pu_info *pu, const void *shared, size_t bytes,
-			void **state)
-{
-	char err[256];
-	struct bs_gpu *g;
-	if (bytes != sizeof g->sh)
-		return PLB_EINVAL;
-	if (!(g = calloc(1, sizeof *g)))
-		return PLB_ENOMEM;
-	memcpy(&g->sh, shared, sizeof g->sh);
-	int rc = plb__bs_cuda_create(pu->device, g->sh.prec, &g->c, err, sizeof err);
-	if (rc) {
-		fprintf(stderr, "plb-bs: %s: %s\n", pu->name, err);
-		free(g);
-		return rc;
-	}
-	*state = g;
-	return 0;
-}
-
-static int bs_cuda_run(void *state, const struct plb_block *b)
-{
-	struct bs_gpu *g = state;
-	size_t n = (size_t)b->units;
-	if (!g->sh.drawn)
-		return plb__bs_cuda_run(g->c, b->in, b->out, n);
-	if (n > g->cap) {
-		void *o = realloc(g->opts, n * plb__bs_in_unit(g->sh.prec));
-		if (!o)
-			return PLB_ENOMEM;
-		g->opts = o;
-		g->cap = n;
-	}
-	plb__bs_draw(g->sh.prec, g->opts, b->offset, n, g->sh.seed);
-	return plb__bs_cuda_run(g->c, g->opts, b->out, n);
-}
-
-static void bs_cuda_fini(void *state)
-{
-	struct bs_gpu *g = state;
-	plb__bs_cuda_destroy(g->c);
-	free(g->opts);
-	free(g);
-}
-#endif
-
-static const struct plb_kernel bs_kernel = {
-	PLB_INIT,
-	.name = "bs",
-	.cpu = {.init = bs_init, .run = bs_cpu_run},
-#ifdef PLB_HAVE_CUDA
-	.cuda = {.init = bs_cuda_init, .run = bs_cuda_run, .fini = bs_cuda_fini},
-#endif
-};
-
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"usage: mpirun -np K plb-bs --config FILE (--n N | --input FILE.csv) [options]\n"
-		"  --config FILE      nodes and devices (INI; see README.md)\n"
-		"  --n N              price N options drawn from --seed (S in [5, 30), K in\n"
-		"                     [1, 100), T in [0.25, 10) years, r in [0.01, 0.05),\n"
-		"                     v in [0.1, 0.5)); each node draws its blocks' options,\n"
-		"                     only the prices travel\n"
-		"  --input FILE       price the options of a CSV file: a header naming the\n"
-		"                     columns S,K,T,r,v (any order, others ignored), then one\n"
-		"                     option a line; '#' lines are comments; they travel with\n"
-		"                     their blocks\n"
-		"  --prec P           single or double (default double)\n"
-		"  --seed S           seed of the drawn options (default 1)\n"
-		"  --verify           check every price against the serial reference and\n"
-		"                     put-call parity\n"
-		"  --output FILE      write the prices as CSV (call,put, one option a line)\n"
-		"  --runs K           price them K times, one report each (default 1); runs\n"
-		"                     after the first start from its models and the nodes\n"
-		"                     keep the options of --input they were sent\n"
-		"  --json             the report as one JSON object\n"
-		"  --policy NAME      balancing policy (default: the file's [run] policy)\n"
-		"  --set KEY=VALUE    override a [balancer] parameter (repeatable)\n"
-		"  --models FILE      read fitted models from FILE at start, write them at the end\n"
-		"  --trace FILE       write every run's blocks to FILE as trace events (JSON for\n"
-		"                     Perfetto, chrome://tracing and plb-plot)\n"
-		"  --quiet            errors only on stderr, no warnings, no progress line\n"
-		"  --progress         a progress line on stderr for runs past a second, also\n"
-		"                     off a terminal (under mpirun; default: on a terminal)\n");
-}
-
 static int write_csv(const char *path, enum plb__bs_prec prec, const void *out, size_t n)
 {
 	FILE *f = fopen(path, "w");
@@ -160,43 +38,42 @@ static int write_csv(const char *path, enum plb__bs_prec prec, const void *out, 
 
 int main(int argc, char **argv)
 {
-	static const struct plb_kernel *const kernels[] = {&bs_kernel};
+	static const struct plb_kernel *const kernels[] = {&plb__bs_kernel};
 	struct plb_options o = {PLB_INIT, .kernels = kernels, .nkernels = 1};
-	struct app_args a = {.name = "plb-bs", .usage = usage, .say = plb_launch_rank() == 0,
-			     .runs = 1, .seed = 1, .dbl = 1};
+	struct app_args a = {.name = "plb-bs",
+			     .synopsis = "mpirun -np K plb-bs --config FILE (--n N | --input FILE.csv) [options]",
+			     .runs = 1, .seed = 1, .prec = "double"};
 	long n = 0;
 	const char *output = NULL, *input = NULL;
-	int status;
-
-	if (plb_options_parse(&argc, argv, &o))
-		return plb_usage_error();
-	for (int i = 1; i < argc; i++) {
-		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-		int k = app_common(&a, argc, argv, &i, &status);
-		if (k == APP_EXIT)
-			return status;
-		if (k == APP_TAKEN)
-			continue;
-		if (!strcmp(argv[i], "--n") && v) {
-			if (app_long(&a, "--n", argv[++i], 1, 1L << 40, "an integer in [1, 2^40]", &n))
-				return plb_usage_error();
-		} else if (!strcmp(argv[i], "--input") && v) {
-			input = argv[++i];
-		} else if (!strcmp(argv[i], "--output") && v) {
-			output = argv[++i];
-		} else {
-			return app_unknown(&a, argv[i]);
-		}
-	}
-	if (!o.config || !n == !input) {
-		if (a.say) {
-			fprintf(stderr, "plb-bs: %s\n", !o.config ? "--config FILE is required"
-				: input ? "--n and --input exclude each other" : "--n N or --input FILE is required");
-			usage(stderr);
-		}
-		return plb_usage_error();
-	}
-	enum plb__bs_prec prec = a.dbl ? PLB__BS_F64 : PLB__BS_F32;
+	const struct app_opt opts[] = {
+		APP_LONG_OPT("--n", "N", &n, 1, 0x1p40, "an integer in [1, 2^40]",
+			     "price N options drawn from --seed (S in [5, 30), K in\n"
+			     "[1, 100), T in [0.25, 10) years, r in [0.01, 0.05),\n"
+			     "v in [0.1, 0.5)); each node draws its blocks' options,\n"
+			     "only the prices travel"),
+		APP_TEXT_OPT("--input", "FILE", &input,
+			     "price the options of a CSV file: a header naming the\n"
+			     "columns S,K,T,r,v (any order, others ignored), then one\n"
+			     "option a line; '#' lines are comments; they travel with\n"
+			     "their blocks"),
+		APP_OPT_PREC(&a),
+		APP_OPT_SEED(&a, "seed of the drawn options (default 1)"),
+		APP_OPT_VERIFY(&a, "check every price against the serial reference and\n"
+				   "put-call parity"),
+		APP_TEXT_OPT("--output", "FILE", &output,
+			     "write the prices as CSV (call,put, one option a line)"),
+		APP_OPT_RUNS(&a, "price them K times, one report each (default 1); runs\n"
+				 "after the first start from its models and the nodes\n"
+				 "keep the options of --input they were sent"),
+		APP_OPT_JSON(&a, "the report as one JSON object"),
+	};
+	int status = APP_COMMAND_LINE(&a, &o, opts, &argc, argv);
+	if (status >= 0)
+		return status;
+	if (!o.config || !n == !input)
+		return app_wrong(&a, 1, "%s", !o.config ? "--config FILE is required"
+				 : input ? "--n and --input exclude each other" : "--n N or --input FILE is required");
+	enum plb__bs_prec prec = !strcmp(a.prec, "double") ? PLB__BS_F64 : PLB__BS_F32;
 
 	/* the input is read before plb_init, so that a bad file stops the
 	 * master at once with file:line; the workers never read it */
@@ -222,7 +99,7 @@ int main(int argc, char **argv)
 		rc = PLB_ENOMEM;
 		goto out;
 	}
-	struct bs_shared sh = {.prec = prec, .drawn = !input, .seed = (uint64_t)a.seed};
+	struct plb__bs_shared sh = {.prec = prec, .drawn = !input, .seed = (uint64_t)a.seed};
 	struct plb_job job = {
 		PLB_INIT,
 		.kernel = "bs", .units = count,

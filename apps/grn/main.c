@@ -21,114 +21,6 @@
 #include "kernels/grn/grn.h"
 #include "plb.h"
 
-/* A PU's state: the shared data and the score's tables. */
-struct grn_state {
-	const void *shared;
-	struct plb__grn_tables tab;
-};
-
-static int grn_init(const struct plb_pu_info *pu, const void *shared, size_t bytes, void **state)
-{
-	(void)pu;
-	if (plb__grn_shared_ok(shared, bytes))
-		return PLB_EINVAL;
-	const struct plb__grn_shared *h = shared;
-	struct grn_state *st = calloc(1, sizeof *st);
-	if (!st || plb__grn_tables_make(h->s, h->alpha, &st->tab)) {
-		free(st);
-		return PLB_ENOMEM;
-	}
-	st->shared = shared;
-	*state = st;
-	return 0;
-}
-
-static int grn_cpu_run(void *state, const struct plb_block *b)
-{
-	const struct grn_state *st = state;
-	return plb__grn_cpu(st->shared, &st->tab, b->offset, (size_t)b->units, b->out);
-}
-
-static void grn_fini(void *state)
-{
-	struct grn_state *st = state;
-	if (st)
-		plb__grn_tables_free(&st->tab);
-	free(st);
-}
-
-#ifdef PLB_HAVE_CUDA
-static int grn_cuda_init(const struct plb_pu_info *pu, const void *shared, size_t bytes,
-			 void **state)
-{
-	char err[256];
-	struct grn_state *st;
-	int rc = grn_init(pu, shared, bytes, (void **)&st);
-	if (rc)
-		return rc;
-	rc = plb__grn_cuda_create(pu->device, shared, &st->tab, (struct plb__grn_cuda **)state, err,
-				  sizeof err);
-	if (rc)
-		fprintf(stderr, "plb-grn: %s: %s\n", pu->name, err);
-	grn_fini(st);   /* the device holds its own copy of the tables */
-	return rc;
-}
-
-static int grn_cuda_run(void *state, const struct plb_block *b)
-{
-	return plb__grn_cuda_run(state, b->offset, (size_t)b->units, b->out);
-}
-
-static void grn_cuda_fini(void *state)
-{
-	plb__grn_cuda_destroy(state);
-}
-#endif
-
-static const struct plb_kernel grn_kernel = {
-	PLB_INIT,
-	.name = "grn",
-	.cpu = {.init = grn_init, .run = grn_cpu_run, .fini = grn_fini},
-#ifdef PLB_HAVE_CUDA
-	.cuda = {.init = grn_cuda_init, .run = grn_cuda_run, .fini = grn_cuda_fini},
-#endif
-};
-
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"usage: mpirun -np K plb-grn --config FILE (--genes N | --input FILE) [options]\n"
-		"  --config FILE      nodes and devices (INI; see README.md)\n"
-		"  --genes N          a synthetic network of N genes drawn from --seed: a fifth\n"
-		"                     of them regulate the others, --size regulators a gene\n"
-		"  --samples S        samples of the synthetic network (default 100)\n"
-		"  --noise P          the fraction of samples where a regulated gene ignores its\n"
-		"                     regulators (default 0.05)\n"
-		"  --input FILE       an expression matrix: one gene a line, its name then its\n"
-		"                     values, tab- (TSV) or comma-separated (CSV); an optional\n"
-		"                     first line of column names; '#' lines are comments\n"
-		"  --size K           predictors a subset, 1 to 3 (default 2)\n"
-		"  --levels C         levels each gene's values are cut into by rank, 2 to 8\n"
-		"                     (default 3; C^(K+1) <= 256)\n"
-		"  --alpha A          penalty weight of instances the samples do not show\n"
-		"                     (default 1; 0: the plain conditional entropy)\n"
-		"  --seed S           seed of the synthetic network (default 1)\n"
-		"  --verify           check every target's best subset and score against the\n"
-		"                     serial reference (about the run's work again, on one\n"
-		"                     core); a synthetic network also reports how many true\n"
-		"                     regulators were found\n"
-		"  --output FILE      write each target's best predictors and score as TSV\n"
-		"  --json             the report as one JSON object\n"
-		"  --policy NAME      balancing policy (default: the file's [run] policy)\n"
-		"  --set KEY=VALUE    override a [balancer] parameter (repeatable)\n"
-		"  --models FILE      read fitted models from FILE at start, write them at the end\n"
-		"  --trace FILE       write every run's blocks to FILE as trace events (JSON for\n"
-		"                     Perfetto, chrome://tracing and plb-plot)\n"
-		"  --quiet            errors only on stderr, no warnings, no progress line\n"
-		"  --progress         a progress line on stderr for runs past a second, also\n"
-		"                     off a terminal (under mpirun; default: on a terminal)\n");
-}
-
 static int write_tsv(const char *path, char *const *names, const struct plb__grn_best *best,
 		     int n, int k)
 {
@@ -198,63 +90,50 @@ static int verify(const uint8_t *lev, int n, int s, int levels, int k, double al
 	return bad < 0 ? 0 : 3;
 }
 
-static int parse_double(const struct app_args *a, const char *opt, const char *v, double lo,
-			double hi, const char *accepted, double *out)
-{
-	char *end;
-	errno = 0;
-	double x = strtod(v, &end);
-	if (errno || end == v || *end || !(x >= lo && x <= hi)) {
-		if (a->say)
-			fprintf(stderr, "%s: %s %s: accepted: %s\n", a->name, opt, v, accepted);
-		return -1;
-	}
-	*out = x;
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
-	static const struct plb_kernel *const kernels[] = {&grn_kernel};
+	static const struct plb_kernel *const kernels[] = {&plb__grn_kernel};
 	struct plb_options o = {PLB_INIT, .kernels = kernels, .nkernels = 1};
-	struct app_args a = {.name = "plb-grn", .usage = usage, .say = plb_launch_rank() == 0,
-			     .runs = 1, .seed = 1, .fixed = 1};
+	struct app_args a = {.name = "plb-grn",
+			     .synopsis = "mpirun -np K plb-grn --config FILE (--genes N | --input FILE) [options]",
+			     .runs = 1, .seed = 1};
 	long genes = 0, samples = 0, size = 2, levels = 3;
 	double alpha = 1, noise = -1;
 	const char *input = NULL, *output = NULL;
-	int status;
-
-	if (plb_options_parse(&argc, argv, &o))
-		return plb_usage_error();
-	for (int i = 1; i < argc; i++) {
-		const char *opt = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-		int k2 = app_common(&a, argc, argv, &i, &status);
-		if (k2 == APP_EXIT)
-			return status;
-		if (k2 == APP_TAKEN)
-			continue;
-		int bad = 0;
-		if (!strcmp(opt, "--genes") && v)
-			bad = app_long(&a, opt, argv[++i], 2, 1 << 20, "an integer in [2, 1048576]", &genes);
-		else if (!strcmp(opt, "--samples") && v)
-			bad = app_long(&a, opt, argv[++i], 1, PLB__GRN_MAX_SAMPLES, "an integer in [1, 16777216]", &samples);
-		else if (!strcmp(opt, "--size") && v)
-			bad = app_long(&a, opt, argv[++i], 1, PLB__GRN_MAX_K, "1, 2 or 3", &size);
-		else if (!strcmp(opt, "--levels") && v)
-			bad = app_long(&a, opt, argv[++i], 2, PLB__GRN_MAX_LEVELS, "an integer in [2, 8]", &levels);
-		else if (!strcmp(opt, "--alpha") && v)
-			bad = parse_double(&a, opt, argv[++i], 0, 1e9, "a number in [0, 1e9]", &alpha);
-		else if (!strcmp(opt, "--noise") && v)
-			bad = parse_double(&a, opt, argv[++i], 0, 1, "a number in [0, 1]", &noise);
-		else if (!strcmp(opt, "--input") && v)
-			input = argv[++i];
-		else if (!strcmp(opt, "--output") && v)
-			output = argv[++i];
-		else
-			return app_unknown(&a, opt);
-		if (bad)
-			return plb_usage_error();
-	}
+	/* its runs and precision are its own: no --runs, --prec */
+	const struct app_opt opts[] = {
+		APP_LONG_OPT("--genes", "N", &genes, 2, 1 << 20, "an integer in [2, 1048576]",
+			     "a synthetic network of N genes drawn from --seed: a fifth\n"
+			     "of them regulate the others, --size regulators a gene"),
+		APP_LONG_OPT("--samples", "S", &samples, 1, PLB__GRN_MAX_SAMPLES, "an integer in [1, 16777216]",
+			     "samples of the synthetic network (default 100)"),
+		APP_REAL_OPT("--noise", "P", &noise, 0, 1, "a number in [0, 1]",
+			     "the fraction of samples where a regulated gene ignores its\n"
+			     "regulators (default 0.05)"),
+		APP_TEXT_OPT("--input", "FILE", &input,
+			     "an expression matrix: one gene a line, its name then its\n"
+			     "values, tab- (TSV) or comma-separated (CSV); an optional\n"
+			     "first line of column names; '#' lines are comments"),
+		APP_LONG_OPT("--size", "K", &size, 1, PLB__GRN_MAX_K, "1, 2 or 3",
+			     "predictors a subset, 1 to 3 (default 2)"),
+		APP_LONG_OPT("--levels", "C", &levels, 2, PLB__GRN_MAX_LEVELS, "an integer in [2, 8]",
+			     "levels each gene's values are cut into by rank, 2 to 8\n"
+			     "(default 3; C^(K+1) <= 256)"),
+		APP_REAL_OPT("--alpha", "A", &alpha, 0, 1e9, "a number in [0, 1e9]",
+			     "penalty weight of instances the samples do not show\n"
+			     "(default 1; 0: the plain conditional entropy)"),
+		APP_OPT_SEED(&a, "seed of the synthetic network (default 1)"),
+		APP_OPT_VERIFY(&a, "check every target's best subset and score against the\n"
+				   "serial reference (about the run's work again, on one\n"
+				   "core); a synthetic network also reports how many true\n"
+				   "regulators were found"),
+		APP_TEXT_OPT("--output", "FILE", &output,
+			     "write each target's best predictors and score as TSV"),
+		APP_OPT_JSON(&a, "the report as one JSON object"),
+	};
+	int status = APP_COMMAND_LINE(&a, &o, opts, &argc, argv);
+	if (status >= 0)
+		return status;
 	int cells = 1;
 	for (long j = 0; j <= size; j++)
 		cells *= (int)levels;
@@ -264,13 +143,8 @@ int main(int argc, char **argv)
 			    : input && (samples || noise >= 0) ? "--samples and --noise are for --genes only"
 			    : cells > PLB__GRN_MAX_CELLS ? "--levels C and --size K: C^(K+1) must be at most 256"
 			    : NULL;
-	if (wrong) {
-		if (a.say) {
-			fprintf(stderr, "plb-grn: %s\n", wrong);
-			usage(stderr);
-		}
-		return plb_usage_error();
-	}
+	if (wrong)
+		return app_wrong(&a, 1, "%s", wrong);
 	samples = samples ? samples : 100;
 	noise = noise >= 0 ? noise : 0.05;
 

@@ -22,91 +22,6 @@
 #include "kernels/kmeans/kmeans.h"
 #include "plb.h"
 
-static int km_init(const struct plb_pu_info *pu, const void *shared, size_t bytes, void **state)
-{
-	(void)pu;
-	const struct plb__km_shared *h = shared;
-	if (bytes < sizeof *h || h->k < 1 || h->d < 1 || bytes != plb__km_shared_bytes(h->k, h->d))
-		return PLB_EINVAL;
-	*state = (void *)shared;
-	return 0;
-}
-
-static int km_cpu_run(void *state, const struct plb_block *b)
-{
-	return plb__km_cpu(state, b->in, (size_t)b->units, b->out, b->acc);
-}
-
-static void km_combine(void *acc, const void *part, size_t bytes)
-{
-	plb__km_combine(acc, part, bytes);
-}
-
-#ifdef PLB_HAVE_CUDA
-static int km_cuda_init(const struct plb_pu_info *pu, const void *shared, size_t bytes,
-			void **state)
-{
-	char err[256];
-	int rc = km_init(pu, shared, bytes, state);
-	if (!rc && (rc = plb__km_cuda_create(pu->device, shared, (struct plb__km_cuda **)state, err,
-					     sizeof err)))
-		fprintf(stderr, "plb-kmeans: %s: %s\n", pu->name, err);
-	return rc;
-}
-
-static int km_cuda_run(void *state, const struct plb_block *b)
-{
-	return plb__km_cuda_run(state, b->in, (size_t)b->units, b->out, b->acc);
-}
-
-static void km_cuda_fini(void *state)
-{
-	plb__km_cuda_destroy(state);
-}
-#endif
-
-static const struct plb_kernel km_kernel = {
-	PLB_INIT,
-	.name = "kmeans",
-	.cpu = {.init = km_init, .run = km_cpu_run},
-#ifdef PLB_HAVE_CUDA
-	.cuda = {.init = km_cuda_init, .run = km_cuda_run, .fini = km_cuda_fini},
-#endif
-	.combine = km_combine,
-};
-
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"usage: mpirun -np K plb-kmeans --config FILE (--n N --d D | --input FILE) --k K [options]\n"
-		"  --config FILE      nodes and devices (INI; see README.md)\n"
-		"  --n N --d D        N points of D dimensions drawn from --seed around K centres\n"
-		"                     (uniform in [-10, 10) a dimension, normal spread 1)\n"
-		"  --input FILE       the points of a file: CSV (D numbers a line, an optional\n"
-		"                     header line of names, '#' comments), or raw: the 8 bytes\n"
-		"                     PLBKMF32, N and D as little-endian int64, then N x D\n"
-		"                     little-endian float32, point by point\n"
-		"  --k K              clusters (required)\n"
-		"  --init I           kmeans++ (default) or random: the first centroids, from --seed\n"
-		"  --iters MAX        at most MAX iterations (default 50)\n"
-		"  --tol T            stop when no centroid moves more than T (default 1e-4)\n"
-		"  --seed S           seed of the drawn points and of the first centroids (default 1)\n"
-		"  --verify           check the last iteration: every label a nearest centroid and\n"
-		"                     the sums those of the labelled points, against a serial\n"
-		"                     computation in double\n"
-		"  --labels FILE      write each point's cluster (0..K-1), one a line\n"
-		"  --centroids FILE   write the centroids as CSV, one a line\n"
-		"  --json             each iteration's report as one JSON object a line\n"
-		"  --policy NAME      balancing policy (default: the file's [run] policy)\n"
-		"  --set KEY=VALUE    override a [balancer] parameter (repeatable)\n"
-		"  --models FILE      read fitted models from FILE at start, write them at the end\n"
-		"  --trace FILE       write every run's blocks to FILE as trace events (JSON for\n"
-		"                     Perfetto, chrome://tracing and plb-plot)\n"
-		"  --quiet            errors only on stderr, no warnings, no progress line\n"
-		"  --progress         a progress line on stderr for runs past a second, also\n"
-		"                     off a terminal (under mpirun; default: on a terminal)\n");
-}
-
 /* The last iteration's check: each label a nearest centroid of the
  * centroids it was computed with (float rounding allowed on near-ties),
  * and the accumulated counts and sums those of the labelled points. */
@@ -171,74 +86,51 @@ static int write_text(const char *path, const char *what, const void *data, size
 
 int main(int argc, char **argv)
 {
-	static const struct plb_kernel *const kernels[] = {&km_kernel};
+	static const struct plb_kernel *const kernels[] = {&plb__km_kernel};
 	struct plb_options o = {PLB_INIT, .kernels = kernels, .nkernels = 1};
-	struct app_args a = {.name = "plb-kmeans", .usage = usage, .say = plb_launch_rank() == 0,
-			     .runs = 1, .seed = 1, .fixed = 1};
+	struct app_args a = {.name = "plb-kmeans",
+			     .synopsis = "mpirun -np K plb-kmeans --config FILE (--n N --d D | --input FILE) --k K [options]",
+			     .runs = 1, .seed = 1};
 	long n = 0, dim = 0, k = 0, iters = 50;
 	double tol = 1e-4;
-	int plusplus = 1, status;
-	const char *input = NULL, *labels_out = NULL, *cent_out = NULL;
-
-	if (plb_options_parse(&argc, argv, &o))
-		return plb_usage_error();
-	for (int i = 1; i < argc; i++) {
-		const char *o2 = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-		/* .fixed: iterations are its runs, and points are float32 */
-		int k2 = app_common(&a, argc, argv, &i, &status);
-		if (k2 == APP_EXIT)
-			return status;
-		if (k2 == APP_TAKEN)
-			continue;
-		if (!strcmp(o2, "--n") && v) {
-			if (app_long(&a, o2, argv[++i], 1, 1L << 40, "an integer in [1, 2^40]", &n))
-				return plb_usage_error();
-		} else if (!strcmp(o2, "--d") && v) {
-			if (app_long(&a, o2, argv[++i], 1, 4096, "an integer in [1, 4096]", &dim))
-				return plb_usage_error();
-		} else if (!strcmp(o2, "--k") && v) {
-			if (app_long(&a, o2, argv[++i], 1, 1 << 20, "an integer in [1, 1048576]", &k))
-				return plb_usage_error();
-		} else if (!strcmp(o2, "--iters") && v) {
-			if (app_long(&a, o2, argv[++i], 1, 1000000, "an integer in [1, 1000000]", &iters))
-				return plb_usage_error();
-		} else if (!strcmp(o2, "--tol") && v) {
-			char *end;
-			errno = 0;
-			tol = strtod(argv[++i], &end);
-			if (errno || *end || end == argv[i] || !(tol >= 0) || !isfinite(tol)) {
-				if (a.say)
-					fprintf(stderr, "plb-kmeans: --tol %s: accepted: a number >= 0\n", argv[i]);
-				return plb_usage_error();
-			}
-		} else if (!strcmp(o2, "--init") && v) {
-			i++;
-			if (strcmp(v, "kmeans++") && strcmp(v, "random")) {
-				if (a.say)
-					fprintf(stderr, "plb-kmeans: --init %s: accepted: kmeans++ or random\n", v);
-				return plb_usage_error();
-			}
-			plusplus = !strcmp(v, "kmeans++");
-		} else if (!strcmp(o2, "--input") && v) {
-			input = argv[++i];
-		} else if (!strcmp(o2, "--labels") && v) {
-			labels_out = argv[++i];
-		} else if (!strcmp(o2, "--centroids") && v) {
-			cent_out = argv[++i];
-		} else {
-			return app_unknown(&a, o2);
-		}
-	}
+	const char *input = NULL, *labels_out = NULL, *cent_out = NULL, *init = "kmeans++";
+	static const char *const inits[] = {"kmeans++", "random", NULL};
+	/* iterations are its runs, and points are float32: no --runs, --prec */
+	const struct app_opt opts[] = {
+		APP_LONG_OPT("--n", "N", &n, 1, 0x1p40, "an integer in [1, 2^40]",
+			     "N points drawn from --seed around K centres (uniform\n"
+			     "in [-10, 10) a dimension, normal spread 1); with --d"),
+		APP_LONG_OPT("--d", "D", &dim, 1, 4096, "an integer in [1, 4096]",
+			     "dimensions of the drawn points"),
+		APP_TEXT_OPT("--input", "FILE", &input,
+			     "the points of a file: CSV (D numbers a line, an optional\n"
+			     "header line of names, '#' comments), or raw: the 8 bytes\n"
+			     "PLBKMF32, N and D as little-endian int64, then N x D\n"
+			     "little-endian float32, point by point"),
+		APP_LONG_OPT("--k", "K", &k, 1, 1 << 20, "an integer in [1, 1048576]", "clusters (required)"),
+		APP_WORD_OPT("--init", "I", &init, inits, "kmeans++ or random",
+			     "kmeans++ (default) or random: the first centroids, from --seed"),
+		APP_LONG_OPT("--iters", "MAX", &iters, 1, 1000000, "an integer in [1, 1000000]",
+			     "at most MAX iterations (default 50)"),
+		APP_REAL_OPT("--tol", "T", &tol, 0, INFINITY, "a number >= 0",
+			     "stop when no centroid moves more than T (default 1e-4)"),
+		APP_OPT_SEED(&a, "seed of the drawn points and of the first centroids (default 1)"),
+		APP_OPT_VERIFY(&a, "check the last iteration: every label a nearest centroid and\n"
+				   "the sums those of the labelled points, against a serial\n"
+				   "computation in double"),
+		APP_TEXT_OPT("--labels", "FILE", &labels_out, "write each point's cluster (0..K-1), one a line"),
+		APP_TEXT_OPT("--centroids", "FILE", &cent_out, "write the centroids as CSV, one a line"),
+		APP_OPT_JSON(&a, "each iteration's report as one JSON object a line"),
+	};
+	int status = APP_COMMAND_LINE(&a, &o, opts, &argc, argv);
+	if (status >= 0)
+		return status;
 	const char *missing = !o.config ? "--config FILE is required" : !k ? "--k K is required"
 			      : input && (n || dim) ? "--input excludes --n and --d"
 			      : !input && (!n || !dim) ? "--n N and --d D, or --input FILE, are required" : NULL;
-	if (missing) {
-		if (a.say) {
-			fprintf(stderr, "plb-kmeans: %s\n", missing);
-			usage(stderr);
-		}
-		return plb_usage_error();
-	}
+	if (missing)
+		return app_wrong(&a, 1, "%s", missing);
+	int plusplus = !strcmp(init, "kmeans++");
 
 	/* the master reads or draws the points before plb_init, so that a bad
 	 * file stops it at once with file:line; the workers never read it */

@@ -25,60 +25,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "apps/app.h"
+#include "kernels/null/null.h"
 #include "plb.h"
-
-/* Units counted and the sum of their indices (mod 2^64). */
-struct tally {
-	uint64_t units, index_sum;
-};
-
-static int null_run(void *state, const struct plb_block *b)
-{
-	(void)state;
-	struct tally *t = b->acc;
-	uint64_t u = b->units;
-	t->units += u;
-	/* offset + (offset + 1) + ... + (offset + u - 1), halving the even factor */
-	t->index_sum += u % 2 ? u * b->offset + u * ((u - 1) / 2) : u * b->offset + (u / 2) * (u - 1);
-	return 0;
-}
-
-static void null_combine(void *acc, const void *part, size_t bytes)
-{
-	(void)bytes;
-	struct tally *a = acc;
-	const struct tally *p = part;
-	a->units += p->units;
-	a->index_sum += p->index_sum;
-}
-
-static const struct plb_kernel null_kernel = {
-	PLB_INIT,
-	.name = "null",
-	.cpu = {.run = null_run},
-	.cuda = {.run = null_run},      /* the tally lives in host memory */
-	.combine = null_combine,
-};
-
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"usage: mpirun -np K plb-null --config FILE [options]\n"
-		"  --config FILE      nodes and devices (INI; see README.md)\n"
-		"  --units W          the domain's units (default: the file's [run] units)\n"
-		"  --hold S           wait S seconds before the run (workers idle meanwhile)\n"
-		"  --linger S         wait S seconds after the report, before ending\n"
-		"  --runs K           K runs, each checked, the last one reported (default 1)\n"
-		"  --json             the report as one JSON object\n"
-		"  --policy NAME      balancing policy (default: the file's [run] policy)\n"
-		"  --set KEY=VALUE    override a [balancer] parameter (repeatable)\n"
-		"  --models FILE      read fitted models from FILE at start, write them at the end\n"
-		"  --trace FILE       write every run's blocks to FILE as trace events (JSON for\n"
-		"                     Perfetto, chrome://tracing and plb-plot)\n"
-		"  --quiet            errors only on stderr, no warnings, no progress line\n"
-		"  --progress         a progress line on stderr for runs past a second, also\n"
-		"                     off a terminal (under mpirun; default: on a terminal)\n");
-}
 
 static void pause_s(double s)
 {
@@ -89,58 +38,38 @@ static void pause_s(double s)
 
 int main(int argc, char **argv)
 {
-	static const struct plb_kernel *const kernels[] = {&null_kernel};
+	static const struct plb_kernel *const kernels[] = {&plb__null_kernel};
 	struct plb_options o = {PLB_INIT, .kernels = kernels, .nkernels = 1};
-	int json = 0, say = plb_launch_rank() == 0;
-	double hold = 0, linger = 0, units = 0, runs = 1;
-
-	if (plb_options_parse(&argc, argv, &o))
-		return plb_usage_error();
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-		char *end = NULL;
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			if (say)
-				usage(stdout);
-			return 0;
-		} else if (!strcmp(a, "--json")) {
-			json = 1;
-		} else if ((!strcmp(a, "--hold") || !strcmp(a, "--linger") || !strcmp(a, "--units") ||
-			    !strcmp(a, "--runs")) && v) {
-			double x = strtod(v, &end);
-			int secs = a[2] == 'h' || a[2] == 'l';
-			if (!*v || *end || !(x >= 0) || x > (secs ? 1e6 : 1e15) ||
-			    (!secs && (x != (double)(long long)x || x < 1))) {
-				if (say)
-					fprintf(stderr, "plb-null: %s %s: accepted: %s\n", a, v,
-						secs ? "seconds from 0 to 1e6" : "an integer >= 1");
-				return plb_usage_error();
-			}
-			*(a[2] == 'h' ? &hold : a[2] == 'l' ? &linger : a[2] == 'u' ? &units : &runs) = x;
-			i++;
-		} else {
-			if (say) {
-				fprintf(stderr, "plb-null: %s: unknown option or missing value\n", a);
-				usage(stderr);
-			}
-			return plb_usage_error();
-		}
-	}
-	if (!o.config) {
-		if (say)
-			fprintf(stderr, "plb-null: --config FILE is required\n");
-		return plb_usage_error();
-	}
+	struct app_args a = {.name = "plb-null", .synopsis = "mpirun -np K plb-null --config FILE [options]",
+			     .runs = 1};
+	double hold = 0, linger = 0;
+	long units = 0;
+	const struct app_opt opts[] = {
+		APP_LONG_OPT("--units", "W", &units, 1, 1e15, "an integer in [1, 1e15]",
+			     "the domain's units (default: the file's [run] units)"),
+		APP_REAL_OPT("--hold", "S", &hold, 0, 1e6, "seconds from 0 to 1e6",
+			     "wait S seconds before the run (workers idle meanwhile)"),
+		APP_REAL_OPT("--linger", "S", &linger, 0, 1e6, "seconds from 0 to 1e6",
+			     "wait S seconds after the report, before ending"),
+		APP_LONG_OPT("--runs", "K", &a.runs, 1, 1e15, "an integer in [1, 1e15]",
+			     "K runs, each checked, the last one reported (default 1)"),
+		APP_OPT_JSON(&a, "the report as one JSON object"),
+	};
+	int status = APP_COMMAND_LINE(&a, &o, opts, &argc, argv);
+	if (status >= 0)
+		return status;
+	if (!o.config)
+		return app_wrong(&a, 0, "--config FILE is required");
 	plb_t *p;
 	int rc = plb_init(&argc, &argv, &o, &p);
 	if (!rc && !plb_is_master(p))
 		rc = plb_serve(p);
 	else if (!rc) {
 		pause_s(hold);
-		struct tally t;
+		struct plb__null_tally t;
 		struct plb_job job = {PLB_INIT, .kernel = "null", .units = (uint64_t)units,
 				      .acc_bytes = sizeof t, .acc = &t};
-		for (long k = 0; k < (long)runs && !rc; k++) {
+		for (long k = 0; k < a.runs && !rc; k++) {
 			if ((rc = plb_run(p, &job))) {
 				fprintf(stderr, "plb-null: %s\n", plb_errmsg(p));
 				break;
@@ -157,7 +86,7 @@ int main(int argc, char **argv)
 			}
 		}
 		if (!rc)
-			rc = plb_report(p, stdout, json);
+			rc = plb_report(p, stdout, a.json);
 		fflush(stdout);
 		pause_s(linger);
 	}

@@ -22,6 +22,17 @@ extern "C" {
 
 enum plb__bs_prec { PLB__BS_F32, PLB__BS_F64 };
 
+/* What every block shares: the precision, and for drawn options the seed
+ * (the blocks then carry no input). */
+struct plb__bs_shared {
+	int32_t prec;
+	int32_t drawn;
+	uint64_t seed;
+};
+
+/* plb-bs's kernel "bs" (bs_kernel.c): cpu, and cuda where built. */
+extern const struct plb_kernel plb__bs_kernel;
+
 /* The normal CDF's polynomial (Abramowitz and Stegun 26.2.17), for every
  * implementation (CPU loops, reference, CUDA, the benchmark's), in type FT:
  * with k = 1 / (1 + 0.2316419 |d|), N(-|d|) = exp(-d^2 / 2) / sqrt(2 pi) *

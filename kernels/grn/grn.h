@@ -36,6 +36,9 @@
 extern "C" {
 #endif
 
+/* plb-grn's kernel "grn" (grn_kernel.c): cpu, and cuda where built. */
+extern const struct plb_kernel plb__grn_kernel;
+
 #define PLB__GRN_MAX_K 3        /* predictors a subset */
 #define PLB__GRN_MAX_LEVELS 8
 #define PLB__GRN_MAX_CELLS 256  /* levels^(k + 1): the counts of one subset */

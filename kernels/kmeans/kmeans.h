@@ -18,6 +18,10 @@
 extern "C" {
 #endif
 
+/* plb-kmeans's kernel "kmeans" (kmeans_kernel.c): cpu, and cuda where
+ * built, with combine. */
+extern const struct plb_kernel plb__km_kernel;
+
 /* A run's shared data: the header, then k * d float centroids (row c is
  * centroid c), then their k squared norms (float). */
 struct plb__km_shared {

@@ -19,6 +19,15 @@ extern "C" {
 
 enum plb__mm_prec { PLB__MM_F32, PLB__MM_F64 };
 
+/* What every block shares: the sizes, then A (n x n, column-major). */
+struct plb__mm_shared {
+	int32_t n, prec;
+	int64_t pad;
+};
+
+/* plb-mm's kernel "mm" (mm_kernel.c): cpu, and cuda where built. */
+extern const struct plb_kernel plb__mm_kernel;
+
 /* Bytes of one element. */
 size_t plb__mm_elem(enum plb__mm_prec prec);
 

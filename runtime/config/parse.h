@@ -1,7 +1,8 @@
 /* The config loader's internals, shared by config.c (the file reader, the
  * key table, the [run], [balancer], [network] and [model] sections),
- * node.c (the [node] sections and the PU list) and devmodel.c (a model's
- * curves). Not for other folders. */
+ * node.c (the [node] sections and the PU list), devmodel.c (a model's
+ * curves) and parse.c (the text helpers they all use). Not for other
+ * folders. */
 #ifndef PLB_CONFIG_PARSE_H
 #define PLB_CONFIG_PARSE_H
 

@@ -110,7 +110,7 @@ static int open_run(struct plb__run *r, double *wall0)
 	if ((rc = plb__run_start_workers(r, job->kernel))) {
 		/* a START may have gone: its run must still end */
 		if (r->out.borrow)
-			(void)plb__out_end_borrowed(r);
+			(void)plb__run_end_borrowed(r);
 		return rc;
 	}
 	return 0;
@@ -260,7 +260,7 @@ static int close_run(struct plb__run *r, int rc, double wall0)
 		plb__trace_run(p->trace, r->watch.sent, end, name, p->policy, r->W);
 		plb__trace_models(p->trace, r->b, r->npu, end);
 	}
-	int erc = r->out.borrow ? plb__out_end_borrowed(r) : plb__out_merge_late(r);
+	int erc = r->out.borrow ? plb__run_end_borrowed(r) : plb__out_merge_late(r);
 	rc = rc ? rc : erc;
 	if (!rc && !r->out.borrow)
 		rc = plb__run_end_workers(p, 0);

@@ -33,16 +33,16 @@ static const struct opt {
 	enum opt_kind kind;
 	size_t at;              /* offsetof(struct plb_options, ...) */
 } opts[] = {
-	{"--config", "FILE", "the node/device INI file (required)", OPT_TEXT,
+	{"--config", "FILE", "nodes and devices: the INI file (required; README.md)", OPT_TEXT,
 	 offsetof(struct plb_options, config)},
 	{"--policy", "NAME", "the balancing policy (default: the file's [run] policy)", OPT_TEXT,
 	 offsetof(struct plb_options, policy)},
 	{"--set", "KEY=VALUE", "a [balancer] parameter (repeatable)", OPT_SET, 0},
-	{"--models", "FILE", "read the PUs' fitted models from FILE and write them back", OPT_TEXT,
+	{"--models", "FILE", "read fitted models from FILE at start, write them at the end", OPT_TEXT,
 	 offsetof(struct plb_options, models)},
-	{"--trace", "FILE", "every run's blocks as trace events (Perfetto, plb-plot)", OPT_TEXT,
+	{"--trace", "FILE", "write every run's blocks to FILE as trace events (Perfetto, plb-plot)", OPT_TEXT,
 	 offsetof(struct plb_options, trace)},
-	{"--progress", NULL, "a progress line on stderr even when it is not a terminal", OPT_FLAG,
+	{"--progress", NULL, "a progress line on stderr for runs past a second, also off a terminal", OPT_FLAG,
 	 offsetof(struct plb_options, progress)},
 	{"--quiet", NULL, "errors only on stderr (no warnings, no progress line)", OPT_FLAG,
 	 offsetof(struct plb_options, quiet)},

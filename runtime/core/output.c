@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "balancer/base/log.h"
 #include "balancer/base/vec.h"
 #include "runtime/core/run.h"
 
@@ -187,47 +186,6 @@ int plb__out_borrow(struct plb__run *r, const struct plb__grant *g, void *payloa
 	if (plb__push(&r->out.live, &r->out.nlive, &r->out.caplive, sizeof l, &l))
 		return plb__fail(r->p, PLB_ENOMEM, "out of memory");
 	return 0;
-}
-
-/* A run with borrowed blocks ends (also on an error): END, then wait until
- * every worker has left the run, so that no PU reads or writes the job's
- * memory once plb_run returns; then the copied blocks over borrowed units
- * are merged, last. Messages still arriving are of this run's blocks
- * that lost the race, or failed: the run is over, they are dropped. */
-int plb__out_end_borrowed(struct plb__run *r)
-{
-	struct plb *p = r->p;
-	struct plb__backoff bo = {0};
-	int rc = plb__run_end_workers(p, 1), left = 0, said = 0;
-	double t0 = plb__now();
-
-	for (int w = 0; w < p->npeer; w++)
-		left += p->peer[w].rank >= 0;
-	plb__backoff_reset(&bo);
-	while (left > 0) {
-		void *msg;
-		int src, got = p->tp->ops->recv(p->tp, &msg, &src);
-		if (got < 0) {
-			rc = rc ? rc : plb__fail(p, got, "receiving: %s", p->tp->err);
-			break;
-		}
-		if (got) {
-			uint32_t type = plb__msg_hdr(msg)->type;
-			left -= type == PLB__MSG_ENDED || type == PLB__MSG_BYE;
-			plb__msg_free(msg);
-			plb__backoff_reset(&bo);
-			continue;
-		}
-		if (!said && plb__now() - t0 > 1) {
-			said = 1;
-			plb__log(PLB__LOG_INFO, "master", "waiting for the PUs still running a block in the job's memory (%zu borrowed blocks not back)",
-				 r->out.nlive);
-		}
-		plb__backoff_sleep(&bo, p->tp->ops->pending(p->tp));
-	}
-	r->out.nlive = 0;
-	int mrc = plb__out_merge_late(r);
-	return rc ? rc : mrc;
 }
 
 void plb__out_fini(struct plb__outs *o)

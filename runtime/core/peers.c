@@ -1,6 +1,7 @@
-/* The master's workers in a run (run.h): START to each, END at the end,
- * and their silence watched: a worker that says nothing for longer than
- * its limit is taken out, its PUs' blocks going back to the pool. */
+/* The master's workers in a run (run.h): START to each, END at the end
+ * (with borrowed blocks: and the wait until each has left the run), and
+ * their silence watched: a worker that says nothing for longer than its
+ * limit is taken out, its PUs' blocks going back to the pool. */
 #include <math.h>
 #include <string.h>
 
@@ -73,6 +74,47 @@ int plb__run_end_workers(struct plb *p, int ack)
 			return plb__fail(p, rc, "ending the run on rank %d: %s", p->peer[w].rank, p->tp->err);
 	}
 	return 0;
+}
+
+/* A run with borrowed blocks ends (also on an error): END, then wait until
+ * every worker has left the run, so that no PU reads or writes the job's
+ * memory once plb_run returns; then the copied blocks over borrowed units
+ * are merged, last. Messages still arriving are of this run's blocks
+ * that lost the race, or failed: the run is over, they are dropped. */
+int plb__run_end_borrowed(struct plb__run *r)
+{
+	struct plb *p = r->p;
+	struct plb__backoff bo = {0};
+	int rc = plb__run_end_workers(p, 1), left = 0, said = 0;
+	double t0 = plb__now();
+
+	for (int w = 0; w < p->npeer; w++)
+		left += p->peer[w].rank >= 0;
+	plb__backoff_reset(&bo);
+	while (left > 0) {
+		void *msg;
+		int src, got = p->tp->ops->recv(p->tp, &msg, &src);
+		if (got < 0) {
+			rc = rc ? rc : plb__fail(p, got, "receiving: %s", p->tp->err);
+			break;
+		}
+		if (got) {
+			uint32_t type = plb__msg_hdr(msg)->type;
+			left -= type == PLB__MSG_ENDED || type == PLB__MSG_BYE;
+			plb__msg_free(msg);
+			plb__backoff_reset(&bo);
+			continue;
+		}
+		if (!said && plb__now() - t0 > 1) {
+			said = 1;
+			plb__log(PLB__LOG_INFO, "master", "waiting for the PUs still running a block in the job's memory (%zu borrowed blocks not back)",
+				 r->out.nlive);
+		}
+		plb__backoff_sleep(&bo, p->tp->ops->pending(p->tp));
+	}
+	r->out.nlive = 0;
+	int mrc = plb__out_merge_late(r);
+	return rc ? rc : mrc;
 }
 
 void plb__peer_out(struct plb *p, int k)

@@ -8,7 +8,9 @@
  *   output.c   the job's memory: outputs merged, placed straight in, or
  *              borrowed in place, and the accumulators
  *   peers.c    the workers: START and END, their silence watched, a rank
- *              taken out, where their run clocks lie
+ *              taken out
+ * and call each other one way only: master.c the rest, peers.c block.c
+ * and output.c, block.c output.c.
  *   result.c   the report, the progress line, the result getters
  * Times given to the balancer are seconds since the run's start (t0). */
 #ifndef PLB_RUN_H
@@ -139,9 +141,6 @@ PLB_WUR int plb__out_borrow(struct plb__run *r, const struct plb__grant *g, void
  * late ones, after every other. */
 PLB_WUR int plb__out_merge(struct plb__run *r);
 PLB_WUR int plb__out_merge_late(struct plb__run *r);
-/* A run with borrowed blocks ends: END, then wait until every worker has
- * left the run; then the late blocks are merged. */
-int plb__out_end_borrowed(struct plb__run *r);
 /* job.acc from the blocks' accumulators, in offset order. */
 PLB_WUR int plb__out_acc_finish(struct plb__run *r);
 void plb__out_fini(struct plb__outs *o);
@@ -152,6 +151,9 @@ PLB_WUR int plb__run_start_workers(struct plb__run *r, const char *kernel);
 PLB_WUR int plb__run_end_workers(struct plb *p, int ack);
 /* Each live worker said something within its limit, or it is taken out. */
 PLB_WUR int plb__run_watch(struct plb__run *r);
+/* A run with borrowed blocks ends: END, then wait until every worker has
+ * left the run; then the late blocks are merged (plb__out_merge_late). */
+int plb__run_end_borrowed(struct plb__run *r);
 
 /* result.c */
 PLB_WUR int plb__run_report(struct plb__run *r, double wall);

@@ -408,7 +408,8 @@ int plb__worker_open(struct plb *p, struct plb__pu_desc **desc_out, int *npu_out
 	for (int k = 0; k < PLB__PU_NKIND; k++) {
 		for (int i = 0; i < n->pus[k].n; i++) {
 			struct wpu *u = &w->pu[w->npu++];
-			struct plb__dev_spec s = {cfg, p->node, i, n->pus[k].v[i]};
+			struct plb__dev_spec s = {.cfg = cfg, .node = p->node, .index = i,
+						  .value = n->pus[k].v[i]};
 			u->w = w;
 			u->idx = w->npu - 1;
 			pthread_mutex_init(&u->mu, NULL);

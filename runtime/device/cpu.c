@@ -151,7 +151,7 @@ static int cpu_open(struct plb__dev *d, const struct plb__dev_spec *s, char *err
 	/* all: leave a core to each PU whose thread feeds a device (a GPU's:
 	 * staging copies, launches, waits); a team member sharing that core
 	 * would hold the whole team back */
-	int others = plb__dev_host_cores(s->cfg, s->node);
+	int others = s->host_cores;
 	int n = s->value >= 0 ? s->value : have - others > 0 ? have - others : 1;
 	if (s->value < 0 && n > MAX_TEAM)
 		n = MAX_TEAM;

@@ -31,6 +31,8 @@ struct plb__dev_spec {
 	const struct plb__config *cfg;
 	int node, index;
 	int value;              /* that value: cores (-1 all), device index, model index */
+	int host_cores;         /* host cores the node's PUs of a class with host_core
+				 * hold (plb__dev_open fills it) */
 };
 
 /* What a run gives every PU; set before begin. */
@@ -106,9 +108,6 @@ PLB_WUR int plb__dev_run(struct plb__dev *d, const struct plb_kernel_class *kc, 
 			 const struct plb_block *b, double arrive, struct plb__dev_times *t);
 void plb__dev_close(struct plb__dev *d);
 
-/* Cores that cpu = all leaves to the other PUs of node `node`: one per PU
- * of a class with host_core. */
-int plb__dev_host_cores(const struct plb__config *cfg, int node);
 
 /* CUDA devices this process sees: 0 when there is no driver, no device or
  * no CUDA in the build, -1 when the driver answers with another error;

@@ -13,6 +13,16 @@ static const struct plb__devclass *const classes[PLB__PU_NKIND] = {
 #undef X
 };
 
+/* Host cores the PUs of node `node` whose class has host_core hold. */
+static int host_cores(const struct plb__config *cfg, int node)
+{
+	int n = 0;
+	for (int k = 0; k < PLB__PU_NKIND; k++)
+		if (classes[k]->host_core)
+			n += cfg->nodes[node].pus[k].n;
+	return n;
+}
+
 int plb__dev_open(struct plb__dev *d, enum plb__pu_kind kind, const struct plb__dev_spec *s,
 		  char *err, size_t errlen)
 {
@@ -26,7 +36,9 @@ int plb__dev_open(struct plb__dev *d, enum plb__pu_kind kind, const struct plb__
 	d->info.device = -1;
 	d->info.cores = 1;
 	d->info.name = d->desc.name;
-	return d->cls->open(d, s, err, errlen);
+	struct plb__dev_spec spec = *s;
+	spec.host_cores = host_cores(s->cfg, s->node);
+	return d->cls->open(d, &spec, err, errlen);
 }
 
 int plb__dev_thread_start(struct plb__dev *d, char *err, size_t errlen)
@@ -54,14 +66,6 @@ int plb__dev_run(struct plb__dev *d, const struct plb_kernel_class *kc, void *ks
 	return rc;
 }
 
-int plb__dev_host_cores(const struct plb__config *cfg, int node)
-{
-	int n = 0;
-	for (int k = 0; k < PLB__PU_NKIND; k++)
-		if (classes[k]->host_core)
-			n += cfg->nodes[node].pus[k].n;
-	return n;
-}
 
 void plb__dev_close(struct plb__dev *d)
 {

@@ -6,6 +6,8 @@
 # device class and kernels' .cu files alone; the balancer uses none of
 # the runtime's libraries; git tracks no build output (test/cli/layers.py
 # has the rules). The checker is also shown to catch each kind of break.
+# Within each layer's folders, no files call each other in a circle
+# (test/cli/calls.py, over the build's objects), shown to catch one too.
 . test/cli/lib.bash
 layers=$(make -s --no-print-directory layers)
 check "make layers lists the layers (got '$layers')" [ "$(wc -w <<<"$layers")" -ge 5 ]
@@ -42,4 +44,21 @@ for what in "runtime/config/up.c: .*above" "runtime/core/mpi_elsewhere.c: .*mpi.
 	check "caught: $what (got: $out)" grep -q "$what" <<<"$out"
 done
 check "an app may include apps/app.h and its own headers (got: $out)" test "$(grep -c '^apps/y/' <<<"$out")" = 0
+
+# No circle of calls between a layer's files (BUILD's objects).
+BUILD=${BUILD:-build}
+dirs=$(cd "$BUILD" && find balancer runtime -name '*.o' -printf '%h\n' | sort -u)
+check "the build has the layers' objects (got: $(echo $dirs))" [ "$(wc -w <<<"$dirs")" -ge 7 ]
+# shellcheck disable=SC2086
+python3 test/cli/calls.py $(sed "s|^|$BUILD/|" <<<"$dirs") >"$TMP/calls" 2>&1; rc=$?
+cat "$TMP/calls"
+check "no files of a layer call each other in a circle" [ "$rc" -eq 0 ]
+mkdir -p "$TMP/circle"
+printf 'int b(void);\nint a(void) { return b(); }\n' >"$TMP/circle/a.c"
+printf 'int a(void);\nint b(void) { return a() + 1; }\n' >"$TMP/circle/b.c"
+printf 'int a(void);\nint c(void) { return a(); }\n' >"$TMP/circle/c.c"
+(cd "$TMP/circle" && cc -c a.c b.c c.c)
+out=$(python3 test/cli/calls.py "$TMP/circle" 2>&1); rc=$?
+check "a circle is caught (got: $out)" [ "$rc" -eq 1 ]
+check "... naming its files only (got: $out)" grep -q "a.c, b.c call each other" <<<"$out"
 finish
