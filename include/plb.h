@@ -282,7 +282,9 @@ PLB_API PLB_WUR int plb_pu_result(const plb_t *p, int pu, struct plb_pu_result *
  * models file, frees p. Returns 0 or the first error it met; each error is
  * logged (plb_errmsg cannot be asked after it: p is freed). p may be NULL. */
 PLB_API int plb_finalize(plb_t *p);
-/* The last error's message ("" if none). */
+/* The message of the last call's error ("" when the last call on p
+ * succeeded): each call on p but this one and plb_is_master starts with
+ * it cleared. */
 PLB_API const char *plb_errmsg(const plb_t *p);
 
 #ifdef __cplusplus

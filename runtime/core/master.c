@@ -295,6 +295,7 @@ int plb_run(plb_t *p, const struct plb_job *job)
 	struct plb__run r = {.p = p, .job = job};
 	struct pace pc = {0};
 	double wall0 = 0;
+	plb__api_begin(p);
 	int rc = check(&r);
 	if (rc)
 		return rc;

@@ -510,6 +510,7 @@ int plb_init(int *argc, char ***argv, const struct plb_options *o, plb_t **out)
 
 int plb_serve(plb_t *p)
 {
+	plb__api_begin(p);
 	if (!p || p->master || p->failed)
 		return p ? plb__fail(p, PLB_ESTATE, "plb_serve: not a started worker rank") : PLB_EINVAL;
 	int rc = plb__worker_serve(p);

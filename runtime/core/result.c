@@ -168,6 +168,7 @@ out:
 
 int plb_report(plb_t *p, FILE *f, int json)
 {
+	plb__api_begin(p);
 	if (!p || !p->master || !p->last)
 		return p ? plb__fail(p, PLB_ESTATE, "plb_report: no run on this rank") : PLB_EINVAL;
 	struct plb__run_result *res = p->last;
@@ -196,7 +197,8 @@ int plb_report(plb_t *p, FILE *f, int json)
 
 /* The caller's result struct, stamped abi, is one this library fills: 0,
  * or PLB_EINVAL with the message in p (the handle is the caller's, not
- * const memory: the API's const says the call does not change the run). */
+ * const memory: the API's const says the call does not change the run,
+ * and these calls write its message, as every call does). */
 static int result_abi(const plb_t *p, unsigned abi, const char *what)
 {
 	char why[256];
@@ -207,12 +209,13 @@ static int result_abi(const plb_t *p, unsigned abi, const char *what)
 
 int plb_result(const plb_t *p, struct plb_result *out)
 {
+	plb__api_begin((struct plb *)p);
 	if (!p || !out)
-		return PLB_EINVAL;
+		return p ? plb__fail((struct plb *)p, PLB_EINVAL, "plb_result: no struct to fill") : PLB_EINVAL;
 	if (result_abi(p, out->abi, "struct plb_result"))
 		return PLB_EINVAL;
 	if (!p->master || !p->last)
-		return PLB_ESTATE;
+		return plb__fail((struct plb *)p, PLB_ESTATE, "plb_result: no run on this rank yet");
 	const struct plb__report *r = &p->last->rep;
 	/* ABI 1's members: a later ABI appends, and fills those for a caller
 	 * of its own ABI only */
@@ -231,15 +234,17 @@ int plb_result(const plb_t *p, struct plb_result *out)
 
 int plb_pu_result(const plb_t *p, int pu, struct plb_pu_result *out)
 {
+	plb__api_begin((struct plb *)p);
 	if (!p || !out)
-		return PLB_EINVAL;
+		return p ? plb__fail((struct plb *)p, PLB_EINVAL, "plb_pu_result: no struct to fill") : PLB_EINVAL;
 	if (result_abi(p, out->abi, "struct plb_pu_result"))
 		return PLB_EINVAL;
 	if (!p->master || !p->last)
-		return PLB_ESTATE;
+		return plb__fail((struct plb *)p, PLB_ESTATE, "plb_pu_result: no run on this rank yet");
 	const struct plb__report *r = &p->last->rep;
 	if (pu < 0 || pu >= r->npu)
-		return PLB_EINVAL;
+		return plb__fail((struct plb *)p, PLB_EINVAL, "plb_pu_result: PU %d; accepted: 0 to %d (plb_result's npu - 1)",
+				 pu, r->npu - 1);
 	*out = (struct plb_pu_result){out->abi, r->pu_names[pu], r->pu_units[pu], r->idle_frac[pu]};
 	return 0;
 }

@@ -144,7 +144,16 @@ static inline int plb__held_up(double *checked, double now, double limit)
  * MPI_Finalize, whose fence would wait for it (peers.c). */
 void plb__peer_out(struct plb *p, int k);
 
-/* Record an error message in p->err (first one wins) and return rc. */
+/* An API call begins: the message of an earlier call's error is gone
+ * (plb_errmsg says the last call's). */
+static inline void plb__api_begin(struct plb *p)
+{
+	if (p)
+		p->err[0] = '\0';
+}
+
+/* Record an error message in p->err and return rc. Within one API call
+ * the first one wins: it is the cause, what follows its consequences. */
 #if defined(__GNUC__)
 __attribute__((format(printf, 3, 4)))
 #endif

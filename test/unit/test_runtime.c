@@ -893,6 +893,39 @@ static void test_abi_stamps(void **state)
 	assert_true(plb_version() == PLB_VERSION);
 }
 
+/* plb_errmsg is the last call's: a second failure says its own reason,
+ * not the first's, and a call that succeeds leaves it empty. */
+static void test_errmsg_is_the_last_calls(void **state)
+{
+	(void)state;
+	plb_t *p = start(two_pus);
+	struct plb_job job = {PLB_INIT, .kernel = "nosuch", .units = W, .in = in, .in_unit = 8,
+			      .out = out, .out_unit = 8};
+	assert_int_equal(plb_run(p, &job), PLB_ENOENT);
+	assert_non_null(strstr(plb_errmsg(p), "kernel 'nosuch' is not in plb_options.kernels"));
+	job.kernel = "count";
+	job.out = NULL;
+	assert_int_equal(plb_run(p, &job), PLB_EINVAL);
+	if (!strstr(plb_errmsg(p), "in, out, shared or acc is NULL") || strstr(plb_errmsg(p), "nosuch"))
+		fail_msg("the second failure says: %s", plb_errmsg(p));
+	struct plb_result res = {PLB_INIT};
+	assert_int_equal(plb_result(p, &res), PLB_ESTATE);
+	assert_non_null(strstr(plb_errmsg(p), "no run on this rank yet"));
+	assert_int_equal(run_once(p), 0);
+	assert_string_equal(plb_errmsg(p), "");
+	assert_int_equal(plb_result(p, &res), 0);
+	assert_string_equal(plb_errmsg(p), "");
+	struct plb_pu_result pr = {PLB_INIT};
+	assert_int_equal(plb_pu_result(p, 7, &pr), PLB_EINVAL);
+	assert_non_null(strstr(plb_errmsg(p), "PU 7; accepted: 0 to 1"));
+	FILE *sink = fopen("/dev/null", "w");
+	assert_non_null(sink);
+	assert_int_equal(plb_report(p, sink, 1), 0);
+	fclose(sink);
+	assert_string_equal(plb_errmsg(p), "");
+	stop(p);
+}
+
 /* A worker that runs another plb than the master's is refused when it
  * joins (HELLO0), with both versions in the message. */
 static void test_worker_of_another_version(void **state)
@@ -925,6 +958,7 @@ int main(void)
 		cmocka_unit_test(test_bad_coverage_fails),
 		cmocka_unit_test(test_abi_stamps),
 		cmocka_unit_test(test_worker_of_another_version),
+		cmocka_unit_test(test_errmsg_is_the_last_calls),
 	};
 	alarm(120);     /* a run that hangs (a block never redone) ends here, failed */
 	return cmocka_run_group_tests(tests, NULL, NULL);
