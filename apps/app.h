@@ -191,6 +191,18 @@ static inline int app_command_line(struct app_args *a, struct plb_options *o,
 #define APP_COMMAND_LINE(a, o, opts, argc, argv) \
 	app_command_line(a, o, opts, (int)(sizeof opts / sizeof *opts), argc, argv)
 
+/* Option opt's file (path; NULL: not asked for) can be written, checked
+ * on the first rank before the run, so that a bad path fails at start, not
+ * after the job: 0, or PLB_EIO after saying why. Nothing is created. */
+static inline int app_writable(const struct app_args *a, const char *opt, const char *path)
+{
+	char why[600];
+	if (!path || !a->say || !plb_check_writable(path, why, sizeof why))
+		return 0;
+	fprintf(stderr, "%s: %s %s\n", a->name, opt, why);
+	return PLB_EIO;
+}
+
 /* After plb_init: a worker rank (or a failed start) serves, finalizes and
  * gets its exit status here; the master gets -1 and goes on. */
 static inline int app_worker(plb_t *p, int init_rc)

@@ -244,6 +244,13 @@ PLB_API PLB_WUR int plb_options_parse(int *argc, char **argv, struct plb_options
 /* plb's options, one line each with what they take, as plb_options_parse
  * reads them: for an app's --help. */
 PLB_API void plb_options_usage(FILE *f);
+/* Whether a file can be written at path, asked before a run so that a bad
+ * output option fails at start, not after the job: 0 when it exists and
+ * can be written, or does not exist and its folder can be; else
+ * PLB_EINVAL or PLB_EIO with the reason in err (len bytes). Nothing is
+ * created, truncated or replaced. Any thread. */
+PLB_API PLB_WUR int plb_check_writable(const char *path, char *err, size_t len);
+
 /* The rank the launcher gives this process, before plb_init (0 without a
  * launcher): for printing usage errors once. */
 PLB_API int plb_launch_rank(void);

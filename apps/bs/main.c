@@ -79,8 +79,8 @@ int main(int argc, char **argv)
 	 * master at once with file:line; the workers never read it */
 	void *in = NULL, *out = NULL;
 	size_t count = (size_t)n;
-	int rc = 0;
-	if (input && a.say) {
+	int rc = app_writable(&a, "--output", output);
+	if (!rc && input && a.say) {
 		char err[512];
 		if ((rc = plb__bs_read_csv(input, prec, &in, &count, err, sizeof err)))
 			fprintf(stderr, "plb-bs: --input %s\n", err);

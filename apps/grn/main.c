@@ -156,8 +156,9 @@ int main(int argc, char **argv)
 	uint8_t *lev = NULL;
 	void *sh = NULL;
 	struct plb__grn_best *best = NULL;
-	int n = (int)genes, s = (int)samples, k = (int)size, c = (int)levels, rc = 0;
-	if (a.say) {
+	int n = (int)genes, s = (int)samples, k = (int)size, c = (int)levels;
+	int rc = app_writable(&a, "--output", output);
+	if (!rc && a.say) {
 		char err[512];
 		if (input) {
 			if ((rc = plb__grn_read(input, &expr, &names, &n, &s, err, sizeof err)))

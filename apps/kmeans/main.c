@@ -139,8 +139,11 @@ int main(int argc, char **argv)
 	double *acc = NULL;
 	void *sh = NULL;
 	size_t count = (size_t)n;
-	int d = (int)dim, rc = 0;
-	if (a.say) {
+	int d = (int)dim;
+	int rc = app_writable(&a, "--labels", labels_out);
+	if (!rc)
+		rc = app_writable(&a, "--centroids", cent_out);
+	if (!rc && a.say) {
 		char err[512];
 		if (input) {
 			if ((rc = plb__km_read(input, &pts, &count, &d, err, sizeof err)))

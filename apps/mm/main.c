@@ -59,10 +59,14 @@ int main(int argc, char **argv)
 	enum plb__mm_prec prec = !strcmp(a.prec, "double") ? PLB__MM_F64 : PLB__MM_F32;
 	long seed = a.seed;
 
+	/* the output's path is checked before the run, not after it */
+	int unwritable = app_writable(&a, "--output", output);
 	plb_t *p;
 	int rc = plb_init(&argc, &argv, &o, &p);
 	if ((status = app_worker(p, rc)) >= 0)
 		return status;
+	if (unwritable)
+		return app_end(p, unwritable);
 
 	size_t elem = plb__mm_elem(prec), nn = (size_t)n * (size_t)n;
 	struct plb__mm_shared *sh = malloc(sizeof *sh + nn * elem);

@@ -315,6 +315,11 @@ static int master_init(struct plb *p, const struct plb_options *o)
 		first_err = plb__fail(p, PLB_ENOMEM, "out of memory");
 	if (!first_err && p->models_path)
 		first_err = plb__kept_load(p, p->models_path);
+	/* written at plb_finalize: a path that cannot be is refused now */
+	char why[512];
+	if (!first_err && p->models_path && plb_check_writable(p->models_path, why, sizeof why))
+		first_err = o->models ? plb__fail(p, PLB_EIO, "--models %s", why)
+				      : plb__fail(p, PLB_EIO, "%s: [run] models = %s", p->cfg.path, why);
 	if (!first_err && o->trace)
 		first_err = trace_open(p, o->trace);
 	rc = first_err;
