@@ -1,13 +1,22 @@
 /* hdss: the Heterogeneous Dynamic Self-Scheduler (Belviranli, Bhuyan,
  * Gupta, ACM TACO 9(4), 2013), as the PLB papers ran it. Adaptive phase:
- * each PU runs hdss_samples blocks of doubling size (all within
- * hdss_adaptive_fraction of W); its throughput is fitted against block size
- * with a logarithmic curve thr(x) = a ln x + b by least squares, and its
- * weight is the saturated throughput (the curve at four times its largest
- * block, kept within [1, 1.5] times the best throughput it showed). A PU
- * that finishes the phase before the others repeats its last size rather
- * than idle. Completion phase: each block is the PU's weight share of
- * remaining / hdss_div, so blocks decrease like guided self-scheduling. */
+ * each PU runs hdss_samples blocks of doubling size (sized so that every
+ * PU's fit within hdss_adaptive_fraction of W); its throughput is fitted
+ * against block size with a logarithmic curve thr(x) = a ln x + b by least
+ * squares after each of them, and its weight is the saturated throughput
+ * (the curve at four times its largest block, kept within [1, 1.5] times
+ * the best throughput it showed), settled once it has all its samples. A
+ * PU that finishes the phase before the others repeats its last size
+ * rather than idle.
+ *
+ * The phase ends when every PU's weight has settled, or once its blocks
+ * hold hdss_adaptive_fraction of W: a PU far slower than the rest, still
+ * in its first blocks, does not keep the others training to the end of
+ * the job (on half of config/sim every block had been a training block).
+ * Completion phase: each block is the PU's weight share of remaining /
+ * hdss_div, so blocks decrease like guided self-scheduling; a PU whose
+ * weight is not settled takes part with the weight of the samples it has,
+ * and one with none yet finishes its training block first. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -18,13 +27,16 @@ struct hdss_pu {
 	int nsamples;
 	double size;            /* its current adaptive block size */
 	double lx[64], thr[64]; /* ln(size), throughput per adaptive block */
-	double weight;          /* 0 until fitted */
+	double weight;          /* from its samples so far; 0 before the first */
+	int settled;            /* its weight is from hdss_samples samples */
 };
 
 struct hdss_state {
 	struct hdss_pu *pu;
-	int weighted;           /* PUs with a weight */
-	double wsum;
+	int settled;            /* PUs alive whose weight has settled */
+	double wsum;            /* the weights of the PUs alive */
+	double trained;         /* units the adaptive phase granted */
+	int completion;         /* the adaptive phase is over */
 };
 
 static int hdss_init(struct plb__balancer *b)
@@ -77,13 +89,17 @@ static int hdss_next(struct plb__balancer *b, int pu, double now,
 	struct hdss_pu *P = &h->pu[pu];
 	int k = (int)b->p.hdss_samples;
 	*step = 0;
-	if (P->weight == 0 || h->weighted < b->alive) {
+	if (!h->completion && (h->settled >= b->alive ||
+			       h->trained >= b->p.hdss_adaptive_fraction * (double)b->W))
+		h->completion = 1;
+	if (!h->completion || P->weight == 0) {
 		if (P->nblocks >= k && b->pu[pu].nout > 0)
 			return PLB__NEXT_WAIT;
 		if (P->nblocks < k && P->nblocks > P->nsamples)
 			return PLB__NEXT_WAIT;   /* sizes double: needs the sample */
 		*units = P->size;
 		*kind = PLB__GRANT_TRAINING;
+		h->trained += P->size;
 		if (P->nblocks < k - 1)
 			P->size *= 2;
 		P->nblocks++;
@@ -107,21 +123,25 @@ static void hdss_done(struct plb__balancer *b, int pu,
 	P->lx[P->nsamples] = log((double)g->units);
 	P->thr[P->nsamples] = (double)g->units / t;
 	P->nsamples++;
-	if (P->weight == 0 && P->nsamples >= (int)b->p.hdss_samples) {
-		P->weight = fit_weight(P);
-		h->weighted++;
-		h->wsum += P->weight;
+	if (P->settled || b->pu[pu].lost)
+		return;
+	/* every sample refits the weight until it has them all */
+	h->wsum -= P->weight;
+	P->weight = fit_weight(P);
+	h->wsum += P->weight;
+	if (P->nsamples >= (int)b->p.hdss_samples) {
+		P->settled = 1;
+		h->settled++;
 	}
 }
 
 static void hdss_lost(struct plb__balancer *b, int pu)
 {
 	struct hdss_state *h = b->ps;
-	if (h->pu[pu].weight > 0) {
-		h->weighted--;
-		h->wsum -= h->pu[pu].weight;
-	}
+	h->settled -= h->pu[pu].settled;
+	h->wsum -= h->pu[pu].weight;
 	h->pu[pu].weight = 0;
+	h->pu[pu].settled = 0;
 }
 
 const struct plb__policy plb__policy_hdss = {

@@ -141,12 +141,79 @@ static void test_hdss_small_domain(void **state)
 	plb__balancer_destroy(b);
 }
 
+/* A PU far slower than the rest (1000x) is still in its first training
+ * blocks when the others have run theirs many times over: the adaptive
+ * phase ends once its blocks hold hdss_adaptive_fraction of W (a block
+ * past it at most), and the fast PUs get weighted, decreasing blocks while
+ * the slow one trains on; once its first block reports, it takes part
+ * with that block's weight. Before, the phase waited for every PU's
+ * weight, and on a cluster with such a PU every block was a training
+ * block. Every unit done exactly once. */
+static void test_hdss_slow_pu_does_not_hold_the_phase(void **state)
+{
+	(void)state;
+	const uint64_t W = 10000000;
+	const double rate[3] = {1e6, 2e6, 1e3};  /* units a second */
+	plb__balancer_t *b;
+	assert_int_equal(plb__balancer_create(NULL, "hdss", 3, W, &b), 0);
+	struct plb__grant g[3];
+	double end[3], now = 0, trained = 0, last_regular = INFINITY;
+	int busy[3] = {0}, regular_before_slow = 0, slow_regular = 0, shrank = 0;
+	unsigned char *seen = calloc(W, 1);
+	assert_non_null(seen);
+	while (!plb__balancer_finished(b)) {
+		for (int i = 0; i < 3; i++) {
+			if (busy[i])
+				continue;
+			int rc = plb__balancer_next(b, i, now, &g[i]);
+			if (rc != PLB__NEXT_GRANT)
+				continue;
+			busy[i] = 1;
+			end[i] = now + (double)g[i].units / rate[i];
+			if (g[i].kind == PLB__GRANT_TRAINING) {
+				trained += (double)g[i].units;
+			} else if (i < 2) {
+				struct plb__balancer_stats st;
+				plb__balancer_stats(b, &st);
+				regular_before_slow += st.units_done < W / 2 && !slow_regular;
+				shrank += (double)g[i].units < last_regular;
+				last_regular = (double)g[i].units;
+			} else {
+				slow_regular = 1;
+			}
+		}
+		int next = -1;
+		for (int i = 0; i < 3; i++)
+			if (busy[i] && (next < 0 || end[i] < end[next]))
+				next = i;
+		assert_true(next >= 0);
+		now = end[next];
+		busy[next] = 0;
+		struct plb__block_done s = {g[next].id, (double)g[next].units / rate[next], 0, now, 0};
+		assert_int_equal(plb__balancer_done(b, next, &s), 0);
+		for (uint64_t u = g[next].offset; u < g[next].offset + g[next].units; u++)
+			seen[u]++;
+	}
+	for (uint64_t u = 0; u < W; u++)
+		if (seen[u] != 1)
+			fail_msg("unit %llu done %d times", (unsigned long long)u, seen[u]);
+	free(seen);
+	/* the phase ended by its budget: one doubled block past it at most */
+	if (!(trained <= 0.2 * (double)W + 8192 * 3))
+		fail_msg("%.0f units in training blocks, over the adaptive phase's %.0f", trained, 0.2 * (double)W);
+	if (!(regular_before_slow > 0 && shrank > 0 && slow_regular))
+		fail_msg("regular blocks before the slow PU's weight: %d, of which shrinking %d; the slow PU got one: %d",
+			 regular_before_slow, shrank, slow_regular);
+	plb__balancer_destroy(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_hdss_weights),
 		cmocka_unit_test(test_hdss_weight_one),
 		cmocka_unit_test(test_hdss_small_domain),
+		cmocka_unit_test(test_hdss_slow_pu_does_not_hold_the_phase),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
