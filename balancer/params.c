@@ -68,6 +68,16 @@ int plb__params_assign(struct plb__params *p, const char *assignment,
 	return plb__params_set(p, key, eq + 1, err, errlen);
 }
 
+int plb__params_check(const struct plb__params *p, int npu, char *err, size_t errlen)
+{
+	if (p->solver == 2 && npu > PLB__SLSQP_MAX_PU) {
+		snprintf(err, errlen, "solver = 2 (SLSQP only) takes at most %d PUs, and the cluster has %d: SLSQP is dense, O(n^3) in the PUs (17 ms a solve at 64 PUs, 2.2 s at 256), and a run solves at every step; accepted: solver = 0 (the default: the one-variable reduction, SLSQP only where it refuses a curve) or 1",
+			 PLB__SLSQP_MAX_PU, npu);
+		return PLB_EINVAL;
+	}
+	return 0;
+}
+
 int plb__params_describe(int i, const char **name, double *def, double *lo,
 			 double *hi, const char **doc)
 {

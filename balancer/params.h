@@ -46,7 +46,7 @@
 	X(change_threshold, 0.3, 0.01, 100,                                    \
 	  "a sample off its prediction by more than this factor rescales the PU's older samples (speed change)") \
 	X(solver, 0, 0, 2,                                                     \
-	  "0 auto (one-variable reduction; SLSQP when it refuses a curve), 1 reduction only, 2 SLSQP only") \
+	  "0 auto (one-variable reduction; SLSQP when it refuses a curve), 1 reduction only, 2 SLSQP only (NLopt; at most 64 PUs: it is dense, O(n^3))") \
 	X(hec_threshold, 0.1, 0, 10,                                           \
 	  "PLB-HeC: re-solve when a round's finish times differ by more than this fraction of the round") \
 	X(hec_r2, 0.7, 0, 1,                                                   \
@@ -81,6 +81,16 @@ PLB_WUR int plb__params_set(struct plb__params *p, const char *key,
  * message when there is no '=', else as plb__params_set. */
 PLB_WUR int plb__params_assign(struct plb__params *p, const char *assignment,
 			       char *err, size_t errlen);
+
+/* SLSQP (solver = 2) is dense, O(n^3) in the PUs: 17 ms a solve at 64
+ * PUs, 2.2 s at 256 (build/bench/bench_solver), and a run solves at every
+ * step. It takes at most this many. */
+#define PLB__SLSQP_MAX_PU 64
+
+/* Whether p suits a cluster of npu PUs: 0, or PLB_EINVAL with a message
+ * in err that says why and what is accepted (solver = 2 past
+ * PLB__SLSQP_MAX_PU PUs). */
+PLB_WUR int plb__params_check(const struct plb__params *p, int npu, char *err, size_t errlen);
 
 /* Iterate the table: returns 0 and fills the out pointers for i in range,
  * PLB_ENOENT past the end. */

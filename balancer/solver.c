@@ -472,9 +472,11 @@ static int sq_run(struct sq *c, double *xs, double *T)
 
 		T0 = fmax(T0, f->avail + f->eval(f->ctx, xs[i]));
 		s[i] = xs[i] > 1e-3 * c->S / m ? xs[i] : c->S / m;
-		y[i] = xs[i] / s[i];
 		lb[i] = 0;
 		ub[i] = c->S / s[i];
+		/* within the bounds, which NLopt insists on: a share scaled
+		 * to sum to S may pass S by an ulp */
+		y[i] = fmin(xs[i] / s[i], ub[i]);
 		tol[i] = SQ_CTOL;
 	}
 	if (!(T0 > 0) || !isfinite(T0)) {
@@ -505,11 +507,12 @@ static int sq_run(struct sq *c, double *xs, double *T)
 	}
 	r = nlopt_optimize(opt, y, &fval);
 	/* NLopt returns the best point it saw within the constraint
-	 * tolerances, so a roundoff-limited stop still leaves a usable one. */
+	 * tolerances, so a roundoff-limited stop, or one at the evaluations'
+	 * limit, still leaves a usable one: the caller polishes it, checks
+	 * it, and runs again from it where it is not the answer. */
 	if (r == NLOPT_OUT_OF_MEMORY)
 		rc = PLB_ENOMEM;
-	else if ((r < 0 && r != NLOPT_ROUNDOFF_LIMITED) ||
-		 r == NLOPT_MAXEVAL_REACHED || !isfinite(fval))
+	else if ((r < 0 && r != NLOPT_ROUNDOFF_LIMITED) || !isfinite(fval))
 		rc = PLB_ESOLVE;
 	for (int i = 0; i < m; i++)
 		xs[i] = fmin(fmax(s[i] * y[i], 0), c->S);
@@ -536,11 +539,120 @@ static int sq_done(const struct sq *c, const double *xs)
 			continue;
 		}
 		hi = fmax(hi, t);
-		if (f->deriv(f->ctx, xs[i]) > 0)
+		/* one on a falling stretch may finish early at the optimum;
+		 * one on a flat one would take more at no cost */
+		if (f->deriv(f->ctx, xs[i]) >= 0 && xs[i] < c->S)
 			lo = fmin(lo, t);
 	}
 	return !(hi - lo > SQ_SPREAD * fabs(hi)) &&
 	       !(idle < hi - SQ_SPREAD * fabs(hi));
+}
+
+/* Newton on SLSQP's answer: the PUs with data and a slope there take
+ * shares that finish together, x_p += (T' - t_p) / E_p' with T' such that
+ * the shares still sum to S, a step halved while it would end later; a PU
+ * that finishes early on a flat stretch (held below its smallest block)
+ * first takes all the units it can run in the same time. Where a curve
+ * has a kink (a model's cap: past it a PU's share runs as several blocks
+ * and its slope leaps), SLSQP's line search stops at it, its quasi-Newton
+ * step built on the slope on the kink's near side; a flat stretch gives it
+ * no slope to move by at all. */
+static void sq_polish(const struct plb__efun *e, const int *idx, int m, double S, double *y)
+{
+	double *t = malloc(4 * (size_t)m * sizeof *t);
+	if (!t)
+		return;
+	double *d = t + m, *z = d + m, *flat = z + m;
+	for (int it = 0; it < 50; it++) {
+		double w = 0, a = 0, fixed = 0, hi = -INFINITY;
+		for (int i = 0; i < m; i++) {
+			const struct plb__efun *f = &e[idx[i]];
+			t[i] = f->avail + f->eval(f->ctx, y[i]);
+			d[i] = y[i] > SQ_ZERO * S ? f->deriv(f->ctx, y[i]) : 0;
+			if (y[i] > SQ_ZERO * S)
+				hi = fmax(hi, t[i]);
+		}
+		for (int i = 0; i < m; i++) {
+			const struct plb__efun *f = &e[idx[i]];
+			flat[i] = y[i];
+			if (d[i] == 0 && y[i] > SQ_ZERO * S && t[i] < hi) {
+				/* the end of its flat stretch, from below */
+				double lo = y[i], up = S;
+				for (int k = 0; k < 100 && up - lo > 1e-12 * S; k++) {
+					double mid = lo + 0.5 * (up - lo);
+					if (f->avail + f->eval(f->ctx, mid) <= t[i])
+						lo = mid;
+					else
+						up = mid;
+				}
+				flat[i] = lo;
+			}
+			if (d[i] > 0) {
+				w += 1 / d[i];
+				a += y[i] - t[i] / d[i];
+			} else {
+				fixed += flat[i];
+			}
+		}
+		if (!(w > 0))
+			break;
+		double Tn = (S - fixed - a) / w, moved = 0;
+		for (double step = 1; step > 1e-3; step *= 0.5) {
+			double u = 0, hz = -INFINITY;
+			for (int i = 0; i < m; i++) {
+				z[i] = d[i] > 0 ? fmin(fmax(y[i] + step * (Tn - t[i]) / d[i], 0), S)
+						: y[i] + step * (flat[i] - y[i]);
+				u += z[i];
+			}
+			for (int i = 0; i < m; i++) {
+				const struct plb__efun *f = &e[idx[i]];
+				z[i] = u > 0 ? z[i] * (S / u) : z[i];
+				if (z[i] > SQ_ZERO * S)
+					hz = fmax(hz, f->avail + f->eval(f->ctx, z[i]));
+			}
+			if (hz < hi) {
+				for (int i = 0; i < m; i++) {
+					moved = fmax(moved, fabs(z[i] - y[i]));
+					y[i] = z[i];
+				}
+				break;
+			}
+		}
+		if (moved <= 1e-12 * S)
+			break;
+	}
+	free(t);
+}
+
+/* Whether no split of S finishes by T, where every curve is
+ * non-decreasing: the most units each PU could finish by T (bisected from
+ * above: an upper bound) add up to less than S. A certificate that the
+ * finish T / (1 - SQ_SPREAD) is optimal where SLSQP's split is not the
+ * one with equal finish times that sq_done looks for: with a PU whose
+ * curve is flat where it pins T (held below its smallest block), the
+ * others may finish early at the optimum too, and any split is as good. */
+static int sq_infeasible(const struct plb__efun *e, int n, double S, double T)
+{
+	double sum = 0;
+
+	for (int p = 0; p < n && sum < S; p++) {
+		const struct plb__efun *f = &e[p];
+		double a = 0, b = S;
+
+		if (!(f->avail + f->eval(f->ctx, 0) <= T))
+			continue;               /* any share takes longer */
+		if (f->avail + f->eval(f->ctx, S) <= T)
+			return 0;
+		for (int k = 0; k < 200 && b - a > 1e-12 * S; k++) {
+			double mid = a + 0.5 * (b - a);
+			if (f->avail + f->eval(f->ctx, mid) <= T)
+				a = mid;
+			else
+				b = mid;
+		}
+		sum += b;
+	}
+	return sum < S;
 }
 
 int plb__solve_slsqp(const struct plb__efun *e, int n, double S, double *x,
@@ -606,58 +718,71 @@ int plb__solve_slsqp(const struct plb__efun *e, int n, double S, double *x,
 			T_ub = fmin(T_ub, t);
 	}
 	for (int p = 0; p < n; p++)
-		if (p == best || f0[p] < T_ub) {
+		if (p == best || f0[p] <= T_ub) {
 			y[m] = x[p];
 			idx[m++] = p;
 		}
 	c.idx = idx;
 
 	/* A PU whose constraint holds T up at a zero share (its fixed cost
-	 * or avail is past the optimum) pins T and leaves the rest of the
-	 * split free: drop it and solve again. NLopt's SLSQP can also stop
-	 * short (on a step that leaves tau as it was, or with the best
-	 * feasible point far behind its iterates); a split whose finish
-	 * times still differ is solved again from where it stopped, with
-	 * the scales taken afresh. */
-	for (int round = 0;; round++) {
+	 * or avail is past the optimum), or where its curve is flat down to
+	 * a zero share (held below its smallest block: any share takes as
+	 * long, and SLSQP has no slope to move it by), pins T and leaves the
+	 * rest of the split free: drop it and solve again. Dropping one may
+	 * leave the rest unable to finish as early: the best split so far
+	 * (in x) is the answer, once its finish is shown optimal
+	 * (sq_infeasible) or the split is one SLSQP stopped on with equal
+	 * finish times (sq_done). NLopt's SLSQP can also stop short (on a
+	 * step that leaves tau as it was, or with the best feasible point far
+	 * behind its iterates): a split that is neither is solved again from
+	 * where it stopped, with the scales taken afresh, SQ_ROUNDS times at
+	 * most without a PU dropped. */
+	double T_best = INFINITY;
+	for (int stalls = 0;;) {
 		double u = seq_sum(y, m);
-		int keep = 0;
+		int keep = 0, done;
 
 		for (int i = 0; i < m; i++)
 			y[i] = u > 0 ? y[i] * (S / u) : S / m;
 		c.m = m;
 		if (m == 1) {
 			y[0] = S;
+		} else {
+			if ((rc = sq_run(&c, y, &T)))
+				goto out;
+			sq_polish(e, idx, m, S, y);
+		}
+		T = -INFINITY;  /* the split's finish */
+		for (int i = 0; i < m; i++)
+			if (y[i] > SQ_ZERO * S)
+				T = fmax(T, e[idx[i]].avail + e[idx[i]].eval(e[idx[i]].ctx, y[i]));
+		done = m == 1 || sq_done(&c, y);
+		if (T < T_best) {
+			T_best = T;
+			memset(x, 0, (size_t)n * sizeof *x);
+			for (int i = 0; i < m; i++)
+				if (y[i] > SQ_ZERO * S)
+					x[idx[i]] = y[i];
+		}
+		if (done || sq_infeasible(e, n, S, T_best * (1 - SQ_SPREAD)))
 			break;
-		}
-		if (round == SQ_ROUNDS) {
-			rc = PLB_ESOLVE;
-			goto out;
-		}
-		rc = sq_run(&c, y, &T);
-		if (rc)
-			goto out;
 		for (int i = 0; i < m; i++) {
 			const struct plb__efun *f = &e[idx[i]];
+			double pin = T - 1e-8 * fabs(T);
 
-			if (y[i] <= SQ_ZERO * S && f->avail +
-			    f->eval(f->ctx, y[i]) >= T - 1e-8 * fabs(T))
+			if (f->avail + f->eval(f->ctx, y[i]) >= pin &&
+			    (y[i] <= SQ_ZERO * S ||
+			     (f->deriv(f->ctx, y[i]) <= 0 && f->avail + f->eval(f->ctx, 0) >= pin)))
 				continue;
 			y[keep] = y[i];
 			idx[keep++] = idx[i];
 		}
-		if (keep == 0) {	/* cannot happen: the shares sum to S */
+		if (keep == 0 || (keep == m && ++stalls > SQ_ROUNDS)) {
 			rc = PLB_ESOLVE;
 			goto out;
 		}
-		if (keep == m && sq_done(&c, y))
-			break;
 		m = keep;
 	}
-	memset(x, 0, (size_t)n * sizeof *x);
-	for (int i = 0; i < m; i++)
-		if (y[i] > SQ_ZERO * S)
-			x[idx[i]] = y[i];
 	spread(x, NULL, n, S);
 	rc = finish_time(e, n, x, &T);
 	if (!rc)

@@ -148,6 +148,10 @@ int main(int argc, char **argv)
 			goto out;
 		}
 	}
+	if (plb__params_check(&cfg.params, cfg.npu, err, sizeof err)) {
+		fprintf(stderr, "plbsim: %s: [balancer] %s\n", cfg.path, err);
+		goto out;
+	}
 	if (!policy)
 		policy = cfg.policy;
 	int all = strcmp(policy, "all") == 0;

@@ -310,13 +310,15 @@ static int master_init(struct plb *p, const struct plb_options *o)
 				      p->cfg.path, p->cfg.nodes[assign[0]].line, p->cfg.nodes[assign[0]].name,
 				      plb__pu_keys(keys, sizeof keys, 0));
 	}
+	char why[600];
+	if (!first_err && plb__params_check(&p->cfg.params, p->npu, why, sizeof why))
+		first_err = plb__fail(p, PLB_ECONFIG, "%s: [balancer] %s", p->cfg.path, why);
 	const char *models = o->models ? o->models : p->cfg.models_file;
 	if (!first_err && models && !(p->models_path = strdup(models)))
 		first_err = plb__fail(p, PLB_ENOMEM, "out of memory");
 	if (!first_err && p->models_path)
 		first_err = plb__kept_load(p, p->models_path);
 	/* written at plb_finalize: a path that cannot be is refused now */
-	char why[512];
 	if (!first_err && p->models_path && plb_check_writable(p->models_path, why, sizeof why))
 		first_err = o->models ? plb__fail(p, PLB_EIO, "--models %s", why)
 				      : plb__fail(p, PLB_EIO, "%s: [run] models = %s", p->cfg.path, why);

@@ -1,7 +1,8 @@
 # plbsim's command line: bad options are refused with exit 2 (as the
 # apps) and a message saying what is accepted; a bad scenario exits 1;
 # --json has every key of the contract; --csv writes one line per event;
-# --params lists the balancer parameters; a valid --set changes the run; a
+# --params lists the balancer parameters; a valid --set changes the run
+# (solver = 2 is refused past 64 PUs); a
 # run that loses PUs says so and covers the domain, and one that cannot
 # finish exits 3.
 . test/cli/lib.bash
@@ -23,6 +24,9 @@ refused "out of range --set" "out of range" $S --set end_fraction=2
 refused "no scenario" "exactly one scenario" --policy greedy
 refused "trace with all" "--trace needs a single --policy" $S --policy all --trace "$TMP/t.json"
 refused "csv with all" "--csv needs a single --policy" $S --policy all --csv "$TMP/t.csv"
+# SLSQP alone past 64 PUs (dense: seconds a solve) is refused at start
+refused "solver=2 on 1024 PUs" "solver = 2 (SLSQP only) takes at most 64 PUs, and the cluster has 1024" \
+	config/sim/large-1024.ini --set solver=2
 
 json=$("$PLBSIM" $S --policy greedy --solve-us 100 --json); rc=$?
 check "json run exits 0" [ "$rc" -eq 0 ]
