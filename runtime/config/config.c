@@ -82,6 +82,8 @@ static const struct key keys[] = {
 	 "seconds in [0.05, 1e6]: the master takes out a worker rank silent this long in a run (its blocks go to the others), or longer for one that was silent a quarter of it before or has a block out predicted at a third of it (4x that silence, 3x that block, at most peer_timeout_s); a worker says it is alive every fifth of it"},
 	{S_NETWORK, "startup_timeout_s", K_NUM, 0, 1, 1e6, 120, NULL, CFG(startup_timeout_s),
 	 "seconds in [1, 1e6] the master waits at start for every worker rank to report its PUs (a node whose devices take long to open needs more); past it plb_init fails naming the silent ranks"},
+	{S_NETWORK, "end_lost", K_INT, 0, 0, 1, 1, NULL, CFG(end_lost),
+	 "0 or 1: where worker ranks were taken out (dead, frozen, cut off), the master ends the job when its process exits, with MPI_Abort, so that mpirun does not wait for a frozen rank (1, the default), or leaves it to the launcher (0: mpirun waits for every rank)"},
 	{S_NODE, "host", K_TEXT, 0, 0, 0, 0, NULL, NODE(host),
 	 "a host name, or * for any"},
 #define X(ID, cls, key, value, accepts) {S_NODE, key, K_PUS, 0, 0, 0, 0, NULL, PLB__PU_##ID, accepts},

@@ -86,6 +86,7 @@ struct plb__config {
 	double peer_timeout_s;  /* a rank silent this long in a run is gone; default 10 */
 	double peer_timeout_min_s; /* a worker silent this long may be gone (master.c, peer_limit); default 1 */
 	double startup_timeout_s; /* the handshake's limit on a rank's silence; default 120 */
+	int end_lost;           /* ranks taken out: MPI_Abort at the master's exit; default 1 */
 	int nnodes;
 	struct plb__node *nodes;
 	int nmodels;

@@ -10,10 +10,13 @@
  * the one message. At the end:
  *
  *   master -> worker  SHUTDOWN
- *   worker -> master  ALIVE (arg 1: heard), then BYE once its PUs are closed
+ *   worker -> master  ALIVE (PLB__F_HEARD), then BYE once its PUs are closed
  *   master -> worker  FIN: whether to call MPI_Finalize (not if a rank is lost)
  *
- * before the transport ends (master_shutdown). */
+ * before the transport ends (master_shutdown). Where ranks were taken out,
+ * the master ends the job with MPI_Abort when its process exits ([network]
+ * end_lost), so that mpirun does not wait for a frozen one. */
+#define _DEFAULT_SOURCE         /* on_exit */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -526,6 +529,29 @@ int plb_serve(plb_t *p)
 	return rc;
 }
 
+/* Ranks were taken out (dead, frozen, cut off): MPI_Finalize is skipped,
+ * and mpirun would wait for a frozen rank until the batch system's limit.
+ * When the master's process exits, after the app has written what it
+ * writes, MPI_Abort ends every rank, with the process's exit status (which
+ * Open MPI 4.1's mpirun returns, but not under --enable-recovery, where
+ * it exits 0: measured). A rank on a host whose Open MPI daemon is lost
+ * is beyond it: mpirun waits for the daemon (docs/FAULTS.md). */
+static void end_lost_job(int status, void *arg)
+{
+	(void)arg;
+	fflush(NULL);
+	plb__log(PLB__LOG_WARN, "plb", "worker ranks were taken out of this job: the master ends it with MPI_Abort (exit status %d), so that mpirun does not wait for them; [network] end_lost = 0 leaves that to the launcher",
+		 status);
+	plb__transport_mpi_abort(status);
+}
+
+static void end_lost_at_exit(void)
+{
+	static int set;
+	if (!set && !on_exit(end_lost_job, NULL))
+		set = 1;
+}
+
 /* plb_finalize's errors: no caller can ask for them (p is freed), so each
  * is logged as it comes, once. */
 static int fin_report(struct plb *p, int rc)
@@ -663,6 +689,9 @@ int plb_finalize(plb_t *p)
 		int r = p->tp->ops->flush(p->tp, 30);
 		if (r && !rc)
 			rc = fin_report(p, plb__fail(p, r, "%s", p->tp->err));
+		if (p->master && p->tp->no_finalize && !p->tp->ops->same_memory && p->have_cfg &&
+		    p->cfg.end_lost)
+			end_lost_at_exit();
 		if (p->tp->ops->wakes)
 			p->tp->ops->set_waker(p->tp, NULL, NULL);
 		p->tp->ops->destroy(p->tp);

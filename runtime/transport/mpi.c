@@ -26,6 +26,11 @@ int plb__transport_mpi_create(int *argc, char ***argv, struct plb__transport **o
 	snprintf(err, errlen, "this build has no MPI (make MPI=0) but was started by mpirun; accepted: run it directly (one process), or build with MPI");
 	return PLB_ESTATE;
 }
+
+void plb__transport_mpi_abort(int status)
+{
+	(void)status;
+}
 #else
 #include <limits.h>
 #include <stdio.h>
@@ -521,6 +526,13 @@ static const struct plb__transport_ops mpi_ops = {
 	.forget = mpi_forget,
 	.settle = mpi_settle,
 };
+
+void plb__transport_mpi_abort(int status)
+{
+	int up = 0, down = 1;
+	if (MPI_Initialized(&up) == MPI_SUCCESS && up && MPI_Finalized(&down) == MPI_SUCCESS && !down)
+		MPI_Abort(MPI_COMM_WORLD, status);
+}
 
 int plb__transport_mpi_create(int *argc, char ***argv, struct plb__transport **out,
 			      char *err, size_t errlen)

@@ -271,6 +271,10 @@ void plb__waiter_wait(struct plb__waiter *w, unsigned long seen, long us);
 PLB_WUR int plb__transport_mpi_create(int *argc, char ***argv,
 				      struct plb__transport **out,
 				      char *err, size_t errlen);
+/* MPI_Abort on MPI_COMM_WORLD with status, where MPI is initialised and
+ * not finalised (a job whose ranks were taken out, at the master's exit);
+ * nothing otherwise, and in a build without MPI. */
+void plb__transport_mpi_abort(int status);
 /* The rank an MPI launcher (Open MPI, MPICH/Hydra, PMI and PMIx ones) gives
  * this process, from the environment, so also known before MPI_Init and in
  * a build without MPI; NULL when no launcher started it. */

@@ -7,8 +7,11 @@
 # killed master is noticed by its workers, in a run and between runs, and
 # they stop with a message. A worker killed or frozen after the last run,
 # before plb_finalize, is noticed there: every rank ends, without
-# MPI_Finalize (whose fence would wait for it). A PU stuck in its kernel
-# does not hold its rank at the end. Nothing is left running.
+# MPI_Finalize (whose fence would wait for it). A frozen rank does not
+# hold mpirun: the master ends the job with MPI_Abort at its exit
+# ([network] end_lost, the default); with end_lost = 0 the frozen rank
+# holds it until it comes back, and then stops by itself. A PU stuck in
+# its kernel does not hold its rank at the end. Nothing is left running.
 . "$(dirname "$0")/lib.bash"
 BUILD=${BUILD:-build}
 need_mpi
@@ -26,6 +29,7 @@ emu = e e
 class = gpu
 compute = poly 0.002 1e-5
 INI
+sed 's/^peer_timeout_s = 2$/&\nend_lost = 0/' "$TMP/f.ini" >"$TMP/wait.ini"
 # rank_pid PID RANK: that MPI rank among PID's descendants
 rank_pid() {
 	local c
@@ -59,8 +63,13 @@ ends() {
 	pkill -9 -P $job 2>/dev/null        # mpirun, should it be there still
 	kill -9 $job 2>/dev/null
 	wait $job 2>/dev/null
-	check "$1: no rank left running" eval '! kill -0 $r0 2>/dev/null && ! kill -0 $r1 2>/dev/null && ! kill -0 $r2 2>/dev/null'
+	check "$1: no rank left running" eval '! running $r0 && ! running $r1 && ! running $r2'
 	kill -9 $r0 $r1 $r2 2>/dev/null     # (a failed check leaves nothing behind)
+}
+# running PID: the process is there and not a zombie (a rank that mpirun's
+# abort ended is left unreaped when mpirun exits before it)
+running() {
+	kill -0 "$1" 2>/dev/null && [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" != Z ]
 }
 run_ok() {      # run_ok WHAT: the master's report: every unit once, rank 2 lost
 	check "$1: every unit done once" grep -q "1600000 of 1600000 done, coverage ok" "$TMP/out"
@@ -76,14 +85,24 @@ check "a worker killed: the log says why" taken_out "$TMP/err" 2 ".*" 1 2
 check "a worker killed: the second run done without it" grep -q "1600000 of 1600000 done, coverage ok" "$TMP/out"
 check "a worker killed: ... its PUs out of it" grep -q "PUs lost       2" "$TMP/out"
 
+# a worker frozen: the job ends by itself, the frozen rank with it
 start
 kill -STOP "$r2"
-for _ in $(seq 300); do kill -0 "$r0" 2>/dev/null || break; sleep 0.1; done
-check "a worker frozen: the master ends without it" eval '! kill -0 $r0 2>/dev/null'
-kill -CONT "$r2"
-ends "a worker frozen, then back" 15
+ends "a worker frozen" 30
 run_ok "a worker frozen"
-check "a worker frozen: back, it stops with a message" grep -q "\[2@.*worker: error: .*this worker stops" "$TMP/err"
+check "a worker frozen: the master ends the job" grep -q "the master ends it with MPI_Abort" "$TMP/err"
+
+# with end_lost = 0 it holds mpirun until it comes back, then stops
+start --config "$TMP/wait.ini"
+kill -STOP "$r2"
+for _ in $(seq 300); do kill -0 "$r0" 2>/dev/null || break; sleep 0.1; done
+check "a worker frozen, end_lost = 0: the master ends without it" eval '! kill -0 $r0 2>/dev/null'
+check "... and mpirun waits for it" eval 'kill -0 $job 2>/dev/null'
+kill -CONT "$r2"
+ends "a worker frozen, end_lost = 0, then back" 15
+run_ok "a worker frozen, end_lost = 0"
+check "a worker frozen, end_lost = 0: back, it stops with a message" grep -q "\[2@.*worker: error: .*this worker stops" "$TMP/err"
+check "a worker frozen, end_lost = 0: no MPI_Abort" eval '! grep -q "ends it with MPI_Abort" "$TMP/err"' 
 
 start
 kill -9 "$r0"
@@ -108,11 +127,18 @@ check "a worker killed after the last run: plb_finalize says so" grep -q "rank 2
 start --linger 3
 after_report
 kill -STOP "$r2"
+ends "a worker frozen after the last run" 30
+check "a worker frozen after the last run: plb_finalize says so" grep -q "rank 2 (.*) did not answer the shutdown" "$TMP/err"
+check "a worker frozen after the last run: the master ends the job" grep -q "the master ends it with MPI_Abort" "$TMP/err"
+
+start --linger 3 --config "$TMP/wait.ini"
+after_report
+kill -STOP "$r2"
 for _ in $(seq 300); do kill -0 "$r0" 2>/dev/null || break; sleep 0.1; done
-check "a worker frozen after the last run: the master ends without it" eval '! kill -0 $r0 2>/dev/null'
+check "a worker frozen after the last run, end_lost = 0: the master ends without it" eval '! kill -0 $r0 2>/dev/null'
 kill -CONT "$r2"
-ends "a worker frozen after the last run, then back" 20
-check "a worker frozen after the last run: back, it ends with a message" grep -q "\[2@.*worker: error: the master (rank 0) has said nothing for [0-9.]* s since this worker's goodbye" "$TMP/err"
+ends "a worker frozen after the last run, end_lost = 0, then back" 20
+check "a worker frozen after the last run, end_lost = 0: back, it ends with a message" grep -q "\[2@.*worker: error: the master (rank 0) has said nothing for [0-9.]* s since this worker's goodbye" "$TMP/err"
 # A PU stuck in its kernel (its device 10^4 times slower from 1 s: a hung
 # kernel) on a live rank: its block is run again elsewhere, the run ends
 # whole, and at the end the rank does not wait for the PU's thread past
