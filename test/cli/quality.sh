@@ -76,7 +76,11 @@ EFFECTS = [
     ("plb-hac", "block_overhead", "0.0001", "blocks", "fewer"),  # blocks grow further
     ("plb-hac", "block_overhead", "1", "blocks", "more"),
     ("hdss", "hdss_div", "8", "blocks", "more"),
-    ("hdss", "hdss_samples", "2", "training_blocks", "fewer"),
+    # not 2 -> fewer: a PU with all its samples repeats its last size
+    # until every PU has settled, and with 2 samples that size is small,
+    # so fewer samples can mean more training blocks (74 against 41);
+    # 16 samples still make the phase longer (59)
+    ("hdss", "hdss_samples", "16", "training_blocks", "more"),
     ("hdss", "hdss_adaptive_fraction", "0.05", "training_blocks", "fewer"),
     ("plb-hec", "hec_round_fraction", "0.02", "blocks", "more"),
     ("plb-hec", "hec_threshold", "10", "solves", "fewer"),

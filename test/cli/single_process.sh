@@ -124,16 +124,24 @@ done
 printf '[run]\nunits = 10\n[node a]\nemu = e\n[model e]\nclass = gpu\ncompute = poly 1\nfail_block = 1.5\n' >"$TMP/fbx.ini"
 "$PLBSIM" "$TMP/fbx.ini" >"$TMP/out" 2>&1
 check "fail_block = 1.5: refused, naming file:line and key" grep -q "fbx.ini:8: .*fail_block = 1.5 is not an integer" "$TMP/out"
-# a models file that cannot be written: the run's results stand, the exit
-# status is 1 and the log says why (plb_finalize's own error, after which
-# the app cannot ask for a message: its handle is gone); the plb-mm case
-# read it from the freed handle
+# a models file in a missing folder is refused before the run, naming the
+# option; one that turns out unwritable only at the end (here its .tmp
+# sibling is a folder) leaves the run's results standing, exits 1 and the
+# log says why (plb_finalize's own error, after which the app cannot ask
+# for a message: its handle is gone)
+mkdir -p "$TMP/m2.txt.tmp"
 for app in "plb-null" "plb-mm --n 64"; do
 	# shellcheck disable=SC2086
 	one "$BUILD"/$app --config test/data/small.ini --models "$TMP/no/dir/m.txt"
 	rc=$?
-	check "$app: unwritable models file: exit 1 (got $rc)" test $rc = 1
-	check "$app: unwritable models file: the run reported" grep -q "coverage ok" "$TMP/out"
-	check "$app: unwritable models file: said" grep -q "plb_finalize: models file $TMP/no/dir/m.txt.tmp: cannot write it" "$TMP/out"
+	check "$app: models file in a missing folder: exit 1 (got $rc)" test $rc = 1
+	check "$app: ... no run" eval '! grep -q "coverage ok" "$TMP/out"'
+	check "$app: ... said" grep -q "error: --models $TMP/no/dir/m.txt: its folder $TMP/no/dir does not exist" "$TMP/out"
+	# shellcheck disable=SC2086
+	one "$BUILD"/$app --config test/data/small.ini --models "$TMP/m2.txt"
+	rc=$?
+	check "$app: models file unwritable at the end: exit 1 (got $rc)" test $rc = 1
+	check "$app: ... the run reported" grep -q "coverage ok" "$TMP/out"
+	check "$app: ... said" grep -q "plb_finalize: models file $TMP/m2.txt.tmp: cannot write it" "$TMP/out"
 done
 finish
