@@ -5,10 +5,13 @@
 #     then one process with 8 such PUs. Besides completions per second
 #     (all ranks share this machine's cores), the master thread's own CPU
 #     per block: what the master could serve on a core of its own;
-#  2. the same scenario in plbsim and in the runtime (plb-null): ratio
+#  2. throughput under load: a real CPU PU and a kernel that does nothing,
+#     idle and beside two busy loops at nice 0, in one process and under
+#     mpirun;
+#  3. the same scenario in plbsim and in the runtime (plb-null): ratio
 #     against ratio (the paper's clusters, device times x 0.05 so a run
 #     takes seconds);
-#  3. an idle worker's CPU use (the master holds 3 s before its run).
+#  4. an idle worker's CPU use (the master holds 3 s before its run).
 # Figures are printed, not asserted: this machine is shared and noisy.
 SEEDS=${SEEDS:-3}
 . "$(dirname "$0")/lib.bash"
@@ -42,6 +45,27 @@ print("%-22s run %s: %d blocks in %.3f s: %.0f completions/s; master thread %.2f
 PY
 	done
 done
+echo
+echo "== under load: a real cpu = 1 PU, a kernel that does nothing, greedy 1-unit blocks;"
+echo "   idle, then beside two busy loops at nice 0 (completions/s, same sitting)"
+printf '[run]\nunits = 40000\npolicy = greedy\npipeline = 2\n[balancer]\ngreedy_block = 1\n[node a]\ncpu = 1\n' >"$T/load1.ini"
+{
+	printf '[run]\nunits = 40000\npolicy = greedy\npipeline = 2\n[balancer]\ngreedy_block = 1\n'
+	for w in $(seq 1 8); do printf '[node w%d]\ncpu = 1\n' "$w"; done
+} >"$T/load8.ini"
+rate() { grep '^{' | python3 -c "import json,sys; d=json.loads(sys.stdin.read()); print('%.0f' % (d['blocks'] / d['makespan_s']), end=' ')"; }
+load_runs() {   # load_runs LABEL: 5 runs in one process, 3 under mpirun -np 9
+	printf '%-26s one process: ' "$1"
+	for i in 1 2 3 4 5; do "$BUILD/plb-null" --config "$T/load1.ini" --json --quiet | rate; done
+	printf '\n%-26s mpirun -np 9: ' "$1"
+	for i in 1 2 3; do mpi -np 9 "$BUILD/plb-null" --config "$T/load8.ini" --json --quiet | rate; done
+	echo
+}
+load_runs idle
+hogs=()
+for i in 1 2; do (while :; do :; done) & hogs+=($!); done
+load_runs "two busy loops"
+kill "${hogs[@]}"
 echo
 echo "== plbsim vs runtime (plb-null), plb-hac, device times x 0.05, seeds 1..$SEEDS"
 printf '%-10s %5s %10s %10s %10s %10s\n' scenario seed sim_ratio rt_ratio rt/sim rt_span_s

@@ -204,7 +204,8 @@ static int idle(struct plb__run *r, struct pace *pc, unsigned long seen)
 	if (!rc)
 		rc = plb__run_watch(r);
 	long us = plb__backoff_next(&pc->bo, p->tp->ops->pending(p->tp));
-	if (us >= PLB__BACKOFF_POLL_US && pc->wakes) {
+	if (us > 0 && pc->wakes) {
+		/* until a message, or the balancer's wake time */
 		double left = pc->wake - (plb__now() - r->t0);
 		if (left < us * 1e-6)
 			us = left > 0 ? (long)(left * 1e6) + 1 : 1;

@@ -96,8 +96,8 @@ struct plb__worker {
 	double heard, said;     /* the last message from, and to, the master */
 	double checked;         /* the last look at its silence */
 	unsigned long pokes;    /* messages the transport said came (under mu) */
-	int waiting_long;       /* the communication thread sleeps past PLB__BACKOFF_POLL_US:
-				 * a message wakes it (under mu) */
+	int waiting;            /* the communication thread sleeps: a message wakes it
+				 * (under mu) */
 };
 
 /* Queue an item on q, guarded by mu, and (wake) wake cv's waiter. */
@@ -319,9 +319,9 @@ static void *pu_main(void *arg)
 		 * context switches; an idle PU still sleeps after a few
 		 * microseconds. (bench/runtime.sh, one process, 1-unit blocks:
 		 * about 1.8x the completions per second of sleeping at once.) */
-		for (int spin = 0; spin < 4 && plb__fifo_empty(&u->inbox) && !u->stop; spin++) {
+		for (int spin = 0, go = 1; go && spin < 4 && plb__fifo_empty(&u->inbox) && !u->stop; spin++) {
 			pthread_mutex_unlock(&u->mu);
-			sched_yield();
+			go = plb__yield();
 			pthread_mutex_lock(&u->mu);
 		}
 		while (plb__fifo_empty(&u->inbox) && !u->stop)
@@ -360,7 +360,7 @@ static void worker_poke(void *arg)
 	struct plb__worker *w = arg;
 	pthread_mutex_lock(&w->mu);
 	w->pokes++;
-	if (w->waiting_long)
+	if (w->waiting)
 		pthread_cond_signal(&w->cv);
 	pthread_mutex_unlock(&w->mu);
 }
@@ -960,9 +960,9 @@ int plb__worker_serve(struct plb *p)
 		ts.tv_nsec %= 1000000000;
 		pthread_mutex_lock(&w->mu);
 		if (plb__fifo_empty(&w->outbox) && w->pokes == seen) {
-			w->waiting_long = us >= PLB__BACKOFF_POLL_US;
+			w->waiting = 1;
 			pthread_cond_timedwait(&w->cv, &w->mu, &ts);
-			w->waiting_long = 0;
+			w->waiting = 0;
 		}
 		pthread_mutex_unlock(&w->mu);
 	}

@@ -3,6 +3,7 @@
  * wakes the loop): answers within microseconds while busy, about 2% of a
  * core idle. And the waiter such a loop sleeps in. */
 #include <sched.h>
+#include <stdatomic.h>
 #include <time.h>
 
 #include "balancer/base/clock.h"
@@ -19,16 +20,30 @@ long plb__backoff_next(struct plb__backoff *b, int busy)
 	if (busy)
 		return b->sleep_us = 20;
 	if (b->sleep_us == 0) {
-		if (plb__now() - b->last_traffic < 20e-6) {
-			sched_yield();
+		if (plb__now() - b->last_traffic < 20e-6 && plb__yield())
 			return 0;
-		}
 		b->sleep_us = 10;
 		return b->sleep_us;
 	}
 	long cap = b->cap_us > 0 ? b->cap_us : PLB__BACKOFF_CAP_US;
 	b->sleep_us = b->sleep_us * 2 > cap ? cap : b->sleep_us * 2;
 	return b->sleep_us;
+}
+
+/* until when (plb__now) yields are not worth it: the cores are shared */
+static _Atomic double shared_until;
+
+int plb__yield(void)
+{
+	double t0 = plb__now();
+	if (t0 < atomic_load_explicit(&shared_until, memory_order_relaxed))
+		return 0;
+	sched_yield();
+	double t1 = plb__now();
+	if (t1 - t0 <= PLB__YIELD_SHARED_S)
+		return 1;
+	atomic_store_explicit(&shared_until, t1 + PLB__YIELD_SHARED_FOR_S, memory_order_relaxed);
+	return 0;
 }
 
 void plb__backoff_sleep(struct plb__backoff *b, int busy)

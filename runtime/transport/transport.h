@@ -231,7 +231,11 @@ struct plb__transport {
 };
 
 /* An idle loop that answers fast after traffic and then sleeps longer
- * (MPI's own blocking waits spin at 100% of a core: docs/MPI.md). */
+ * (MPI's own blocking waits spin at 100% of a core: docs/MPI.md). Where a
+ * message wakes the loop (the in-process pair), every sleep is one that
+ * a message cuts short: a timed sleep that only polled cost a time slice
+ * a message beside a busy process (plb-null, 1-unit blocks, one process:
+ * 0.3-38k completions a second beside two busy loops, 10-165k now). */
 struct plb__backoff {
 	double last_traffic;
 	long sleep_us;
@@ -239,16 +243,26 @@ struct plb__backoff {
 };
 #define PLB__BACKOFF_CAP_US 500         /* a loop that must poll */
 #define PLB__BACKOFF_WAKE_US 20000      /* a loop that a message wakes */
-/* Shorter sleeps stay polls even where a message could wake the loop:
- * while messages flow, one wake-up (a context switch) a message costs
- * more than a poll that finds several (bench/runtime.sh, one process). */
-#define PLB__BACKOFF_POLL_US 1000
 void plb__backoff_reset(struct plb__backoff *b);
 /* Microseconds to sleep now (0: spin once more). With sends under way
  * (busy), at most 20 us: large messages move only while polled. */
 long plb__backoff_next(struct plb__backoff *b, int busy);
 /* Sleeps what plb__backoff_next says (a loop that only polls). */
 void plb__backoff_sleep(struct plb__backoff *b, int busy);
+/* Gives the core away for a moment (sched_yield) while waiting for
+ * another of this process's threads, and says whether to go on doing so:
+ * 0 once a yield has taken longer than PLB__YIELD_SHARED_S, i.e. the core
+ * went to another process for a time slice, and for PLB__YIELD_SHARED_FOR_S
+ * after that, in every thread. A loop that yields waits a time slice a
+ * message where a busy process shares the cores (plb-null's completions a
+ * second, one process, 1-unit blocks, fell to 0.3-0.4k beside two busy
+ * loops); the caller then sleeps or blocks instead. On an idle machine a
+ * yield is a few microseconds, and now and then one takes a millisecond
+ * (another process's turn): the pause is short so that it costs little
+ * there. Any thread. */
+int plb__yield(void);
+#define PLB__YIELD_SHARED_S 1e-3
+#define PLB__YIELD_SHARED_FOR_S 20e-3
 
 /* A sleep that a waking transport's sends (set_waker with plb__waiter_poke)
  * or another thread cut short, without a lost wake-up: take `seen` before
