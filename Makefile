@@ -10,6 +10,10 @@
 #   SANITIZE=address,undefined | SANITIZE=thread
 #   WERROR=1             warnings are errors (CI sets it)
 #   CUDA=0               do not build CUDA code even when nvcc is found
+#   CUDA_ARCH="75 80 90" the GPU generations (compute capabilities) the CUDA
+#                        code carries machine code for; PTX of the last is
+#                        added for newer GPUs (those nvcc does not know are
+#                        dropped, saying so)
 #   MPI=0                build without MPI: apps run in one process only
 #   TEST_STRICT_SKIPS=1  make test fails a skip but for a part the build or
 #                        node lacks (no MPI, no CUDA, no GPU; CI sets it)
@@ -52,7 +56,20 @@ endif
 endif
 HAVE_CUDA := $(if $(NVCC),1,0)
 ifeq ($(HAVE_CUDA),1)
-NVCCFLAGS := -std=c++17 -O2 -Iinclude -I. -I$(CUDA_INCDIR) $(EXTRA_NVCCFLAGS)
+# machine code for each generation of CUDA_ARCH: a GPU runs the code of
+# its major generation (sm_80's runs on 8.6 and 8.9); a newer one than the
+# last JIT-compiles its PTX at the first launch
+comma      := ,
+CUDA_ARCH  ?= 75 80 90
+CUDA_KNOWN := $(patsubst compute_%,%,$(shell $(NVCC) --list-gpu-arch 2>/dev/null))
+CUDA_ARCHS := $(if $(CUDA_KNOWN),$(filter $(CUDA_KNOWN),$(CUDA_ARCH)),$(CUDA_ARCH))
+ifneq ($(filter-out $(CUDA_ARCHS),$(CUDA_ARCH)),)
+$(warning plb: $(NVCC) does not build for compute capability $(filter-out $(CUDA_ARCHS),$(CUDA_ARCH)): left out of CUDA_ARCH)
+endif
+NVCCFLAGS := -std=c++17 -O2 -Iinclude -I. -I$(CUDA_INCDIR) \
+             $(foreach a,$(CUDA_ARCHS),-gencode arch=compute_$a$(comma)code=sm_$a) \
+             $(if $(CUDA_ARCHS),-gencode arch=compute_$(lastword $(CUDA_ARCHS))$(comma)code=compute_$(lastword $(CUDA_ARCHS))) \
+             $(EXTRA_NVCCFLAGS)
 CFLAGS    += -DPLB_HAVE_CUDA
 CUDA_LIBS := -L$(CUDA_LIBDIR) -Wl,-rpath,$(CUDA_LIBDIR) -lcublas -lcudart -lstdc++
 endif
@@ -237,6 +254,11 @@ $(BUILD)/bench/grn_ref.o: CFLAGS += -O3 -march=native
 $(BUILD)/bench/grn_ref: $(call kern_lib,grn)
 $(BUILD)/bench/grn_ref: BENCH_KERN = $(call kern_lib,grn)
 $(BUILD)/bench/grn_ref: BENCH_LIBS = -lm
+# every app's CUDA kernel against its CPU kernel (bench/gpu_kernels.c;
+# without CUDA it says so and exits 3)
+$(BUILD)/bench/gpu_kernels: $(ALL_KERN)
+$(BUILD)/bench/gpu_kernels: BENCH_KERN = $(ALL_KERN)
+$(BUILD)/bench/gpu_kernels: BENCH_LIBS = $(KERN_LIBS) -lm
 
 # Line and branch coverage per folder (gcc --coverage, gcovr; own build
 # directory), and a seeded mutation run over the pure code: both print

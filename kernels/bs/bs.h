@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "plb_errors.h"
+#include "kernels/phase_times.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -123,6 +124,9 @@ PLB_WUR int plb__bs_cuda_create(int dev, enum plb__bs_prec prec, struct plb__bs_
 /* Prices n options: copies in, the kernel, copies out; returns when out
  * is in host memory. */
 PLB_WUR int plb__bs_cuda_run(struct plb__bs_cuda *c, const void *in, void *out, size_t n);
+/* The last block's phases (copy in, kernel, copy out) as the device
+ * timed them. */
+void plb__bs_cuda_times(const struct plb__bs_cuda *c, struct plb__phase_times *t);
 void plb__bs_cuda_destroy(struct plb__bs_cuda *c);
 
 #ifdef __cplusplus

@@ -18,6 +18,8 @@ struct plb__bs_cuda {
 	cudaStream_t stream;
 	void *din, *dout;
 	size_t cap;             /* options the device buffers hold */
+	struct plb__cuda_phases ph;
+	struct plb__phase_times last;   /* the last block's phases */
 	char err[256];
 };
 
@@ -50,6 +52,7 @@ static int setup(struct plb__bs_cuda *c)
 {
 	PLB__CUDA_CHECK(c, cudaSetDevice(c->dev));
 	PLB__CUDA_CHECK(c, cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking));
+	PLB__CUDA_CHECK(c, plb__cuda_phases_create(&c->ph));
 	return 0;
 }
 
@@ -100,8 +103,10 @@ int plb__bs_cuda_run(struct plb__bs_cuda *c, const void *in, void *out, size_t n
 	int rc = reserve(c, n);
 	if (rc)
 		return rc;
+	PLB__CUDA_CHECK(c, cudaEventRecord(c->ph.ev[PLB__PH_START], c->stream));
 	PLB__CUDA_CHECK(c, cudaMemcpyAsync(c->din, in, n * plb__bs_in_unit(c->prec),
 				      cudaMemcpyHostToDevice, c->stream));
+	PLB__CUDA_CHECK(c, cudaEventRecord(c->ph.ev[PLB__PH_IN], c->stream));
 	unsigned threads = 256, blocks = (unsigned)((n + threads - 1) / threads);
 	if (c->prec == PLB__BS_F64)
 		price<double, plb__bs_opt><<<blocks, threads, 0, c->stream>>>(
@@ -110,10 +115,19 @@ int plb__bs_cuda_run(struct plb__bs_cuda *c, const void *in, void *out, size_t n
 		price<float, plb__bs_optf><<<blocks, threads, 0, c->stream>>>(
 			(const plb__bs_optf *)c->din, (float *)c->dout, n);
 	PLB__CUDA_CHECK(c, cudaGetLastError());
+	PLB__CUDA_CHECK(c, cudaEventRecord(c->ph.ev[PLB__PH_RUN], c->stream));
 	PLB__CUDA_CHECK(c, cudaMemcpyAsync(out, c->dout, n * plb__bs_out_unit(c->prec),
 				      cudaMemcpyDeviceToHost, c->stream));
+	PLB__CUDA_CHECK(c, cudaEventRecord(c->ph.ev[PLB__PH_OUT], c->stream));
 	PLB__CUDA_CHECK(c, cudaStreamSynchronize(c->stream));
+	c->last = (struct plb__phase_times){0, 0, 0};
+	PLB__CUDA_CHECK(c, plb__cuda_phases_add(&c->ph, &c->last));
 	return 0;
+}
+
+void plb__bs_cuda_times(const struct plb__bs_cuda *c, struct plb__phase_times *t)
+{
+	*t = c->last;
 }
 
 void plb__bs_cuda_destroy(struct plb__bs_cuda *c)
@@ -123,6 +137,7 @@ void plb__bs_cuda_destroy(struct plb__bs_cuda *c)
 	cudaSetDevice(c->dev);
 	cudaFree(c->din);
 	cudaFree(c->dout);
+	plb__cuda_phases_destroy(&c->ph);
 	if (c->stream)
 		cudaStreamDestroy(c->stream);
 	free(c);

@@ -31,6 +31,7 @@
 #include <stdint.h>
 
 #include "plb_errors.h"
+#include "kernels/phase_times.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -176,6 +177,9 @@ PLB_WUR int plb__grn_cuda_create(int dev, const void *shared, const struct plb__
 /* plb__grn_cpu's work on the device; returns when out is in host memory. */
 PLB_WUR int plb__grn_cuda_run(struct plb__grn_cuda *c, uint64_t first, size_t count,
 			      struct plb__grn_best *out);
+/* The last block's phases (copy in, kernel, copy out) as the device
+ * timed them. */
+void plb__grn_cuda_times(const struct plb__grn_cuda *c, struct plb__phase_times *t);
 void plb__grn_cuda_destroy(struct plb__grn_cuda *c);
 
 #ifdef __cplusplus

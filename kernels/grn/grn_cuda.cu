@@ -29,6 +29,8 @@ struct plb__grn_cuda {
 	unsigned long long *drank;
 	struct plb__grn_best *dout;
 	size_t cap;
+	struct plb__cuda_phases ph;
+	struct plb__phase_times last;   /* the last block's phases */
 	char err[256];
 };
 
@@ -203,6 +205,8 @@ int plb__grn_cuda_create(int dev, const void *shared, const struct plb__grn_tabl
 		e = cudaMemcpy(c->dnlog, t->nlog, tb, cudaMemcpyHostToDevice);
 	if (e == cudaSuccess)
 		e = cudaMemcpy(c->dwf, t->wf, tb, cudaMemcpyHostToDevice);
+	if (e == cudaSuccess)
+		e = plb__cuda_phases_create(&c->ph);
 	if (e != cudaSuccess) {
 		snprintf(err, errlen, "device %d: %s", dev, cudaGetErrorString(e));
 		plb__grn_cuda_destroy(c);
@@ -235,6 +239,9 @@ int plb__grn_cuda_run(struct plb__grn_cuda *c, uint64_t first, size_t count,
 	}
 	/* enough threads for every subset, up to MAX_BLOCKS thread blocks a
 	 * target; grid rows at most 65535 a launch */
+	/* nothing to copy in: the tables went over once, at create */
+	PLB__CUDA_CHECK(c, cudaEventRecord(c->ph.ev[PLB__PH_START], c->stream));
+	PLB__CUDA_CHECK(c, cudaEventRecord(c->ph.ev[PLB__PH_IN], c->stream));
 	unsigned long long total = choose(c->n - 1, c->k);
 	unsigned long long want = (total + THREADS - 1) / THREADS;
 	int nb = want < MAX_BLOCKS ? (int)want : MAX_BLOCKS;
@@ -248,10 +255,19 @@ int plb__grn_cuda_run(struct plb__grn_cuda *c, uint64_t first, size_t count,
 	finish<<<(unsigned)((count + 127) / 128), 128, 0, c->stream>>>(c->dscore, c->drank, nb, c->n,
 								      c->k, first, count, c->dout);
 	PLB__CUDA_CHECK(c, cudaGetLastError());
+	PLB__CUDA_CHECK(c, cudaEventRecord(c->ph.ev[PLB__PH_RUN], c->stream));
 	PLB__CUDA_CHECK(c, cudaMemcpyAsync(out, c->dout, count * sizeof *out, cudaMemcpyDeviceToHost,
 				      c->stream));
+	PLB__CUDA_CHECK(c, cudaEventRecord(c->ph.ev[PLB__PH_OUT], c->stream));
 	PLB__CUDA_CHECK(c, cudaStreamSynchronize(c->stream));
+	c->last = (struct plb__phase_times){0, 0, 0};
+	PLB__CUDA_CHECK(c, plb__cuda_phases_add(&c->ph, &c->last));
 	return 0;
+}
+
+void plb__grn_cuda_times(const struct plb__grn_cuda *c, struct plb__phase_times *t)
+{
+	*t = c->last;
 }
 
 void plb__grn_cuda_destroy(struct plb__grn_cuda *c)
@@ -265,6 +281,7 @@ void plb__grn_cuda_destroy(struct plb__grn_cuda *c)
 	cudaFree(c->dscore);
 	cudaFree(c->drank);
 	cudaFree(c->dout);
+	plb__cuda_phases_destroy(&c->ph);
 	if (c->stream)
 		cudaStreamDestroy(c->stream);
 	free(c);

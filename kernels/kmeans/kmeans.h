@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "plb_errors.h"
+#include "kernels/phase_times.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -87,6 +88,9 @@ PLB_WUR int plb__km_cuda_create(int dev, const void *shared, struct plb__km_cuda
  * returns when both are in host memory. */
 PLB_WUR int plb__km_cuda_run(struct plb__km_cuda *c, const float *points, size_t n, int32_t *labels,
 			     double *acc);
+/* The last block's phases (copy in, kernel, copy out) as the device
+ * timed them. */
+void plb__km_cuda_times(const struct plb__km_cuda *c, struct plb__phase_times *t);
 void plb__km_cuda_destroy(struct plb__km_cuda *c);
 
 #ifdef __cplusplus

@@ -21,6 +21,8 @@ struct plb__km_cuda {
 	int32_t *dl;            /* labels, cap */
 	double *dacc, *hacc;    /* the block's accumulator: device, host */
 	size_t cap;
+	struct plb__cuda_phases ph;
+	struct plb__phase_times last;   /* the last block's phases */
 	char err[256];
 };
 
@@ -77,6 +79,8 @@ int plb__km_cuda_create(int dev, const void *shared, struct plb__km_cuda **out, 
 		e = cudaMallocHost((void **)&c->hacc, ab);
 	if (e == cudaSuccess)
 		e = cudaMemcpy(c->dc, h + 1, cb, cudaMemcpyHostToDevice);
+	if (e == cudaSuccess)
+		e = plb__cuda_phases_create(&c->ph);
 	if (e != cudaSuccess) {
 		snprintf(err, errlen, "%s:%d: setting up device %d: %s", __FILE__, __LINE__, dev,
 			 cudaGetErrorString(e));
@@ -115,18 +119,29 @@ int plb__km_cuda_run(struct plb__km_cuda *c, const float *points, size_t n, int3
 	if (rc)
 		return rc;
 	size_t ab = plb__km_acc_bytes(c->k, c->d);
+	PLB__CUDA_CHECK(c, cudaEventRecord(c->ph.ev[PLB__PH_START], c->stream));
 	PLB__CUDA_CHECK(c, cudaMemsetAsync(c->dacc, 0, ab, c->stream));
 	PLB__CUDA_CHECK(c, cudaMemcpyAsync(c->dx, points, n * (size_t)c->d * sizeof(float),
 				      cudaMemcpyHostToDevice, c->stream));
+	PLB__CUDA_CHECK(c, cudaEventRecord(c->ph.ev[PLB__PH_IN], c->stream));
 	unsigned threads = 256, blocks = (unsigned)((n + threads - 1) / threads);
 	assign<<<blocks, threads, 0, c->stream>>>(c->dx, c->dc, c->k, c->d, n, c->dl, c->dacc);
 	PLB__CUDA_CHECK(c, cudaGetLastError());
+	PLB__CUDA_CHECK(c, cudaEventRecord(c->ph.ev[PLB__PH_RUN], c->stream));
 	PLB__CUDA_CHECK(c, cudaMemcpyAsync(labels, c->dl, n * sizeof(int32_t), cudaMemcpyDeviceToHost,
 				      c->stream));
 	PLB__CUDA_CHECK(c, cudaMemcpyAsync(c->hacc, c->dacc, ab, cudaMemcpyDeviceToHost, c->stream));
+	PLB__CUDA_CHECK(c, cudaEventRecord(c->ph.ev[PLB__PH_OUT], c->stream));
 	PLB__CUDA_CHECK(c, cudaStreamSynchronize(c->stream));
 	plb__km_combine(acc, c->hacc, ab);
+	c->last = (struct plb__phase_times){0, 0, 0};
+	PLB__CUDA_CHECK(c, plb__cuda_phases_add(&c->ph, &c->last));
 	return 0;
+}
+
+void plb__km_cuda_times(const struct plb__km_cuda *c, struct plb__phase_times *t)
+{
+	*t = c->last;
 }
 
 void plb__km_cuda_destroy(struct plb__km_cuda *c)
@@ -139,6 +154,7 @@ void plb__km_cuda_destroy(struct plb__km_cuda *c)
 	cudaFree(c->dl);
 	cudaFree(c->dacc);
 	cudaFreeHost(c->hacc);
+	plb__cuda_phases_destroy(&c->ph);
 	if (c->stream)
 		cudaStreamDestroy(c->stream);
 	free(c);

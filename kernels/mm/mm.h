@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "plb_errors.h"
+#include "kernels/phase_times.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -63,6 +64,9 @@ PLB_WUR int plb__mm_cuda_set_a(struct plb__mm_cuda *m, const void *A);
  * context's stream; returns when C_blk is in host memory. */
 PLB_WUR int plb__mm_cuda_run(struct plb__mm_cuda *m, int64_t cols,
 			     const void *B_blk, void *C_blk);
+/* The last block's phases (copy in, kernel, copy out) as the device
+ * timed them. */
+void plb__mm_cuda_times(const struct plb__mm_cuda *c, struct plb__phase_times *t);
 void plb__mm_cuda_destroy(struct plb__mm_cuda *m);
 
 #ifdef __cplusplus

@@ -25,6 +25,8 @@ struct plb__mm_cuda {
 	cublasHandle_t blas;
 	void *dA, *dB[NSTREAMS], *dC[NSTREAMS];
 	void *hB[NSTREAMS], *hC[NSTREAMS];     /* pinned staging */
+	struct plb__cuda_phases ph[NSTREAMS];  /* the stream's chunk in flight */
+	struct plb__phase_times last;          /* the last block's, summed over chunks */
 	char err[256];
 };
 
@@ -51,6 +53,7 @@ static int setup(struct plb__mm_cuda *m)
 		PLB__CUDA_CHECK(m, cudaMalloc(&m->dC[s], chunk));
 		PLB__CUDA_CHECK(m, cudaMallocHost(&m->hB[s], chunk));
 		PLB__CUDA_CHECK(m, cudaMallocHost(&m->hC[s], chunk));
+		PLB__CUDA_CHECK(m, plb__cuda_phases_create(&m->ph[s]));
 	}
 	return 0;
 }
@@ -94,12 +97,19 @@ int plb__mm_cuda_set_a(struct plb__mm_cuda *m, const void *A)
 	return 0;
 }
 
-/* Copy the finished chunk of stream s out of its pinned buffer. */
+/* Copy the finished chunk of stream s out of its pinned buffer, and add
+ * its phases to the block's. */
 static int drain(struct plb__mm_cuda *m, int s, void *dst, size_t bytes)
 {
 	PLB__CUDA_CHECK(m, cudaStreamSynchronize(m->stream[s]));
 	memcpy(dst, m->hC[s], bytes);
+	PLB__CUDA_CHECK(m, plb__cuda_phases_add(&m->ph[s], &m->last));
 	return 0;
+}
+
+void plb__mm_cuda_times(const struct plb__mm_cuda *m, struct plb__phase_times *t)
+{
+	*t = m->last;
 }
 
 int plb__mm_cuda_run(struct plb__mm_cuda *m, int64_t cols,
@@ -116,6 +126,7 @@ int plb__mm_cuda_run(struct plb__mm_cuda *m, int64_t cols,
 	int64_t cc = (cols + CHUNKS - 1) / CHUNKS;
 	cc = cc < 64 ? 64 : cc;
 	cc = cc > m->chunk_cols ? m->chunk_cols : cc;
+	m->last = (struct plb__phase_times){0, 0, 0};
 	int k = 0;
 	for (int64_t c0 = 0; c0 < cols; c0 += cc, k++) {
 		int s = k % NSTREAMS;
@@ -128,8 +139,10 @@ int plb__mm_cuda_run(struct plb__mm_cuda *m, int64_t cols,
 				return rc;
 		}
 		memcpy(m->hB[s], (const char *)B_blk + colb * (size_t)c0, bytes);
+		PLB__CUDA_CHECK(m, cudaEventRecord(m->ph[s].ev[PLB__PH_START], m->stream[s]));
 		PLB__CUDA_CHECK(m, cudaMemcpyAsync(m->dB[s], m->hB[s], bytes,
 					      cudaMemcpyHostToDevice, m->stream[s]));
+		PLB__CUDA_CHECK(m, cudaEventRecord(m->ph[s].ev[PLB__PH_IN], m->stream[s]));
 		CUBLAS_CHECK(m, cublasSetStream(m->blas, m->stream[s]));
 		if (m->prec == PLB__MM_F64) {
 			const double one = 1, zero = 0;
@@ -144,8 +157,10 @@ int plb__mm_cuda_run(struct plb__mm_cuda *m, int64_t cols,
 						    (const float *)m->dB[s], m->n, &zero,
 						    (float *)m->dC[s], m->n));
 		}
+		PLB__CUDA_CHECK(m, cudaEventRecord(m->ph[s].ev[PLB__PH_RUN], m->stream[s]));
 		PLB__CUDA_CHECK(m, cudaMemcpyAsync(m->hC[s], m->dC[s], bytes,
 					      cudaMemcpyDeviceToHost, m->stream[s]));
+		PLB__CUDA_CHECK(m, cudaEventRecord(m->ph[s].ev[PLB__PH_OUT], m->stream[s]));
 		pending_dst[s] = (char *)C_blk + colb * (size_t)c0;
 		pending_bytes[s] = bytes;
 	}
@@ -170,6 +185,7 @@ void plb__mm_cuda_destroy(struct plb__mm_cuda *m)
 		cudaFree(m->dC[s]);
 		cudaFreeHost(m->hB[s]);
 		cudaFreeHost(m->hC[s]);
+		plb__cuda_phases_destroy(&m->ph[s]);
 		if (m->stream[s])
 			cudaStreamDestroy(m->stream[s]);
 	}

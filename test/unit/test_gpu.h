@@ -35,4 +35,30 @@ static inline void test_need_gpu(const char *test)
 	skip();
 }
 
+#ifdef PLB_HAVE_CUDA
+#include <time.h>
+
+#include "kernels/phase_times.h"
+
+static inline double test_now(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* The phases a CUDA kernel timed (events) for its last block, against the
+ * host's wall time of that call: none negative, the kernel's above zero,
+ * none longer than `streams` times the call (chunks on several streams
+ * overlap) and a millisecond. */
+static inline void test_phases_ok(const struct plb__phase_times *t, double wall_s, int streams)
+{
+	double most = streams * wall_s + 1e-3;
+	if (!(t->in_s >= 0 && t->run_s > 0 && t->out_s >= 0 && t->in_s <= most && t->run_s <= most &&
+	      t->out_s <= most))
+		fail_msg("phases in %.6f run %.6f out %.6f s against a call of %.6f s", t->in_s, t->run_s,
+			 t->out_s, wall_s);
+}
+#endif
+
 #endif

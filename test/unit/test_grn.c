@@ -375,7 +375,12 @@ static void test_cuda_matches_cpu(void **state)
 		assert_int_equal(plb__grn_cpu(d.sh, &d.tab, 0, (size_t)d.n, a), 0);
 		assert_int_equal(plb__grn_cuda_run(g, 3, 1, b + 3), 0);
 		assert_memory_equal(a + 3, b + 3, sizeof *a);
+		double t0 = test_now();
 		assert_int_equal(plb__grn_cuda_run(g, 0, (size_t)d.n, b), 0);
+		struct plb__phase_times ph;
+		plb__grn_cuda_times(g, &ph);
+		test_phases_ok(&ph, test_now() - t0, 1);
+		assert_true(ph.in_s < 1e-4);    /* nothing to copy in */
 		for (int t = 0; t < d.n; t++)
 			if (memcmp(a[t].reg, b[t].reg, sizeof a[t].reg) || a[t].score != b[t].score)
 				fail_msg("k %d, target %d: CPU {%d %d %d} %.17g, CUDA {%d %d %d} %.17g", k, t,

@@ -213,7 +213,11 @@ static void test_cuda_matches_cpu(void **state)
 		memset(aa, 0, ab);
 		memset(bb, 0, ab);
 		assert_int_equal(plb__km_cpu(sh, p, sizes[s], la, aa), 0);
+		double t0 = test_now();
 		assert_int_equal(plb__km_cuda_run(g, p, sizes[s], lb, bb), 0);
+		struct plb__phase_times ph;
+		plb__km_cuda_times(g, &ph);
+		test_phases_ok(&ph, test_now() - t0, 1);
 		int moved = 0;
 		for (size_t i = 0; i < sizes[s]; i++)
 			moved += la[i] != lb[i];

@@ -182,8 +182,12 @@ static void test_cuda_matches_cpu(void **state)
 			int w = widths[k % 4] < n - off ? widths[k % 4] : n - off;
 			assert_int_equal(plb__mm_cpu(prec, n, w, A, (char *)B + col * off,
 						     (char *)Cc + col * off), 0);
+			double t0 = test_now();
 			assert_int_equal(plb__mm_cuda_run(m, w, (char *)B + col * off,
 							  (char *)Cg + col * off), 0);
+			struct plb__phase_times ph;
+			plb__mm_cuda_times(m, &ph);
+			test_phases_ok(&ph, test_now() - t0, 2);
 			off += w;
 		}
 		double tol = prec == PLB__MM_F64 ? 1e-10 : 1e-3;
