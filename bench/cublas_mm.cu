@@ -20,43 +20,9 @@
 #include <string.h>
 #include <time.h>
 
-#define CK(call)                                                                   \
-	do {                                                                       \
-		cudaError_t e_ = (call);                                           \
-		if (e_ != cudaSuccess) {                                           \
-			fprintf(stderr, "cublas_mm: %s:%d: %s: %s\n", __FILE__,     \
-				__LINE__, #call, cudaGetErrorString(e_));          \
-			exit(1);                                                   \
-		}                                                                  \
-	} while (0)
-#define CB(call)                                                                   \
-	do {                                                                       \
-		cublasStatus_t s_ = (call);                                        \
-		if (s_ != CUBLAS_STATUS_SUCCESS) {                                 \
-			fprintf(stderr, "cublas_mm: %s:%d: %s: %s\n", __FILE__,     \
-				__LINE__, #call, cublasGetStatusString(s_));       \
-			exit(1);                                                   \
-		}                                                                  \
-	} while (0)
+#define BENCH_PROG "cublas_mm"
+#include "bench/bench.h"
 
-static double now(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof *v, cmp);
-	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 struct job {
 	size_t n, elem;
@@ -83,12 +49,12 @@ static void gemm(const struct job *j)
 static double with_copies(const struct job *j, const void *A, const void *B, void *C)
 {
 	size_t bytes = j->n * j->n * j->elem;
-	double t = now();
+	double t = bench_now();
 	CK(cudaMemcpy(j->dA, A, bytes, cudaMemcpyHostToDevice));
 	CK(cudaMemcpy(j->dB, B, bytes, cudaMemcpyHostToDevice));
 	gemm(j);
 	CK(cudaMemcpy(C, j->dC, bytes, cudaMemcpyDeviceToHost));
-	return now() - t;
+	return bench_now() - t;
 }
 
 static double at(const struct job *j, const void *M, size_t i)
@@ -173,14 +139,14 @@ int main(int argc, char **argv)
 		CK(cudaEventElapsedTime(&ms, e0, e1));
 		t[r] = 1e-3 * ms;
 	}
-	double tg = median(t, reps);
+	double tg = bench_median(t, reps);
 	for (int r = 0; r < reps; r++)
 		t[r] = with_copies(&j, A, B, C);
-	double tp = median(t, reps);
+	double tp = bench_median(t, reps);
 	memset(pC, 0xff, bytes);
 	for (int r = 0; r < reps; r++)
 		t[r] = with_copies(&j, pA, pB, pC);
-	double tq = median(t, reps);
+	double tq = bench_median(t, reps);
 	if (check(&j, A, B, pC))
 		return 1;
 	printf("cublas_mm n=%zu %s reps=%d\n", j.n, argv[2], reps);
