@@ -11,11 +11,36 @@
 #ifndef PLB_BOUNDS_H
 #define PLB_BOUNDS_H
 
+#include "runtime/config/config.h"
 #include "runtime/config/devmodel.h"
 
 /* m[i] is PU i's model. Returns INFINITY when W cannot be done at all. */
 double plb__bound_lower(const struct plb__devmodel *const *m, int n, double W,
 			int overlap);
 double plb__bound_eq(const struct plb__devmodel *const *m, int n, double W);
+
+/* What links and couplings add to T_lb (plbsim's [network] link_gbps,
+ * [node] link_gbps and couple). In a time T a link carries at most its
+ * bandwidth x T bytes each way: a node does at most bw_node T / b units,
+ * the cluster bw_master T / b, b the larger of a unit's input and output
+ * bytes. A node's coupled PUs do at most what the best subset of them
+ * does running together the whole time, each slowed by the rules whose
+ * culprits are in the subset (the others idle): the best plan on a subset
+ * of the PUs. Subsets are searched up to PLB__BOUND_SUBSET_MAX coupled
+ * PUs a node; past that, all of them run coupled. */
+#define PLB__BOUND_SUBSET_MAX 12
+struct plb__bound_extra {
+	double bw_master;               /* bytes per second each way; <= 0: no limit */
+	const double *bw_node;          /* per node, the same; NULL: none */
+	int nnodes;
+	const int *node;                /* each PU's node */
+	double in_bytes, out_bytes;     /* of a unit */
+	const struct plb__couple *couples;      /* victims and culprits index the PUs */
+	int ncouple;
+};
+/* T_lb with x; *link_s gets the links' own bound (W b over the smaller of
+ * the master's bandwidth and the nodes' summed; 0 without links). */
+double plb__bound_lower_extra(const struct plb__devmodel *const *m, int n, double W, int overlap,
+			      const struct plb__bound_extra *x, double *link_s);
 
 #endif

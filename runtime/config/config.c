@@ -70,8 +70,14 @@ static const struct key keys[] = {
 	 "0 or 1: in one process, PUs read a block's input from and write its output to the job's own memory (1, the default) or get copies, as over MPI (0)"},
 	{S_RUN, "resident_mb", K_NUM, 0, 0, 1e12, -1, NULL, CFG(resident_mb),
 	 "MiB in [0, 1e12] of input each node may keep between runs for jobs that ask (leave out for a quarter of the node's memory)"},
+	{S_RUN, "in_bytes", K_NUM, 0, 0, 1e12, 0, NULL, CFG(in_bytes),
+	 "bytes in [0, 1e12] of a unit's input that cross the links to its PU (plbsim; an app's job gives its own)"},
+	{S_RUN, "out_bytes", K_NUM, 0, 0, 1e12, 0, NULL, CFG(out_bytes),
+	 "bytes in [0, 1e12] of a unit's output that cross the links back to the master (plbsim; an app's job gives its own)"},
 	{S_NETWORK, "latency_us", K_NUM, 0, 0, 1e9, 50, NULL, CFG(latency_us),
 	 "microseconds in [0, 1e9], one-way control message latency"},
+	{S_NETWORK, "link_gbps", K_NUM, 0, 0, 1e6, 0, NULL, CFG(link_gbps),
+	 "Gbit/s in [0, 1e6]: the master's link, each way, shared by every block's input and output (0, the default: not modelled)"},
 	{S_NETWORK, "solve_us", K_NUM, 0, 0, 1e9, -1, NULL, CFG(solve_us),
 	 "microseconds in [0, 1e9] charged per solve (leave out to charge the measured time)"},
 	{S_NETWORK, "fail_detect_ms", K_NUM, 0, 0, 1e9, 1000, NULL, CFG(fail_detect_ms),
@@ -86,6 +92,10 @@ static const struct key keys[] = {
 	 "0 or 1: where worker ranks were taken out (dead, frozen, cut off), the master ends the job when its process exits, with MPI_Abort, so that mpirun does not wait for a frozen rank (1, the default), or leaves it to the launcher (0: mpirun waits for every rank)"},
 	{S_NODE, "host", K_TEXT, 0, 0, 0, 0, NULL, NODE(host),
 	 "a host name, or * for any"},
+	{S_NODE, "link_gbps", K_NUM, 0, 0, 1e6, 0, NULL, NODE(link_gbps),
+	 "Gbit/s in [0, 1e6]: the node's own link, each way (plbsim; 0, the default: not modelled)"},
+	{S_NODE, "couple", K_TEXT, 0, 0, 0, 0, NULL, NODE(couple),
+	 "rules separated by ';', each 'VICTIM STAGE FACTOR while CULPRIT...': the emulated PUs VICTIM (a model name of this node: all its PUs, or MODEL#K: one) take FACTOR (>= 1) times as long in STAGE (compute or transfer) while any CULPRIT (named the same way) computes (plbsim)"},
 #define X(ID, cls, key, value, accepts) {S_NODE, key, K_PUS, 0, 0, 0, 0, NULL, PLB__PU_##ID, accepts},
 	PLB__PU_KINDS(X)
 #undef X
@@ -291,6 +301,8 @@ static int set_key(struct ctx *c, const struct key *k, const char *v)
 			return oom(c);
 		if (k->off == NODE(host))
 			c->cfg->nodes[c->idx].host_line = c->lineno;
+		if (k->off == NODE(couple))
+			c->cfg->nodes[c->idx].couple_line = c->lineno;
 		return 0;
 	case K_PUS:
 		return plb__cfg_set_pus(c, (enum plb__pu_kind)k->off, v, k->accepts);
@@ -723,5 +735,8 @@ void plb__config_fini(struct plb__config *cfg)
 	free(cfg->pus);
 	free(cfg->path);
 	free(cfg->models_file);
+	for (int i = 0; i < cfg->ncouple; i++)
+		free(cfg->couples[i].culprits);
+	free(cfg->couples);
 	memset(cfg, 0, sizeof *cfg);
 }

@@ -54,7 +54,21 @@ struct plb__node {
 	int line;               /* line of the [node NAME] header */
 	char *host;             /* "host =", NULL if absent ("*" = any) */
 	int host_line;
+	double link_gbps;       /* its own link's bandwidth each way; 0: not modelled */
+	char *couple;           /* "couple =" as written (plbsim), NULL if absent */
+	int couple_line;
 	struct plb__node_pus pus[PLB__PU_NKIND];
+};
+
+/* A coupling between emulated PUs of one node (plbsim): the victim's
+ * stage (PLB__STAGE_XFER or PLB__STAGE_COMPUTE) takes `factor` times as
+ * long while any of the culprits computes. */
+struct plb__couple {
+	int victim, stage;      /* index into plb__config.pus; the stage */
+	double factor;          /* >= 1 */
+	int nculprit;
+	int *culprits;          /* indices into plb__config.pus, the victim's node */
+	int line;
 };
 
 /* One emulated PU, in scenario order (nodes in file order, then its MODELS
@@ -77,10 +91,13 @@ struct plb__config {
 	double resident_mb;     /* input a node may keep (plb_job.in_mode), MiB;
 				 * < 0 (default): a quarter of its memory */
 	char *models_file;      /* [run] models: the models file, NULL if none */
+	double in_bytes, out_bytes;     /* plbsim: bytes of a unit's input and output
+					 * over the links (an app's job gives its own) */
 	/* [balancer] */
 	struct plb__params params;
 	/* [network] */
 	double latency_us;      /* default 50 */
+	double link_gbps;       /* the master's link, each way, Gbit/s; 0 (default): not modelled */
 	double solve_us;        /* < 0 (default): charge the measured solve time */
 	double fail_detect_ms;  /* default 1000 */
 	double peer_timeout_s;  /* a rank silent this long in a run is gone; default 10 */
@@ -93,6 +110,8 @@ struct plb__config {
 	struct plb__devmodel *models;
 	int npu;
 	struct plb__emu_pu *pus;        /* the emulated PUs */
+	int ncouple;
+	struct plb__couple *couples;    /* [node] couple rules, expanded per victim PU */
 };
 
 /* Read and check `path` into cfg (caller-owned, zeroed by the call). Returns

@@ -207,6 +207,102 @@ static int add_emulated(struct ctx *c, int i, enum plb__pu_kind k, int *count)
 	return 0;
 }
 
+/* The emulated PUs of node `node` a couple rule's word names: MODEL (all
+ * of that model there) or MODEL#K (one), as a mask over cfg->pus in out
+ * (npu long). Returns how many it names. */
+static int couple_names(const struct plb__config *cfg, int node, const char *w, char *out)
+{
+	int n = 0;
+	for (int p = 0; p < cfg->npu; p++) {
+		const struct plb__emu_pu *pu = &cfg->pus[p];
+		if (pu->node != node)
+			continue;
+		const char *local = pu->name + strlen(cfg->nodes[node].name) + 1;  /* MODEL#K */
+		size_t ml = strcspn(local, "#");
+		if (!strcmp(local, w) || (strlen(w) == ml && !strncmp(local, w, ml)))
+			out[p] = 1, n++;
+	}
+	return n;
+}
+
+/* Node i's couple key: rules "VICTIM STAGE FACTOR while CULPRIT...",
+ * separated by ';', expanded into one plb__couple per victim PU. */
+static int parse_couple(struct ctx *c, int i)
+{
+	struct plb__config *cfg = c->cfg;
+	const struct plb__node *n = &cfg->nodes[i];
+	int line = n->couple_line;
+	const char *acc = "rules separated by ';', each 'VICTIM STAGE FACTOR while CULPRIT...', "
+			  "VICTIM and CULPRIT emulated PUs of this node (MODEL: all of that model, or "
+			  "MODEL#K: one), STAGE compute or transfer, FACTOR a number in [1, 1000]";
+	char *text = strdup(n->couple), *save = NULL;
+	char *vic = calloc((size_t)cfg->npu + 1, 1), *cul = calloc((size_t)cfg->npu + 1, 1);
+	if (!text || !vic || !cul) {
+		free(text), free(vic), free(cul);
+		return oom(c);
+	}
+	for (char *rule = strtok_r(text, ";", &save); rule && !c->rc; rule = strtok_r(NULL, ";", &save)) {
+		char *ws = NULL, *w[64];
+		int nw = 0;
+		for (char *t = strtok_r(rule, " \t", &ws); t && nw < 64; t = strtok_r(NULL, " \t", &ws))
+			w[nw++] = t;
+		if (!nw)
+			continue;
+		double f;
+		int stage = nw > 1 && !strcmp(w[1], "compute") ? PLB__STAGE_COMPUTE
+			    : nw > 1 && !strcmp(w[1], "transfer") ? PLB__STAGE_XFER : -1;
+		if (nw < 5 || stage < 0 || strcmp(w[3], "while") || plb__cfg_parse_num(w[2], &f) ||
+		    !(f >= 1 && f <= 1000)) {
+			fail(c, line, "[node %s] couple: '%.*s' is not a rule; accepted: %s", n->name, SHOW,
+			     w[0], acc);
+			break;
+		}
+		memset(vic, 0, (size_t)cfg->npu);
+		memset(cul, 0, (size_t)cfg->npu);
+		if (!couple_names(cfg, i, w[0], vic)) {
+			fail(c, line, "[node %s] couple: no emulated PU '%.*s' in this node; accepted: %s",
+			     n->name, SHOW, w[0], acc);
+			break;
+		}
+		for (int k = 4; k < nw && !c->rc; k++)
+			if (!couple_names(cfg, i, w[k], cul))
+				fail(c, line, "[node %s] couple: no emulated PU '%.*s' in this node; accepted: %s",
+				     n->name, SHOW, w[k], acc);
+		for (int p = 0; p < cfg->npu && !c->rc; p++) {
+			if (!vic[p])
+				continue;
+			int nc = 0;
+			for (int q = 0; q < cfg->npu; q++)
+				nc += cul[q] && q != p;
+			if (!nc) {
+				fail(c, line, "[node %s] couple: %s would slow only while it computes itself; accepted: culprits other than the victim",
+				     n->name, cfg->pus[p].name);
+				break;
+			}
+			struct plb__couple *cp = realloc(cfg->couples, (size_t)(cfg->ncouple + 1) * sizeof *cp);
+			int *list = malloc((size_t)nc * sizeof *list);
+			if (!cp || !list) {
+				free(list);
+				if (cp)
+					cfg->couples = cp;
+				oom(c);
+				break;
+			}
+			cfg->couples = cp;
+			cp = &cfg->couples[cfg->ncouple++];
+			*cp = (struct plb__couple){.victim = p, .stage = stage, .factor = f, .line = line,
+						   .culprits = list};
+			for (int q = 0; q < cfg->npu; q++)
+				if (cul[q] && q != p)
+					list[cp->nculprit++] = q;
+		}
+	}
+	free(text);
+	free(vic);
+	free(cul);
+	return c->rc;
+}
+
 int plb__cfg_finish_nodes(struct ctx *c)
 {
 	struct plb__config *cfg = c->cfg;
@@ -236,8 +332,12 @@ int plb__cfg_finish_nodes(struct ctx *c)
 		return fail(c, 0, "no PU at all; accepted: at least one [node NAME] section with %s",
 			    plb__pu_keys(keys, sizeof keys, 0));
 	}
-	if (!npu)
-		return 0;       /* real devices only: the runtime lists them */
+	if (!npu) {             /* real devices only: the runtime lists them */
+		for (int i = 0; i < cfg->nnodes && !c->rc; i++)
+			if (cfg->nodes[i].couple)
+				parse_couple(c, i);    /* names no emulated PU: an error */
+		return c->rc;
+	}
 	int *count = calloc((size_t)cfg->nmodels, sizeof *count);
 	if (!count || !(cfg->pus = malloc((size_t)npu * sizeof *cfg->pus))) {
 		free(count);
@@ -251,6 +351,9 @@ int plb__cfg_finish_nodes(struct ctx *c)
 				rc = add_emulated(c, i, k, count);
 	}
 	free(count);
+	for (int i = 0; i < cfg->nnodes && !rc; i++)
+		if (cfg->nodes[i].couple)
+			rc = parse_couple(c, i);
 	return rc;
 }
 
@@ -258,6 +361,7 @@ void plb__cfg_node_fini(struct plb__node *n)
 {
 	free(n->name);
 	free(n->host);
+	free(n->couple);
 	for (int k = 0; k < PLB__PU_NKIND; k++)
 		free(n->pus[k].v);
 }

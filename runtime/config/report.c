@@ -42,6 +42,8 @@ struct cJSON *plb__report_json(const struct plb__report *r)
 	cJSON_AddNumberToObject(o, "lower_bound_s", r->lower_bound_s);
 	cJSON_AddNumberToObject(o, "eq_optimum_s", r->eq_optimum_s);
 	cJSON_AddStringToObject(o, "bound_note", r->bound_note ? r->bound_note : "");
+	if (r->link_bound_s > 0)
+		cJSON_AddNumberToObject(o, "link_bound_s", r->link_bound_s);
 	cJSON_AddNumberToObject(o, "ratio", plb__report_ratio(r));
 	cJSON_AddNumberToObject(o, "imbalance", r->imbalance);
 	cJSON *idle = cJSON_AddArrayToObject(o, "idle_frac");
@@ -86,6 +88,9 @@ void plb__report_text(const struct plb__report *r, FILE *f)
 	fprintf(f, "  makespan       %.4f s\n", r->makespan_s);
 	fprintf(f, "  lower bound    %.4f s (%s)\n", r->lower_bound_s,
 		r->bound_note ? r->bound_note : "");
+	if (r->link_bound_s > 0)
+		fprintf(f, "  links          %.4f s for the bytes alone%s\n", r->link_bound_s,
+			r->link_bound_s >= 0.99 * r->lower_bound_s ? ": the links, not the PUs, bound the run" : "");
 	fprintf(f, "  ratio          %.4f\n", plb__report_ratio(r));
 	fprintf(f, "  1-round optimum %.4f s\n", r->eq_optimum_s);
 	fprintf(f, "  imbalance      %.4f (last - first finish) / makespan\n", r->imbalance);

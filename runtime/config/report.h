@@ -19,6 +19,8 @@ struct plb__report {
 	double lower_bound_s;   /* T_lb; INFINITY when no PU set can finish */
 	double eq_optimum_s;    /* T_eq, single-round optimum */
 	const char *bound_note; /* how the bound was obtained */
+	double link_bound_s;    /* the links' own bound (their bytes over their
+				 * bandwidth); 0: links not modelled */
 	double imbalance;
 	int npu;
 	const char *const *pu_names;

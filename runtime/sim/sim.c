@@ -11,15 +11,26 @@
 #include "balancer/driver.h"
 #include "runtime/config/bounds.h"
 #include "runtime/config/coverage.h"
+#include "runtime/sim/net.h"
 #include "runtime/sim/sim.h"
 
-enum ev_type { EV_GRANT_ARRIVE, EV_DONE_ARRIVE, EV_FAIL, EV_LOST_NOTICED, EV_WAKE };
+enum ev_type {
+	EV_GRANT_ARRIVE, EV_DONE_ARRIVE, EV_FAIL, EV_LOST_NOTICED, EV_WAKE,
+	EV_STAGE_END,           /* a coupled PU's stage ends (if ver is its job's) */
+	EV_BUSY_ON, EV_BUSY_OFF,/* a culprit's compute stage starts, ends */
+	EV_OUT_START,           /* a block's output starts back over the links */
+	EV_NET,                 /* a flow ends (if ver is the links') */
+};
 
 struct ev {
 	double t;
 	uint64_t seq;
 	int type, pu, slot;
+	uint64_t ver;
 };
+
+/* A coupled PU's block, stage by stage (its times are not known ahead). */
+enum { J_XQ, J_X, J_CQ, J_C, J_END };
 
 struct job {
 	struct plb__grant g;
@@ -27,6 +38,12 @@ struct job {
 	double sent, arrive;    /* its grant left the master, reached the PU */
 	double turn;            /* from the DONE it followed to sent; 0: none */
 	int fails;              /* the model's fail_block: its kernel fails */
+	/* a coupled PU's: its state, what is left of the running stage in
+	 * seconds it would take uncoupled, since when, the factor it runs
+	 * slower by, and the version of its end event */
+	int state;
+	double remain, t_upd, fac;
+	uint64_t ver;
 };
 
 struct spu {
@@ -41,6 +58,11 @@ struct spu {
 	long nblocks;
 	int begun;                      /* blocks begun (for the model's fail_block) */
 	double heard;                   /* its newest DONE, until a grant follows (NAN: none) */
+	/* coupling ([node] couple): the rules that slow it (indices into
+	 * cfg->couples; any makes its stages fluid), the PUs whose rules
+	 * name it, and its compute stages running now */
+	int nrule, nvict, computing;
+	int *rule, *vict;
 };
 
 struct sim {
@@ -66,12 +88,16 @@ struct sim {
 	int finished;
 	double makespan;
 	double wake_at;                 /* the earliest wake event pending, or INFINITY */
+	struct plb__net net;            /* the links, where the scenario has them */
+	int use_net;
+	double in_b, out_b;             /* bytes of a unit's input and output */
+	uint64_t net_ver;               /* the links' changes: an older EV_NET is stale */
 	int err;
 	char *errbuf;
 	size_t errlen;
 };
 
-static int push(struct sim *s, double t, int type, int pu, int slot)
+static int push_v(struct sim *s, double t, int type, int pu, int slot, uint64_t ver)
 {
 	if (s->nheap == s->capheap) {
 		int cap = s->capheap ? 2 * s->capheap : 1024;
@@ -81,7 +107,7 @@ static int push(struct sim *s, double t, int type, int pu, int slot)
 		s->heap = h;
 		s->capheap = cap;
 	}
-	struct ev e = {t, s->seq++, type, pu, slot};
+	struct ev e = {t, s->seq++, type, pu, slot, ver};
 	int i = s->nheap++;
 	while (i > 0) {
 		int p = (i - 1) / 2;
@@ -93,6 +119,11 @@ static int push(struct sim *s, double t, int type, int pu, int slot)
 	}
 	s->heap[i] = e;
 	return 0;
+}
+
+static int push(struct sim *s, double t, int type, int pu, int slot)
+{
+	return push_v(s, t, type, pu, slot, 0);
 }
 
 static int before(const struct ev *a, const struct ev *b)
@@ -175,6 +206,43 @@ static double cpu_clock_cost(void)
 	return d[15];
 }
 
+/* The links changed: their next end is the one EV_NET to act on. */
+static int net_changed(struct sim *s)
+{
+	int flow;
+	double t = plb__net_next(&s->net, &flow);
+	s->net_ver++;
+	return flow < 0 ? 0 : push_v(s, t, EV_NET, 0, 0, s->net_ver);
+}
+
+/* A block's bytes start over the links at t: its input to PU pu (dir
+ * down: the grant arrives a latency after the last byte) or its output
+ * back (up: the DONE arrives then). */
+static int send_bytes(struct sim *s, double t, double bytes, int dir, int pu, int slot)
+{
+	int f = plb__net_start(&s->net, t, bytes, s->cfg->pus[pu].node, dir, pu, slot);
+	return f < 0 ? f : net_changed(s);
+}
+
+static void on_net(struct sim *s, const struct ev *e)
+{
+	if (e->ver != s->net_ver)
+		return;         /* the links changed since */
+	int flow;
+	plb__net_next(&s->net, &flow);
+	if (flow < 0)
+		return;
+	plb__net_advance(&s->net, e->t);
+	struct plb__net_flow f = s->net.f[flow];
+	plb__net_end(&s->net, flow);
+	int rc = push(s, e->t + s->lat, f.dir == PLB__NET_DOWN ? EV_GRANT_ARRIVE : EV_DONE_ARRIVE,
+		      f.pu, f.slot);
+	if (!rc)
+		rc = net_changed(s);
+	if (rc)
+		fail(s, rc, "event queue");
+}
+
 static void master_begin(struct sim *s, double t)
 {
 	s->now = t > s->m_free ? t : s->m_free;
@@ -205,7 +273,10 @@ static void master_end(struct sim *s)
 		j->sent = s->m_free;
 		j->turn = isfinite(p->heard) ? s->m_free - p->heard : 0;
 		p->heard = NAN;
-		int rc = push(s, s->m_free + s->lat, EV_GRANT_ARRIVE, s->outq[i].pu, s->outq[i].slot);
+		int rc = s->use_net && s->in_b > 0
+			 ? send_bytes(s, s->m_free, (double)j->g.units * s->in_b, PLB__NET_DOWN,
+				      s->outq[i].pu, s->outq[i].slot)
+			 : push(s, s->m_free + s->lat, EV_GRANT_ARRIVE, s->outq[i].pu, s->outq[i].slot);
 		if (rc)
 			fail(s, rc, "event queue");
 	}
@@ -254,6 +325,130 @@ static void drove(struct sim *s, int rc)
 		fail(s, rc, "grant");
 }
 
+/* A block's compute stage ended at t: its DONE goes back to the master,
+ * over the links where its output has bytes. */
+static void send_done(struct sim *s, int pu, int slot, double t)
+{
+	int rc = s->use_net && s->out_b > 0
+		 ? push(s, t, EV_OUT_START, pu, slot)
+		 : push(s, t + s->lat, EV_DONE_ARRIVE, pu, slot);
+	if (rc)
+		fail(s, rc, "event queue");
+}
+
+/* Coupling: the factor PU pu's stage runs slower by now, the product of
+ * its rules for that stage of which some culprit computes. */
+static double couple_factor(const struct sim *s, int pu, int stage)
+{
+	const struct spu *p = &s->pu[pu];
+	double f = 1;
+	for (int r = 0; r < p->nrule; r++) {
+		const struct plb__couple *c = &s->cfg->couples[p->rule[r]];
+		if (c->stage != stage)
+			continue;
+		for (int q = 0; q < c->nculprit; q++)
+			if (s->pu[c->culprits[q]].computing > 0) {
+				f *= c->factor;
+				break;
+			}
+	}
+	return f;
+}
+
+static void stage_sched(struct sim *s, int pu, int slot, double t)
+{
+	struct job *j = &s->pu[pu].jobs[slot];
+	if (push_v(s, t + j->remain * j->fac, EV_STAGE_END, pu, slot, ++j->ver))
+		fail(s, PLB_ENOMEM, "event queue");
+}
+
+/* The running stage of PU pu's job in slot moved on to t at its factor;
+ * from t on it runs at the factor its culprits make now. */
+static void stage_refactor(struct sim *s, int pu, int slot, double t)
+{
+	struct job *j = &s->pu[pu].jobs[slot];
+	j->remain = fmax(0, j->remain - (t - j->t_upd) / j->fac);
+	j->t_upd = t;
+	double f = couple_factor(s, pu, j->state == J_X ? PLB__STAGE_XFER : PLB__STAGE_COMPUTE);
+	if (f != j->fac) {
+		j->fac = f;
+		stage_sched(s, pu, slot, t);
+	}
+}
+
+/* PU q started or stopped computing at t: the stages it slows change pace. */
+static void notify(struct sim *s, int q, double t)
+{
+	const struct spu *p = &s->pu[q];
+	for (int v = 0; v < p->nvict; v++) {
+		struct spu *vp = &s->pu[p->vict[v]];
+		for (int k = 0; k < PLB__MAX_GRANTS && !vp->dead; k++)
+			if (vp->used[k] && (vp->jobs[k].state == J_X || vp->jobs[k].state == J_C))
+				stage_refactor(s, p->vict[v], k, t);
+	}
+}
+
+/* A coupled PU's next stage of kind `want` (J_X from J_XQ, or J_C from
+ * J_CQ) starts at t, if none of that kind runs: the earliest arrived
+ * block waiting for it. */
+static void stage_start(struct sim *s, int pu, int want, double t)
+{
+	struct spu *p = &s->pu[pu];
+	int pick = -1;
+	for (int k = 0; k < PLB__MAX_GRANTS; k++) {
+		if (!p->used[k])
+			continue;
+		if (p->jobs[k].state == want)
+			return;
+		if (p->jobs[k].state == want - 1 &&
+		    (pick < 0 || p->jobs[k].arrive < p->jobs[pick].arrive))
+			pick = k;
+	}
+	if (pick < 0 || p->dead)
+		return;
+	struct job *j = &p->jobs[pick];
+	double u = (double)j->g.units;
+	int stage = want == J_X ? PLB__STAGE_XFER : PLB__STAGE_COMPUTE;
+	const struct plb__curve_spec *c = want == J_X ? &p->m->transfer : &p->m->compute;
+	*(want == J_X ? &j->xs : &j->cs) = t;
+	j->state = want;
+	j->remain = plb__devmodel_stage(p->m, &p->nz, stage, t, plb__curve_spec_eval(c, u)) - t;
+	j->t_upd = t;
+	j->fac = couple_factor(s, pu, stage);
+	stage_sched(s, pu, pick, t);
+	if (want == J_C) {
+		p->computing++;
+		notify(s, pu, t);
+	}
+}
+
+static void on_stage_end(struct sim *s, const struct ev *e)
+{
+	struct spu *p = &s->pu[e->pu];
+	struct job *j = &p->jobs[e->slot];
+	if (!p->used[e->slot] || e->ver != j->ver || p->dead)
+		return;
+	if (j->state == J_X) {
+		j->xe = e->t;
+		j->state = J_CQ;
+		stage_start(s, e->pu, J_X, e->t);
+		stage_start(s, e->pu, J_C, e->t);
+		return;
+	}
+	j->ce = e->t;
+	j->state = J_END;
+	p->computing--;
+	notify(s, e->pu, e->t);
+	double b0 = fmax(j->xs, p->busy_until), b1 = fmin(j->ce, p->m->fail_t);
+	if (b1 > b0) {
+		p->busy += b1 - b0;
+		p->busy_until = b1;
+	}
+	if (j->ce <= p->m->fail_t)
+		send_done(s, e->pu, e->slot, j->ce);
+	stage_start(s, e->pu, J_C, e->t);
+}
+
 static void on_grant_arrive(struct sim *s, const struct ev *e)
 {
 	struct spu *p = &s->pu[e->pu];
@@ -262,6 +457,13 @@ static void on_grant_arrive(struct sim *s, const struct ev *e)
 		return;         /* sent to a dead PU: lost until the master notices */
 	j->arrive = e->t;
 	const struct plb__devmodel *m = p->m;
+	if (p->nrule) {
+		/* coupled: stage by stage, at the pace its culprits allow */
+		j->fails = ++p->begun == m->fail_block;
+		j->state = J_XQ;
+		stage_start(s, e->pu, J_X, e->t);
+		return;
+	}
 	double u = (double)j->g.units;
 	double G = plb__curve_spec_eval(&m->transfer, u);
 	double F = plb__curve_spec_eval(&m->compute, u);
@@ -277,11 +479,12 @@ static void on_grant_arrive(struct sim *s, const struct ev *e)
 		p->busy += b1 - b0;
 		p->busy_until = b1;
 	}
-	if (j->ce <= m->fail_t) {
-		int rc = push(s, j->ce + s->lat, EV_DONE_ARRIVE, e->pu, e->slot);
-		if (rc)
-			fail(s, rc, "event queue");
-	}
+	if (j->ce <= m->fail_t)
+		send_done(s, e->pu, e->slot, j->ce);
+	/* a culprit: the PUs it slows hear when it computes */
+	if (p->nvict && j->cs < m->fail_t && (push(s, j->cs, EV_BUSY_ON, e->pu, e->slot) ||
+					      push(s, fmin(j->ce, m->fail_t), EV_BUSY_OFF, e->pu, e->slot)))
+		fail(s, PLB_ENOMEM, "event queue");
 }
 
 static void on_lost_noticed(struct sim *s, const struct ev *e);
@@ -398,6 +601,95 @@ static void fill_report(struct sim *s, struct plb__sim_result *res)
 	res->stalled = !s->finished;
 }
 
+/* The links, where the scenario gives a bandwidth and its blocks bytes. */
+static int sim_links(struct sim *s)
+{
+	const struct plb__config *cfg = s->cfg;
+	int any = cfg->link_gbps > 0;
+	for (int k = 0; k < cfg->nnodes; k++)
+		any |= cfg->nodes[k].link_gbps > 0;
+	s->in_b = cfg->in_bytes;
+	s->out_b = cfg->out_bytes;
+	if (!any || !(s->in_b > 0 || s->out_b > 0))
+		return 0;
+	double *bw = malloc((size_t)cfg->nnodes * sizeof *bw);
+	if (!bw)
+		return PLB_ENOMEM;
+	for (int k = 0; k < cfg->nnodes; k++)
+		bw[k] = cfg->nodes[k].link_gbps * 1e9 / 8;
+	int rc = plb__net_init(&s->net, cfg->link_gbps * 1e9 / 8, bw, cfg->nnodes);
+	free(bw);
+	s->use_net = !rc;
+	return rc;
+}
+
+static int add_int(int **arr, int *n, int v)
+{
+	for (int i = 0; i < *n; i++)
+		if ((*arr)[i] == v)
+			return 0;
+	int *a = realloc(*arr, (size_t)(*n + 1) * sizeof *a);
+	if (!a)
+		return PLB_ENOMEM;
+	a[(*n)++] = v;
+	*arr = a;
+	return 0;
+}
+
+/* Each coupled PU's rules, and each culprit's victims. */
+static int sim_couple(struct sim *s)
+{
+	const struct plb__config *cfg = s->cfg;
+	for (int r = 0; r < cfg->ncouple; r++) {
+		const struct plb__couple *c = &cfg->couples[r];
+		struct spu *v = &s->pu[c->victim];
+		int *a = realloc(v->rule, (size_t)(v->nrule + 1) * sizeof *a);
+		if (!a)
+			return PLB_ENOMEM;
+		a[v->nrule++] = r;
+		v->rule = a;
+		for (int q = 0; q < c->nculprit; q++)
+			if (add_int(&s->pu[c->culprits[q]].vict, &s->pu[c->culprits[q]].nvict, c->victim))
+				return PLB_ENOMEM;
+	}
+	return 0;
+}
+
+/* The bound with the links and couplings (bounds.h), and a note that
+ * says which of them it holds. */
+static int extra_bound(struct sim *s, const struct plb__devmodel **models,
+		       struct plb__sim_result *res)
+{
+	const struct plb__config *cfg = s->cfg;
+	int *node = malloc((size_t)s->n * sizeof *node);
+	double *bw = malloc((size_t)cfg->nnodes * sizeof *bw);
+	if (!node || !bw) {
+		free(node);
+		free(bw);
+		return PLB_ENOMEM;
+	}
+	for (int i = 0; i < s->n; i++)
+		node[i] = cfg->pus[i].node;
+	for (int k = 0; k < cfg->nnodes; k++)
+		bw[k] = cfg->nodes[k].link_gbps * 1e9 / 8;
+	struct plb__bound_extra x = {
+		.bw_master = cfg->link_gbps * 1e9 / 8, .bw_node = bw, .nnodes = cfg->nnodes,
+		.node = node, .in_bytes = s->use_net ? cfg->in_bytes : 0,
+		.out_bytes = s->use_net ? cfg->out_bytes : 0, .couples = cfg->couples,
+		.ncouple = cfg->ncouple};
+	double link = 0;
+	res->rep.lower_bound_s = plb__bound_lower_extra(models, s->n, cfg->units, cfg->pipeline > 1,
+							&x, &link);
+	res->rep.link_bound_s = link;
+	snprintf(res->note, sizeof res->note, "%s%s%s", res->rep.bound_note,
+		 s->use_net ? "; the links carry each unit's bytes" : "",
+		 cfg->ncouple ? "; each node's coupled PUs at their best subset" : "");
+	res->rep.bound_note = res->note;
+	free(node);
+	free(bw);
+	return 0;
+}
+
 int plb__sim_run(const struct plb__config *cfg, const struct plb__sim_opts *o,
 		 struct plb__sim_result *res, char *err, size_t errlen)
 {
@@ -447,6 +739,10 @@ int plb__sim_run(const struct plb__config *cfg, const struct plb__sim_opts *o,
 			goto out;
 		}
 	}
+	if ((rc = sim_links(&s)) || (rc = sim_couple(&s))) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
 	if (o->csv)
 		fprintf(o->csv, "t,pu,event,grant,offset,units,kind,exec_s,xfer_s\n");
 	for (int k = 0; k < cfg->nnodes; k++)
@@ -472,7 +768,31 @@ int plb__sim_run(const struct plb__config *cfg, const struct plb__sim_opts *o,
 		case EV_DONE_ARRIVE:
 			on_done_arrive(&s, &e);
 			break;
+		case EV_STAGE_END:
+			on_stage_end(&s, &e);
+			break;
+		case EV_BUSY_ON:
+		case EV_BUSY_OFF:
+			s.pu[e.pu].computing += e.type == EV_BUSY_ON ? 1 : -1;
+			notify(&s, e.pu, e.t);
+			break;
+		case EV_OUT_START: {
+			const struct job *j = &s.pu[e.pu].jobs[e.slot];
+			int rc2 = send_bytes(&s, e.t, (double)j->g.units * s.out_b, PLB__NET_UP, e.pu, e.slot);
+			if (rc2)
+				fail(&s, rc2, "event queue");
+			break;
+		}
+		case EV_NET:
+			on_net(&s, &e);
+			break;
 		case EV_FAIL:
+			if (s.pu[e.pu].nrule && s.pu[e.pu].computing) {
+				/* a coupled PU's compute stops with it */
+				s.pu[e.pu].computing = 0;
+				s.pu[e.pu].dead = 1;
+				notify(&s, e.pu, e.t);
+			}
 			s.pu[e.pu].dead = 1;
 			trace(&s, e.t, e.pu, "fail", NULL, 0, 0);
 			plb__trace_instant(o->trace, e.pu, e.t, "failed", "the PU died (its model's fail time)");
@@ -509,9 +829,16 @@ int plb__sim_run(const struct plb__config *cfg, const struct plb__sim_opts *o,
 	res->rep.bound_note = cfg->pipeline > 1
 		? "true curves of the emulated PUs, E = max(F, G): transfers overlap compute"
 		: "true curves of the emulated PUs, E = F + G";
+	if ((s.use_net || cfg->ncouple) && (rc = extra_bound(&s, models, res)))
+		snprintf(err, errlen, "out of memory");
 	res->rep.wall_s = plb__now() - w0;
 out:
 	free(models);
+	for (int i = 0; s.pu && i < s.n; i++) {
+		free(s.pu[i].rule);
+		free(s.pu[i].vict);
+	}
+	plb__net_fini(&s.net);
 	free(s.pu);
 	free(s.outq);
 	plb__driver_fini(&s.d);

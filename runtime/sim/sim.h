@@ -36,6 +36,7 @@ struct plb__sim_result {
 	char **names;
 	double *idle, *units;
 	int stalled;            /* the run could not finish (e.g. every PU lost) */
+	char note[200];         /* rep.bound_note where links or couplings add to it */
 };
 
 /* Run cfg with opts. Returns 0 (also when stalled: see res->stalled) or a

@@ -1,0 +1,61 @@
+/* plbsim's links: the master's link and each node's own, each a
+ * bandwidth each way, shared by the transfers (flows) crossing them at
+ * once. A flow from the master to a node (a block's input) crosses the
+ * master's link down and the node's link down; one back (a block's
+ * output) the two links up. At any moment the flows share the links
+ * max-min fairly, as TCP streams do: in each direction a node's flows
+ * split its link equally, up to the level the master's link leaves each
+ * flow (water-filling over the nodes). Rates change only when a flow
+ * starts or ends; the caller asks for the next end and advances to it. */
+#ifndef PLB_SIM_NET_H
+#define PLB_SIM_NET_H
+
+#include <stdint.h>
+
+enum { PLB__NET_DOWN, PLB__NET_UP };
+
+struct plb__net_flow {
+	double remain;          /* bytes still to cross */
+	double rate;            /* bytes per second now */
+	int node, dir;
+	int pu, slot;           /* whose block: the caller's */
+	int active;
+};
+
+struct plb__net_level {
+	double level;
+	int k;
+};
+
+struct plb__net {
+	double bw_master;       /* bytes per second each way; INFINITY: no limit */
+	double *bw_node;        /* the same per node */
+	int nnodes;
+	struct plb__net_flow *f;
+	int nf, cap;
+	double t;               /* flows have progressed up to t */
+	/* scratch for the water-filling: per node, flows in each direction */
+	int *count;
+	double *level;
+	struct plb__net_level *order;
+};
+
+/* Links of bw_master and bw_node[k] bytes per second (<= 0: no limit),
+ * nnodes of them. Returns 0 or PLB_ENOMEM. */
+int plb__net_init(struct plb__net *n, double bw_master, const double *bw_node, int nnodes);
+void plb__net_fini(struct plb__net *n);
+
+/* Moves every flow on to time now (>= the last time). */
+void plb__net_advance(struct plb__net *n, double now);
+/* A flow of `bytes` (> 0) to or from node `node` starting at now (the
+ * net advanced to now first). Returns its index (>= 0) or PLB_ENOMEM. */
+int plb__net_start(struct plb__net *n, double now, double bytes, int node, int dir, int pu,
+		   int slot);
+/* The earliest time an active flow ends (its index in *flow), or
+ * INFINITY with *flow = -1 when none is active. */
+double plb__net_next(const struct plb__net *n, int *flow);
+/* Flow `flow` is done (the net advanced to its end): it leaves the links
+ * and the others' rates are shared again. */
+void plb__net_end(struct plb__net *n, int flow);
+
+#endif
