@@ -109,6 +109,8 @@ int plb__balancer_create(const struct plb__params *params, const char *policy,
 	if (!b->pu || !b->ef || !b->ef_pu || !b->x || !b->busiest.idx || !b->busiest.free_in ||
 	    !b->busiest.rate || !b->bs || !b->free)
 		goto err;
+	for (int i = 0; i < npu; i++)
+		b->pu[i].node = -1;
 	b->free[0] = (struct plb__range){0, W};
 	b->nfree = 1;
 	b->pool = W;
@@ -152,6 +154,7 @@ void plb__balancer_destroy(plb__balancer_t *b)
 	free(b->bs);
 	free(b->free);
 	plb__place_free(b);
+	plb__couple_free(b);
 	free(b);
 }
 
@@ -167,6 +170,9 @@ int plb__balancer_next(plb__balancer_t *b, int pu, double now, struct plb__grant
 	if (!b || pu < 0 || pu >= b->n || !g || !isfinite(now))
 		return PLB_EINVAL;
 	struct plb__pu *u = &b->pu[pu];
+	int gate = plb__couple_gate(b, pu, now);
+	if (gate)
+		return gate;
 	if (u->lost || u->nout >= PLB__MAX_GRANTS)
 		return PLB_ESTATE;
 	if (b->pool == 0) {
@@ -182,6 +188,8 @@ int plb__balancer_next(plb__balancer_t *b, int pu, double now, struct plb__grant
 	if (rc != PLB__NEXT_GRANT)
 		return rc;
 	PLB_ASSERT(isfinite(units) && units > 0);
+	int probe = 0;
+	units = plb__couple_units(b, pu, units, &probe);
 	uint64_t want = units < 1 ? 1 : (uint64_t)llround(units);
 	if (want > b->pool)
 		want = b->pool;
@@ -200,7 +208,7 @@ int plb__balancer_next(plb__balancer_t *b, int pu, double now, struct plb__grant
 	rec->kind = kind;
 	rec->t_grant = now;
 	rec->step = step;
-	rec->flags = 0;
+	rec->flags = probe ? REC_PROBE : 0;
 	rec->pred_s = 0;
 	if (b->model && plb__model_ready(&b->model[pu]))
 		rec->pred_s = plb__model_eval(&b->model[pu], (double)r.len);
@@ -323,7 +331,7 @@ int plb__balancer_done(plb__balancer_t *b, int pu, const struct plb__block_done 
 	b->epoch++;
 	if (b->pol->done)
 		b->pol->done(b, pu, &g, s);
-	return 0;
+	return plb__couple_done(b, pu, &g, s);
 }
 
 int plb__balancer_counts(const plb__balancer_t *b, int pu, uint64_t id)
@@ -370,6 +378,7 @@ int plb__balancer_lost(plb__balancer_t *b, int pu, double now)
 	b->st.pus_lost++;
 	if (b->pol->lost)
 		b->pol->lost(b, pu);
+	plb__couple_lost(b, pu);
 	return 0;
 }
 

@@ -74,6 +74,7 @@ struct plb__balancer_stats {
 	long solves;
 	double solve_s_total, solve_s_max;      /* CPU time of solves */
 	int pus_lost;
+	int pus_left_out;       /* PUs that cost their node more than they added */
 	int speed_changes;      /* detected by the PUs' models */
 	int step;               /* policy's step or round counter */
 };
@@ -168,6 +169,18 @@ PLB_WUR int plb__balancer_model_set(plb__balancer_t *b, int pu, const struct plb
  * any group, a range outside [0, W)) or PLB_ENOMEM. */
 PLB_WUR int plb__balancer_group(plb__balancer_t *b, int pu, int group);
 PLB_WUR int plb__balancer_hold(plb__balancer_t *b, int group, uint64_t off, uint64_t units);
+
+/* PU pu runs on node `node` (>= 0; its PUs share memory, a PCIe root,
+ * cores): before the first grant. A policy that probes (plb-hac) then
+ * runs the node without a PU that adds little to it, for a block of
+ * each of the others, and leaves the PU out of the run where the others
+ * ran faster by more than it adds (couple.c). Returns 0, PLB_EINVAL or
+ * PLB_ENOMEM. */
+PLB_WUR int plb__balancer_node(plb__balancer_t *b, int pu, int node);
+
+/* 1 when PU pu was left out of the run (it cost its node more than it
+ * added: plb__balancer_node), else 0. */
+int plb__balancer_left_out(const plb__balancer_t *b, int pu);
 
 /* True when every unit is done. */
 int plb__balancer_finished(const plb__balancer_t *b);

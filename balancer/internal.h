@@ -22,11 +22,12 @@ struct plb__grant_rec {
 	double pred_s;          /* predicted E(units) when granted, 0 if none */
 	double pred_end;        /* predicted finish: PU free time + pred_s */
 	int step;               /* policy's step/round of the grant */
-	int flags;              /* REC_VOID, REC_PIECE */
+	int flags;              /* REC_VOID, REC_PIECE, REC_PROBE */
 };
 
 #define REC_VOID  1     /* lost its race: its done is stale, its range not its own */
 #define REC_PIECE 2     /* a piece of the late block being run again (b->rx) */
+#define REC_PROBE 4     /* a block run while its node's probed PU idles (couple.c) */
 
 /* A late block run again in pieces by idle PUs (policy->redo_late): the
  * pieces cover [off, next) of its range [off, end) in order. Until one
@@ -58,6 +59,15 @@ struct plb__pu {
 	double lk_u[PLB__LINK_WIN], lk_t[PLB__LINK_WIN];
 	int lk_n, lk_head;
 	double lk_slope;        /* seconds a unit of its round trip, as last found */
+	/* its node's PUs slowing each other (couple.c) */
+	int node;               /* plb__balancer_node; -1: none */
+	int withheld;           /* held idle while its node runs without it */
+	int left_out;           /* out of the run: it cost its node more than it added */
+	int probed;             /* its node has run without it, or never will */
+	double last_u, last_t;  /* its newest block done: units, seconds */
+	double with_u, with_t;  /* that block when its node's probe began */
+	double probe_t;         /* its block of with_u units run while the probed
+				 * PU idled: seconds; 0 none yet, -1 out */
 };
 
 /* A policy: one file each, one instance, designated initialisers. */
@@ -70,6 +80,8 @@ struct plb__policy {
 				 * blocks: solves see plb__model_eval_split */
 	int redo_late;          /* idle PUs run a late block again once the
 				 * pool is empty (struct plb__redo) */
+	int couple_probe;       /* the core runs a node without a small PU to see
+				 * whether it costs its node more than it adds (couple.c) */
 	int (*init)(struct plb__balancer *b);
 	void (*fini)(struct plb__balancer *b);
 	/* Decide PU pu's next block: return PLB__NEXT_GRANT with *units (> 0) and
@@ -152,6 +164,13 @@ struct plb__balancer {
 	 * group holds; NULL until the first plb__balancer_group */
 	int *grp;
 	struct plb__ranges *held;
+	/* nodes (couple.c): each node's PU being probed (-1: none) and since
+	 * when it idles (NAN: it still runs a block); NULL until the first
+	 * plb__balancer_node */
+	int nnodes;
+	int *probing;
+	double *t_idle;
+	double probe_spent;             /* units the probes' idle PUs were predicted to lose */
 };
 
 /* The pool (pool.c). Take up to `want` units of free range fi from `at`
@@ -222,6 +241,22 @@ PLB_WUR int plb__redo_won(struct plb__balancer *b);
 /* A PU's rate (units per second) at its largest block so far, as its
  * model has it: kept at each sample, for the late blocks' sums. */
 void plb__note_rate(struct plb__balancer *b, int pu);
+
+/* PUs of a node that slow each other (couple.c). What plb__balancer_next
+ * answers a PU held idle or left out (PLB__NEXT_WAIT, PLB__NEXT_DONE), or
+ * 0 to go on. */
+int plb__couple_gate(struct plb__balancer *b, int pu, double now);
+/* The units PU pu's next block gets, where the policy asked for `units`:
+ * the size of its block before its node's probe, while the probed PU
+ * idles and it has not run one (*probe then 1). */
+double plb__couple_units(struct plb__balancer *b, int pu, double units, int *probe);
+/* A finished block of PU pu (its model has the sample): a probe starts,
+ * gathers or ends. 0 or a negative PLB_E code. */
+PLB_WUR int plb__couple_done(struct plb__balancer *b, int pu, const struct plb__grant_rec *g,
+			     const struct plb__block_done *s);
+/* PU pu was lost: a probe of its node that needs it ends. */
+void plb__couple_lost(struct plb__balancer *b, int pu);
+void plb__couple_free(struct plb__balancer *b);
 
 /* Units of a PU's first training block: initial_block, but at most
  * W/(train_div * PUs) so a slow PU cannot start with a large part of the run,

@@ -785,6 +785,26 @@ int plb__model_add(struct plb__model *m, double units, double exec_s,
 	return 0;
 }
 
+double plb__model_spread(const struct plb__model *m)
+{
+	double s1 = 0, s2 = 0;
+	int k = 0;
+	for (int i = 0; i < m->n; i++) {
+		const struct plb__sample *s = sample_at(m, i);
+		double e = plb__model_eval(m, s->units), t = s->exec_s + s->xfer_s;
+		if (!(e > 0) || !(t > 0))
+			continue;
+		double r = log(t / e);
+		s1 += r;
+		s2 += r * r;
+		k++;
+	}
+	if (k < 3)
+		return NAN;
+	double v = (s2 - s1 * s1 / k) / (k - 1);
+	return v > 0 ? sqrt(v) : 0;
+}
+
 int plb__model_load(struct plb__model *m, const struct plb__sample *v, int nv)
 {
 	if (!m || !m->s || nv < 0 || (nv && !v))

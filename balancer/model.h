@@ -64,6 +64,11 @@ PLB_WUR int plb__model_add(struct plb__model *m, double units, double exec_s,
  * added), or PLB_ENOMEM. */
 PLB_WUR int plb__model_load(struct plb__model *m, const struct plb__sample *s, int n);
 
+/* How far its samples' times stray from the fit: the standard deviation
+ * of log(time / E(units)) over the window (noise, and what the fit
+ * misses); NAN with fewer than 3 samples. */
+double plb__model_spread(const struct plb__model *m);
+
 /* plb__model_eval, kept for the last units asked while the fit stays the
  * same: a question asked of every PU at every event near a job's end. */
 double plb__model_eval_memo(struct plb__model *m, double units);

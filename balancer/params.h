@@ -45,6 +45,8 @@
 	  "most basis functions in a fitted F_p")                             \
 	X(change_threshold, 0.3, 0.01, 100,                                    \
 	  "a sample off its prediction by more than this factor rescales the PU's older samples (speed change)") \
+	X(couple_probe, 0, 0, 0.1,                                             \
+	  "PLB-HAC: the share of W that runs of a node without a small PU may cost, to see whether it slows its node-mates more than it adds (0: never)") \
 	X(solver, 0, 0, 2,                                                     \
 	  "0 auto (one-variable reduction; SLSQP when it refuses a curve), 1 reduction only, 2 SLSQP only (NLopt; at most 64 PUs: it is dense, O(n^3))") \
 	X(hec_threshold, 0.1, 0, 10,                                           \

@@ -33,7 +33,10 @@ away within it, as independent draws per block would have it (the
 spread of a real kernel's time against its length: `OPENBLAS_NUM_THREADS=1
 build/bench/noise_spread`, figures in docs/FIGURES.md).
 
-Families: see FAMILIES below; "mixed" draws everything at once.
+Families: see FAMILIES below; "mixed" draws everything at once. The
+contention and link families draw their couplings and links from streams
+of their own after the rest, so what they share with mixed is drawn the
+same way.
 """
 import math
 import random
@@ -49,6 +52,13 @@ FAMILIES = {
     "failure": "1-3 PUs die at 20-80% of the run",
     "single": "one PU, or one machine (a CPU and 1-4 accelerators)",
     "large": "100-1000 PUs on 25-250 machines",
+    "contention": "2-6 machines of a CPU and 1-3 accelerators that slow each other "
+                  "(an accelerator's transfer 1.05-3x slower while its CPU computes, or "
+                  "its compute by a quarter to 4x of what the CPU adds, sometimes the "
+                  "CPU 1.05-1.5x while an accelerator computes)",
+    "link": "mixed clusters whose blocks' bytes cross the master's link (0.2-10 Gbit/s) "
+            "and the nodes' (1-10 Gbit/s, or not limited): the bytes alone need 0.3-3x "
+            "the compute's time",
 }
 
 
@@ -163,7 +173,10 @@ def draw(family, seed):
     cpus = [m for m in types if m.kind == "cpu"]
     accs = [m for m in types if m.kind != "cpu"]
 
-    if family == "single":
+    if family == "contention":
+        # a CPU on every machine, and transfers that cost something
+        nmach = rng.randint(2, 6)
+    elif family == "single":
         nmach = 1
     elif family == "large":
         nmach = rng.randint(25, 250)
@@ -171,6 +184,10 @@ def draw(family, seed):
         nmach = rng.randint(2, 10)
     machines = []
     for i in range(nmach):
+        if family == "contention":
+            pus = [rng.choice(cpus)] + [rng.choice(accs) for _ in range(rng.randint(1, 3))]
+            machines.append(pus)
+            continue
         pus = [rng.choice(cpus)] * rng.choice([1, 1, 2])
         pus += [rng.choice(accs) for _ in range(rng.randint(0 if family != "single" else 1,
                                                             4 if family != "large" else 7))]
@@ -212,15 +229,68 @@ def draw(family, seed):
         for mi, k in rng.sample(pus, min(len(pus) - 1, rng.randint(1, 3))):
             own(mi, k, "dies").fail = T * U(0.2, 0.8)
 
+    # couplings: each accelerator slowed while its machine's CPU computes,
+    # sometimes the CPU while an accelerator does (its feeding core)
+    couple = {}
+    if family == "contention":
+        crng = random.Random(f"{family}:{seed}:couple")
+        for mi, mach in enumerate(machines):
+            rules = []
+            seen_m = set()
+            # the CPU adds r of what its accelerators do: slowing them by
+            # f* = 1 / (1 - r) costs that much; a compute rule's excess
+            # over 1 is drawn within 4x of f*'s either way, so that some
+            # CPUs are worth keeping and others not
+            r = mach[0].R / sum(m.R for m in mach[1:])
+            for m in mach[1:]:
+                if m.name in seen_m:
+                    continue
+                seen_m.add(m.name)
+                stage = crng.choice(["transfer", "transfer", "compute"])
+                if stage == "compute":
+                    f = 1 + r / (1 - min(r, 0.5)) * math.exp(crng.uniform(math.log(0.25), math.log(4)))
+                else:
+                    f = math.exp(crng.uniform(math.log(1.05), math.log(3)))
+                rules.append(f"{m.name} {stage} {f:.3g} while {mach[0].name}")
+            if crng.random() < 0.4:
+                f = math.exp(crng.uniform(math.log(1.05), math.log(1.5)))
+                accs_here = sorted(set(m.name for m in mach[1:]))
+                rules.append(f"{mach[0].name} compute {f:.3g} while " + " ".join(accs_here))
+            couple[mi] = "; ".join(rules)
+    links = None
+    if family == "link":
+        lrng = random.Random(f"{family}:{seed}:link")
+        master = math.exp(lrng.uniform(math.log(0.2), math.log(10)))
+        nodes = [math.exp(lrng.uniform(math.log(1), math.log(10))) if lrng.random() < 0.6 else 0
+                 for _ in machines]
+        # the bytes alone need rho times the compute's time over the
+        # slower of the master's link and the nodes' together
+        bw = min(master, sum(b if b else math.inf for b in nodes)) * 1e9 / 8
+        rho = math.exp(lrng.uniform(math.log(0.3), math.log(3)))
+        in_b = rho * T * bw / W
+        out_b = in_b * math.exp(lrng.uniform(math.log(0.05), math.log(1)))
+        links = (master, nodes, in_b, out_b, rho)
+
     out = [f"; plbsim scenario drawn by scripts/gen-cluster.py {family}:{seed}",
            f"; {FAMILIES[family]}",
            f"; {len(pus)} PUs on {len(machines)} machines, W = {W} units, "
            f"about {T:.3g} s at large-block rates",
-           "", "[run]", f"units = {W}", "policy = plb-hac", "seed = 1", "",
-           "[network]", "latency_us = 50",
-           f"fail_detect_ms = {max(1, min(1000, T * 10)):.0f}", ""]
+           "", "[run]", f"units = {W}", "policy = plb-hac", "seed = 1"]
+    if links:
+        out += [f"; the bytes alone need {links[4]:.3g}x the compute's time",
+                "pipeline = 2", f"in_bytes = {links[2]:.5g}", f"out_bytes = {links[3]:.5g}"]
+    out += ["", "[network]", "latency_us = 50",
+            f"fail_detect_ms = {max(1, min(1000, T * 10)):.0f}"]
+    if links:
+        out.append(f"link_gbps = {links[0]:.4g}")
+    out.append("")
     for mi, mach in enumerate(machines):
-        out += [f"[node m{mi:03d}]", "emu = " + " ".join(m.name for m in mach), ""]
+        out += [f"[node m{mi:03d}]", "emu = " + " ".join(m.name for m in mach)]
+        if links and links[1][mi]:
+            out.append(f"link_gbps = {links[1][mi]:.4g}")
+        if couple.get(mi):
+            out.append(f"couple = {couple[mi]}")
+        out.append("")
     seen = set()
     for mach in machines:
         for m in mach:

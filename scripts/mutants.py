@@ -46,7 +46,7 @@ OPS = [
 ]
 TESTS = ["test_alloc", "test_balancer", "test_pool", "test_busy", "test_redo", "test_hdss", "test_plb_hec",
          "test_static", "test_driver", "test_bounds", "test_coverage", "test_model", "test_plb_hac",
-         "test_sim", "test_solver", "test_devmodel", "test_runtime"]
+         "test_sim", "test_solver", "test_devmodel", "test_runtime", "test_links"]
 
 
 def code_part(line):

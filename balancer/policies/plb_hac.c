@@ -620,6 +620,7 @@ const struct plb__policy plb__policy_hac = {
 	.needs_model = 1,
 	.split_blocks = 1,
 	.redo_late = 1,
+	.couple_probe = 1,
 	.init = hac_init,
 	.fini = hac_fini,
 	.next = hac_next,

@@ -17,6 +17,7 @@ void plb__report_set_stats(struct plb__report *r, const struct plb__balancer_sta
 	r->solver_ms_mean = st->solves ? 1e3 * st->solve_s_total / (double)st->solves : 0;
 	r->solver_ms_max = 1e3 * st->solve_s_max;
 	r->pus_lost = st->pus_lost;
+	r->pus_left_out = st->pus_left_out;
 	r->speed_changes = st->speed_changes;
 }
 
@@ -66,6 +67,8 @@ struct cJSON *plb__report_json(const struct plb__report *r)
 	cJSON_AddNumberToObject(o, "solver_ms_mean", r->solver_ms_mean);
 	cJSON_AddNumberToObject(o, "solver_ms_max", r->solver_ms_max);
 	cJSON_AddNumberToObject(o, "pus_lost", r->pus_lost);
+	if (r->pus_left_out)
+		cJSON_AddNumberToObject(o, "pus_left_out", r->pus_left_out);
 	cJSON_AddNumberToObject(o, "ranks_lost", r->ranks_lost);
 	cJSON_AddNumberToObject(o, "speed_changes", r->speed_changes);
 	cJSON_AddNumberToObject(o, "wall_s", r->wall_s);
@@ -115,6 +118,9 @@ void plb__report_text(const struct plb__report *r, FILE *f)
 			100 * r->master_cpu_s / r->makespan_s);
 	if (r->pus_lost)
 		fprintf(f, "  PUs lost       %d\n", r->pus_lost);
+	if (r->pus_left_out)
+		fprintf(f, "  PUs left out   %d: each slowed its node more than it added (they ran without it)\n",
+			r->pus_left_out);
 	if (r->ranks_lost)
 		fprintf(f, "  ranks lost     %d: %s; their blocks went to the others\n", r->ranks_lost,
 			r->ranks_note ? r->ranks_note : "");

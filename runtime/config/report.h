@@ -33,6 +33,7 @@ struct plb__report {
 	long solves;
 	double solver_ms_mean, solver_ms_max;
 	int pus_lost;
+	int pus_left_out;       /* PUs that cost their node more than they added */
 	int ranks_lost;         /* runtime: worker ranks taken out for silence */
 	const char *ranks_note; /* ... which, where and when (NULL: none) */
 	int speed_changes;      /* detected by the balancer's models */

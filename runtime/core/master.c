@@ -93,6 +93,12 @@ static int open_run(struct plb__run *r, double *wall0)
 	if (rc)
 		return plb__fail(p, rc, "cannot create the balancer (policy %s, %d PUs, %llu units): %s",
 				 p->policy, r->npu, (unsigned long long)r->W, plb_strerror(rc));
+	/* a worker's PUs share its node: a policy that probes learns whether
+	 * one of them slows the others more than it adds (couple.c) */
+	for (int i = 0; i < r->npu && !rc; i++)
+		rc = plb__balancer_node(r->b, i, r->pu[i].peer);
+	if (rc)
+		return plb__fail(p, rc, "balancer: %s", plb_strerror(rc));
 	if (plb__driver_init(&r->d, r->b, r->npu, r->pipeline, plb__run_dispatch, pu_waits, r))
 		return plb__fail(p, PLB_ENOMEM, "out of memory");
 	if (p->cfg.keep_models && (r->warm = plb__kept_warm(p, job, r->b)) < 0)

@@ -109,7 +109,7 @@ int plb__run_report(struct plb__run *r, double wall)
 			real[nreal].fail_t = INFINITY;
 			m[nm++] = &real[nreal++];
 		}
-		if (u->blocks && !r->d.pu[i].lost) {
+		if (u->blocks && !r->d.pu[i].lost && !plb__balancer_left_out(r->b, i)) {
 			first = fmin(first, u->last_finish);
 			last = fmax(last, u->last_finish);
 		}

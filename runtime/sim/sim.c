@@ -584,7 +584,7 @@ static void fill_report(struct sim *s, struct plb__sim_result *res)
 		double busy = p->busy - fmax(0, p->busy_until - avail);
 		res->idle[i] = avail > 0 && isfinite(avail) ? fmax(0, 1 - busy / avail) : 1;
 		res->units[i] = p->units;
-		if (p->nblocks > 0 && p->m->fail_t > r->makespan_s) {
+		if (p->nblocks > 0 && p->m->fail_t > r->makespan_s && !plb__balancer_left_out(s->b, i)) {
 			first = fmin(first, p->last_finish);
 			last = fmax(last, p->last_finish);
 		}
@@ -739,7 +739,9 @@ int plb__sim_run(const struct plb__config *cfg, const struct plb__sim_opts *o,
 			goto out;
 		}
 	}
-	if ((rc = sim_links(&s)) || (rc = sim_couple(&s))) {
+	for (int i = 0; i < s.n && !rc; i++)
+		rc = plb__balancer_node(s.b, i, cfg->pus[i].node);
+	if (rc || (rc = sim_links(&s)) || (rc = sim_couple(&s))) {
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}

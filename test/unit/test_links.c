@@ -10,6 +10,8 @@
  *  - the bound of coupled PUs is the best subset's: a PU that costs its
  *    node more than it adds is left out;
  *  - a couple rule that names nothing, or itself, is refused with file:line;
+ *  - with couple_probe, plb-hac leaves out a PU that costs its node more
+ *    than it adds, and only such a PU;
  *  - a scenario without the new keys reports no link_bound_s. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -249,6 +251,49 @@ static void test_couple_refused(void **state)
 	plb__config_fini(&cfg);
 }
 
+#define PROBE_SCEN "[run]\nunits = 2000000\n[balancer]\ncouple_probe = %g\n[node a]\nemu = g c\n%s\n" \
+			  "[model g]\nclass = gpu\ncompute = poly 0.0005 1e-6\n"                   \
+			  "[model c]\nclass = cpu\ncompute = poly 0 1e-5\n"
+
+static struct plb__sim_result probe_run(double cost, const char *couple)
+{
+	char text[512];
+	struct plb__config cfg;
+	struct plb__sim_result r;
+	snprintf(text, sizeof text, PROBE_SCEN, cost, couple);
+	load_text(text, &cfg);
+	run(&cfg, "plb-hac", &r, NULL);
+	plb__config_fini(&cfg);
+	return r;
+}
+
+/* With couple_probe, plb-hac runs node a without c (a tenth of g's rate)
+ * for a block of g: where c triples g's compute, g ran three times as
+ * fast, c is left out and the run ends near g's own bound, less than
+ * half the time it takes with c at work; where c slows g by 2% (it adds
+ * 10%), or not at all, c stays. Without couple_probe, no probe. */
+static void test_couple_probe(void **state)
+{
+	(void)state;
+	struct plb__sim_result on = probe_run(0.02, "couple = g compute 3 while c");
+	struct plb__sim_result off = probe_run(0, "couple = g compute 3 while c");
+	assert_int_equal(on.rep.pus_left_out, 1);
+	assert_int_equal(off.rep.pus_left_out, 0);
+	if (!(on.rep.makespan_s < 1.02 * on.rep.lower_bound_s && on.rep.makespan_s < 0.5 * off.rep.makespan_s))
+		fail_msg("c left out: %.4f s, bound %.4f s, kept: %.4f s", on.rep.makespan_s,
+			 on.rep.lower_bound_s, off.rep.makespan_s);
+	assert_true(on.rep.imbalance < 0.01);   /* the left-out PU's early end is no imbalance */
+	plb__sim_result_fini(&on);
+	plb__sim_result_fini(&off);
+	static const char *const keep[] = {"couple = g compute 1.02 while c", ""};
+	for (int k = 0; k < 2; k++) {
+		struct plb__sim_result r = probe_run(0.02, keep[k]);
+		if (r.rep.pus_left_out != 0)
+			fail_msg("'%s': c left out", keep[k]);
+		plb__sim_result_fini(&r);
+	}
+}
+
 /* A scenario without links or couplings: no link_bound_s, the old note. */
 static void test_plain_unchanged(void **state)
 {
@@ -271,6 +316,7 @@ int main(void)
 		cmocka_unit_test(test_couple_stretch),
 		cmocka_unit_test(test_couple_bound),
 		cmocka_unit_test(test_couple_refused),
+		cmocka_unit_test(test_couple_probe),
 		cmocka_unit_test(test_plain_unchanged),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

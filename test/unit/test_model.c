@@ -1667,6 +1667,29 @@ static void test_eval_memo_follows_fits(void **state)
 	plb__model_fini(&m);
 }
 
+/* The spread of a PU's samples about its fit: NAN below 3 samples, 0 for
+ * samples on a line, and about d for times d above and below it in turn
+ * (log(1 + d) and log(1 - d): d to first order). */
+static void test_model_spread(void **state)
+{
+	(void)state;
+	for (int k = 0; k < 2; k++) {
+		double d = k ? 0.05 : 0;
+		struct plb__model m;
+		model_new(&m, 1e6, 32, 1e3);
+		for (int i = 0; i < 24; i++) {
+			double u = 1000 * (i + 1), t = 0.01 + 1e-5 * u;
+			assert_int_equal(plb__model_add(&m, u, t * (1 + (i % 2 ? d : -d)), 0), 0);
+			if (i < 2)
+				assert_true(isnan(plb__model_spread(&m)));
+		}
+		double sd = plb__model_spread(&m);
+		if (!(fabs(sd - d) <= 0.2 * d + 1e-6))
+			fail_msg("samples %g off the line: spread %g", d, sd);
+		plb__model_fini(&m);
+	}
+}
+
 static void test_model_load(void **state)
 {
 	(void)state;
@@ -1874,6 +1897,7 @@ int main(void)
 		cmocka_unit_test(test_bad_samples),
 		cmocka_unit_test(test_eval_memo_follows_fits),
 		cmocka_unit_test(test_model_load),
+		cmocka_unit_test(test_model_spread),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
