@@ -29,7 +29,6 @@
  * policy opts in (struct plb__policy.couple_probe). */
 #include <math.h>
 #include <stdlib.h>
-#include <stdio.h>
 
 #include "balancer/internal.h"
 
@@ -181,22 +180,22 @@ static int probe_end(struct plb__balancer *b, int k)
 		if (!isfinite(sd))
 			sd = NOISE_UNKNOWN;
 		gain += r * (v->with_t / v->probe_t - 1);
-		if (getenv("CPDBG")) fprintf(stderr, "  mate %d r=%g with %g/%g probe %g sd=%g\n", p, r, v->with_u, v->with_t, v->probe_t, sd);
 		var += 2 * (r * sd) * (r * sd);        /* a difference of two blocks */
 	}
 	probe_stop(b, k);
-	if (getenv("CPDBG")) fprintf(stderr, "end q=%d gain=%g rq=%g z=%g\n", q, gain, rate(b,q), Z*sqrt(var));
 	if (!(gain > rate(b, q)) || !(gain > Z * sqrt(var)))
 		return 0;
-	/* out of the run: nothing of it is out (it idled), so nothing goes
-	 * back to the pool; it is no loss */
-	int rc = plb__balancer_lost(b, q, 0);
-	if (rc)
-		return rc;
-	b->st.pus_lost--;
+	/* out of the run, as a lost PU is, but nothing of it is out (it
+	 * idled) and it is no loss */
+	struct plb__pu *u = &b->pu[q];
+	PLB_ASSERT(u->nout == 0);
+	u->lost = u->left_out = 1;
+	b->alive--;
 	b->st.pus_left_out++;
-	b->pu[q].left_out = 1;
+	plb__busy_sync(b, q);
 	b->epoch++;
+	if (b->pol->lost)
+		b->pol->lost(b, q);
 	return 0;
 }
 

@@ -102,6 +102,15 @@ struct plb_block {
 				 * CPU team that run this block at once; else 0, 1 */
 };
 
+/* From a kernel's run, on the PU's thread: of the block blk's time, this
+ * many seconds went to moving its data to and from a device and did not
+ * overlap its compute (copies that CUDA events or OpenCL profiling timed,
+ * staging, synchronisation). The PU's model fits them as the block's
+ * transfer time G beside its compute F (E = F + G); the report, the trace
+ * and the models file show the two. Optional: without it a block's time is
+ * all compute. Called more than once, the last call counts. */
+PLB_API void plb_report_copies(const struct plb_block *blk, double seconds);
+
 /* One device class's functions. init runs once per PU and run (on the PU's
  * thread) before its first block, with the run's shared data, and sets
  * *state; run processes one block; fini frees the state. init and fini may

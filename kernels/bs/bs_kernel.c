@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "balancer/base/clock.h"
 #include "kernels/bs/bs.h"
 #include "plb.h"
 
@@ -59,17 +60,26 @@ static int bs_cuda_run(void *state, const struct plb_block *b)
 {
 	struct bs_gpu *g = state;
 	size_t n = (size_t)b->units;
-	if (!g->sh.drawn)
-		return plb__bs_cuda_run(g->c, b->in, b->out, n);
-	if (n > g->cap) {
-		void *o = realloc(g->opts, n * plb__bs_in_unit(g->sh.prec));
-		if (!o)
-			return PLB_ENOMEM;
-		g->opts = o;
-		g->cap = n;
+	const void *in = b->in;
+	if (g->sh.drawn) {
+		if (n > g->cap) {
+			void *o = realloc(g->opts, n * plb__bs_in_unit(g->sh.prec));
+			if (!o)
+				return PLB_ENOMEM;
+			g->opts = o;
+			g->cap = n;
+		}
+		plb__bs_draw(g->sh.prec, g->opts, b->offset, n, g->sh.seed);
+		in = g->opts;
 	}
-	plb__bs_draw(g->sh.prec, g->opts, b->offset, n, g->sh.seed);
-	return plb__bs_cuda_run(g->c, g->opts, b->out, n);
+	double t0 = plb__now();
+	int rc = plb__bs_cuda_run(g->c, in, b->out, n);
+	if (!rc) {
+		struct plb__phase_times ph;
+		plb__bs_cuda_times(g->c, &ph);
+		plb__report_phases(b, plb__now() - t0, &ph);
+	}
+	return rc;
 }
 
 static void bs_cuda_fini(void *state)

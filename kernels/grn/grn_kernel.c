@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "balancer/base/clock.h"
 #include "kernels/grn/grn.h"
 #include "plb.h"
 
@@ -62,7 +63,14 @@ static int grn_cuda_init(const struct plb_pu_info *pu, const void *shared, size_
 
 static int grn_cuda_run(void *state, const struct plb_block *b)
 {
-	return plb__grn_cuda_run(state, b->offset, (size_t)b->units, b->out);
+	double t0 = plb__now();
+	int rc = plb__grn_cuda_run(state, b->offset, (size_t)b->units, b->out);
+	if (!rc) {
+		struct plb__phase_times ph;
+		plb__grn_cuda_times(state, &ph);
+		plb__report_phases(b, plb__now() - t0, &ph);
+	}
+	return rc;
 }
 
 static void grn_cuda_fini(void *state)

@@ -3,6 +3,7 @@
  * them into its accumulator, which combine merges (a reduction). */
 #include <stdio.h>
 
+#include "balancer/base/clock.h"
 #include "kernels/kmeans/kmeans.h"
 #include "plb.h"
 
@@ -40,7 +41,14 @@ static int km_cuda_init(const struct plb_pu_info *pu, const void *shared, size_t
 
 static int km_cuda_run(void *state, const struct plb_block *b)
 {
-	return plb__km_cuda_run(state, b->in, (size_t)b->units, b->out, b->acc);
+	double t0 = plb__now();
+	int rc = plb__km_cuda_run(state, b->in, (size_t)b->units, b->out, b->acc);
+	if (!rc) {
+		struct plb__phase_times ph;
+		plb__km_cuda_times(state, &ph);
+		plb__report_phases(b, plb__now() - t0, &ph);
+	}
+	return rc;
 }
 
 static void km_cuda_fini(void *state)

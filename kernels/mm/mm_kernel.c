@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "balancer/base/clock.h"
 #include "kernels/mm/mm.h"
 #include "plb.h"
 
@@ -74,7 +75,14 @@ static int mm_cuda_init(const struct plb_pu_info *pu, const void *shared, size_t
 static int mm_cuda_run(void *state, const struct plb_block *b)
 {
 	struct mm_state *s = state;
-	return plb__mm_cuda_run(s->cuda, (int64_t)b->units, b->in, b->out);
+	double t0 = plb__now();
+	int rc = plb__mm_cuda_run(s->cuda, (int64_t)b->units, b->in, b->out);
+	if (!rc) {
+		struct plb__phase_times ph;
+		plb__mm_cuda_times(s->cuda, &ph);
+		plb__report_phases(b, plb__now() - t0, &ph);
+	}
+	return rc;
 }
 #endif
 

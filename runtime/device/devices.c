@@ -53,16 +53,35 @@ void plb__dev_begin(struct plb__dev *d, const struct plb__dev_run *run)
 		d->cls->begin(d);
 }
 
+/* The block the PU thread's kernel runs now, and the copies it reported
+ * (plb_report_copies). */
+static _Thread_local struct {
+	const struct plb_block *b;
+	double copy_s;
+} cur;
+
+void plb_report_copies(const struct plb_block *blk, double seconds)
+{
+	if (blk && blk == cur.b && isfinite(seconds) && seconds >= 0)
+		cur.copy_s = seconds;
+}
+
 int plb__dev_run(struct plb__dev *d, const struct plb_kernel_class *kc, void *kstate,
 		 const struct plb_block *b, double arrive, struct plb__dev_times *t)
 {
 	t->xfer_at = NAN;
 	if (d->cls->own_times)
 		return d->cls->run(d, kc, kstate, b, arrive, t);
+	cur.b = b;
+	cur.copy_s = 0;
 	double t0 = plb__now();
 	int rc = d->cls->run ? d->cls->run(d, kc, kstate, b, arrive, t) : kc->run(kstate, b);
-	t->exec_s = t->busy_s = plb__now() - t0;
-	t->xfer_s = 0;          /* a device's copies overlap its compute: part of exec */
+	t->busy_s = plb__now() - t0;
+	/* the copies the kernel reported, within the block's time, are its
+	 * transfer; the rest is compute */
+	t->xfer_s = fmin(cur.copy_s, t->busy_s);
+	t->exec_s = t->busy_s - t->xfer_s;
+	cur.b = NULL;
 	return rc;
 }
 

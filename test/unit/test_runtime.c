@@ -234,13 +234,38 @@ static const struct plb_kernel slow_fini_kernel = {
 
 static const struct plb_kernel tag_kernel;     /* test_redo_in_place */
 
+/* A kernel that reports copies (plb_report_copies): 2 ms of work a block,
+ * 1 ms of it "copies"; a report for no block, or a negative one, is
+ * ignored. */
+static int copies_run(void *st, const struct plb_block *b)
+{
+	(void)st;
+	double t0 = plb__now();
+	const uint64_t *in_ = b->in;
+	uint64_t *o = b->out;
+	for (uint64_t u = 0; u < b->units; u++)
+		o[u] = 3 * in_[u] + 1;
+	while (plb__now() - t0 < 2e-3)
+		;
+	plb_report_copies(NULL, 5);
+	plb_report_copies(b, 1e-3);
+	plb_report_copies(b, -1);
+	return 0;
+}
+
+static const struct plb_kernel copies_kernel = {
+	PLB_INIT,
+	.name = "copies",
+	.cpu = {.run = copies_run},
+};
+
 /* plb_init on config_text (models: a models file, or NULL); its rc. */
 static int init(const char *config_text, const char *models, plb_t **p)
 {
 	static const struct plb_kernel *const ks[] = {&kernel, &sum_kernel, &whole_kernel,
-						      &tag_kernel, &slow_fini_kernel};
+						      &tag_kernel, &slow_fini_kernel, &copies_kernel};
 	write_config(config_text);
-	struct plb_options o = {PLB_INIT, .config = cfg_path, .kernels = ks, .nkernels = 5, .quiet = 1,
+	struct plb_options o = {PLB_INIT, .config = cfg_path, .kernels = ks, .nkernels = 6, .quiet = 1,
 				.models = models};
 	int argc = 1;
 	char *args[] = {"test_runtime", NULL}, **argv = args;
@@ -759,6 +784,43 @@ static void test_bad_coverage_fails(void **state)
 	stop(p);
 }
 
+/* The copies a kernel reports are its blocks' transfer time in the
+ * model (the models file's XFER_S), the rest their compute. */
+static void test_reported_copies(void **state)
+{
+	(void)state;
+	char path[] = "/tmp/plb-test-copies-XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	unlink(path);
+	plb_t *p = start_models("[run]\nunits = 2048\n[node a]\ncpu = 1\n", path);
+	for (uint64_t u = 0; u < 2048; u++)
+		in[u] = u;
+	struct plb_job job = {PLB_INIT, .kernel = "copies", .units = 2048, .in = in, .in_unit = 8,
+			      .out = out, .out_unit = 8};
+	assert_int_equal(plb_run(p, &job), 0);
+	for (uint64_t u = 0; u < 2048; u++)
+		assert_true(out[u] == 3 * u + 1);
+	stop(p);
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	char line[512];
+	int samples = 0;
+	while (fgets(line, sizeof line, f)) {
+		double units, exec_s, xfer_s;
+		if (sscanf(line, "%lf %lf %lf", &units, &exec_s, &xfer_s) != 3)
+			continue;
+		samples++;
+		if (xfer_s != 1e-3 || !(exec_s >= 1e-3))
+			fail_msg("a block of %g units: exec %g s, xfer %g s; expected xfer 0.001 and exec >= 0.001",
+				 units, exec_s, xfer_s);
+	}
+	fclose(f);
+	unlink(path);
+	assert_true(samples > 0);
+}
+
 /* A models file: the first process trains and writes it, the second
  * starts warm from it; a record for hardware this cluster lacks is not
  * used but kept; a corrupt file stops plb_init naming file:line. */
@@ -962,6 +1024,7 @@ int main(void)
 		cmocka_unit_test(test_units_from_the_job),
 		cmocka_unit_test(test_reduction),
 		cmocka_unit_test(test_models_file),
+		cmocka_unit_test(test_reported_copies),
 		cmocka_unit_test(test_bad_coverage_fails),
 		cmocka_unit_test(test_abi_stamps),
 		cmocka_unit_test(test_worker_of_another_version),
