@@ -77,7 +77,7 @@ static const struct key keys[] = {
 	{S_NETWORK, "latency_us", K_NUM, 0, 0, 1e9, 50, NULL, CFG(latency_us),
 	 "microseconds in [0, 1e9], one-way control message latency"},
 	{S_NETWORK, "link_gbps", K_NUM, 0, 0, 1e6, 0, NULL, CFG(link_gbps),
-	 "Gbit/s in [0, 1e6]: the master's link, each way, shared by every block's input and output (0, the default: not modelled)"},
+	 "Gbit/s in [0, 1e6]: the master's link, each way, shared by every block's input and output: plbsim models it, the runtime's report bounds the run's bytes by it (0, the default: neither)"},
 	{S_NETWORK, "solve_us", K_NUM, 0, 0, 1e9, -1, NULL, CFG(solve_us),
 	 "microseconds in [0, 1e9] charged per solve (leave out to charge the measured time)"},
 	{S_NETWORK, "fail_detect_ms", K_NUM, 0, 0, 1e9, 1000, NULL, CFG(fail_detect_ms),

@@ -144,6 +144,17 @@ int plb__run_report(struct plb__run *r, double wall)
 	rep->wall_s = wall;
 	rep->bytes_sent = r->bytes_out;
 	rep->bytes_received = r->bytes_in;
+	/* [network] link_gbps: the master's link carried these bytes, each way
+	 * at most that fast */
+	if (p->cfg.link_gbps > 0 && !p->tp->ops->same_memory) {
+		rep->link_bound_s = fmax(r->bytes_out, r->bytes_in) / (p->cfg.link_gbps * 1e9 / 8);
+		if (rep->link_bound_s > rep->lower_bound_s)
+			rep->lower_bound_s = rep->link_bound_s;
+		snprintf(res->note + strlen(res->note), sizeof res->note - strlen(res->note),
+			 makespan < rep->link_bound_s
+			 ? "; the master's link at [network] link_gbps, which this run beat: the link is faster than that"
+			 : "; the master's link: the run's bytes at [network] link_gbps");
+	}
 	rep->warm_pus = r->warm;
 	rep->resident_bytes = r->resident;
 	rep->unkept_bytes = r->unkept;

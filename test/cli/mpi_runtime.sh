@@ -134,4 +134,14 @@ check "bad policy: said once" test "$(grep -c 'unknown policy' "$TMP/out")" -eq 
 printf 'plb-models 1\npu a b c kernel=null in=0 out=0 cliff=inf samples=1 sig=\n1 nope 0\n' >"$TMP/bad.txt"
 expect_error "corrupt models file" 4 "bad.txt:3: expected 'UNITS EXEC_S XFER_S'" "$BUILD/plb-null" --config test/data/small.ini --models "$TMP/bad.txt"
 expect_error "bad --n" 3 "--n 0: accepted" "$BUILD/plb-mm" --config "$TMP/mm.ini" --n 0
+# [network] link_gbps: the master's link's bound on the run's bytes; a
+# link declared slower than the run shows it to be is flagged
+printf '[run]\nunits = 1\n[network]\nlink_gbps = 0.001\n[node a]\ncpu = 1\n[node b]\ncpu = 1\n' >"$TMP/link.ini"
+check "link_gbps: a run" mpi_run 3 "$BUILD/plb-mm" --config "$TMP/link.ini" --n 300 --json
+check "link_gbps: its bound is the bytes over the link" python3 -c "
+import json, sys
+r = [json.loads(l) for l in open('$TMP/out') if l.startswith('{')][-1]
+want = max(r['bytes_sent'], r['bytes_received']) * 8 / 1e6
+assert abs(r['link_bound_s'] - want) < 1e-9 * want and r['lower_bound_s'] >= want, r
+assert 'which this run beat' in r['bound_note'], r['bound_note']"
 finish
