@@ -14,6 +14,7 @@
 #                        code carries machine code for; PTX of the last is
 #                        added for newer GPUs (those nvcc does not know are
 #                        dropped, saying so)
+#   OPENCL=0             do not build OpenCL code even when it is found
 #   MPI=0                build without MPI: apps run in one process only
 #   TEST_STRICT_SKIPS=1  make test fails a skip but for a part the build or
 #                        node lacks (no MPI, no CUDA, no GPU; CI sets it)
@@ -96,6 +97,32 @@ MPI_LIBS   = $(shell mpicc --showme:link 2>/dev/null)
 endif
 RUN_LIBS   = $(MPI_LIBS) -lhwloc -lpthread -ldl
 
+# Missing packages are installed before the optional toolkits below are
+# looked for, so that a fresh machine builds with OpenCL the first time
+# (the rule for $(DEPS_OK) below says why, if this fails).
+DEPS_OK   := $(BUILD)/.deps-ok-mpi$(MPI)
+ifeq ($(filter clean deps,$(MAKECMDGOALS)),)
+DEPS_EARLY := $(shell [ $(DEPS_OK) -nt scripts/install-deps.sh ] || \
+  { MPI=$(MPI) OPENCL=$(OPENCL) bash scripts/install-deps.sh >&2 && mkdir -p $(BUILD) && touch $(DEPS_OK); })
+endif
+
+# OpenCL code (kernels/*/*_opencl.c, the opencl device class) is built
+# when scripts/opencl-probe.sh finds the headers, the ICD loader and
+# CLBlast; C files then see PLB_HAVE_OPENCL. OPENCL=0 leaves it out.
+ifeq ($(OPENCL),0)
+OPENCL_PROBE := none: OPENCL=0
+else
+OPENCL_PROBE := $(shell sh scripts/opencl-probe.sh '$(CC)')
+endif
+HAVE_OPENCL := $(if $(filter ok,$(OPENCL_PROBE)),1,0)
+ifeq ($(HAVE_OPENCL),1)
+CFLAGS      += -DPLB_HAVE_OPENCL -DCL_TARGET_OPENCL_VERSION=120
+OPENCL_LIBS := -lclblast -lOpenCL
+KERN_LIBS   += $(OPENCL_LIBS)
+else ifneq ($(OPENCL),0)
+$(warning plb: building without OpenCL: $(wordlist 2,100,$(OPENCL_PROBE)))
+endif
+
 # The layers, lowest first: a file includes headers of its own layer, of
 # lower ones and of include/ only (test/cli/layers.sh checks it). Each
 # layer is one library of every .c file under its folder, but those of a
@@ -115,7 +142,8 @@ rwildcard   = $(foreach d,$(wildcard $(1:=/*)),$(call rwildcard,$d,$2) $(filter 
 layer_src   = $(filter-out $(foreach l,$(filter $1/%,$(LAYERS)),$l/%),$(call rwildcard,$1,*.c))
 layer_lib   = $(BUILD)/lib/libplb-$(notdir $1).a
 layer_libs  = $(foreach l,$1,$(call layer_lib,$l))
-kern_src    = $(wildcard kernels/$1/*.c) $(if $(NVCC),$(wildcard kernels/$1/*.cu))
+kern_src    = $(filter-out %_opencl.c,$(wildcard kernels/$1/*.c)) $(if $(NVCC),$(wildcard kernels/$1/*.cu)) \
+              $(if $(filter 1,$(HAVE_OPENCL)),$(wildcard kernels/$1/*_opencl.c))
 kern_lib    = $(if $(strip $(call kern_src,$1)),$(BUILD)/lib/libplbkern-$1.a)
 obj         = $(patsubst %.c,$(BUILD)/%.o,$(patsubst %.cu,$(BUILD)/%.cu.o,$1))
 
@@ -136,19 +164,18 @@ PLB_VERSION   := $(call plb_h_num,VERSION_MAJOR).$(call plb_h_num,VERSION_MINOR)
 PLB_SOVERSION := $(call plb_h_num,ABI)
 LIBPLB_A  := $(BUILD)/lib/libplb.a
 LIBPLB_SO := $(BUILD)/lib/libplb.so.$(PLB_SOVERSION)
-DEPS_OK   := $(BUILD)/.deps-ok-mpi$(MPI)
 ALL_TOP   := $(call layer_libs,runtime/sim $(RUN_LAYERS))
 ALL_KERN  := $(foreach k,$(KERNELS),$(call kern_lib,$k))
 ALL_OBJ   := $(call obj,$(foreach l,$(LAYERS),$(call layer_src,$l)) \
              $(foreach k,$(KERNELS),$(call kern_src,$k)) $(wildcard apps/*/*.c) \
              $(TEST_SRC) $(BENCH_SRC))
 
-.PHONY: all install uninstall test demo bench bench-robust bench-hosts bench-iterations bench-cpu bench-bs bench-grn bench-kmeans bench-gpu clean deps layers coverage mutants faults fuzz
+.PHONY: all install uninstall test demo bench bench-robust bench-hosts bench-iterations bench-cpu bench-bs bench-grn bench-kmeans bench-gpu bench-opencl clean deps layers coverage mutants faults fuzz
 all: $(PLBSIM) $(APP_BINS) $(TESTS) $(BENCHES) $(LIBPLB_A) $(LIBPLB_SO)
 
 # Installs what is missing; re-checked when the script changes.
 $(DEPS_OK): scripts/install-deps.sh
-	$(Q)MPI=$(MPI) bash scripts/install-deps.sh
+	$(Q)MPI=$(MPI) OPENCL=$(OPENCL) bash scripts/install-deps.sh
 	$(Q)mkdir -p $(@D) && touch $@
 deps: $(DEPS_OK)
 
@@ -229,7 +256,7 @@ $(BUILD)/test/test_alloc: TEST_LIBS = -Wl,--wrap=malloc,--wrap=calloc,--wrap=rea
 $(BUILD)/test/%: $(BUILD)/test/unit/%.o $(ALL_TOP) $(ALL_KERN)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(ALL_KERN) $(ALL_TOP) -lcmocka $(TEST_LIBS) $(RT_LIBS) $(KERN_LIBS) $(BAL_LIBS) -lpthread
+	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(ALL_KERN) $(ALL_TOP) -lcmocka $(TEST_LIBS) $(RT_LIBS) $(KERN_LIBS) $(BAL_LIBS) -lhwloc -lpthread -ldl
 
 $(BUILD)/bench/%: $(BUILD)/bench/%.cu.o
 	@$(if $(Q),echo "  LD      $@")
@@ -260,6 +287,9 @@ $(BUILD)/bench/gpu_kernels: $(ALL_KERN)
 $(BUILD)/bench/gpu_kernels: BENCH_KERN = $(ALL_KERN)
 $(BUILD)/bench/gpu_kernels: BENCH_LIBS = $(KERN_LIBS) -lm
 
+# plb-mm's OpenCL reference: CLBlast called directly (bench/opencl.sh)
+$(BUILD)/bench/clblast_mm: BENCH_LIBS = $(OPENCL_LIBS) -lm
+
 # Line and branch coverage per folder (gcc --coverage, gcovr; own build
 # directory), and a seeded mutation run over the pure code: both print
 # their figures against the targets in docs/TESTING.md.
@@ -280,7 +310,7 @@ mutants:
 	$(Q)python3 scripts/mutants.py --seed $(SEED) --count $(COUNT)
 
 test: all
-	$(Q)PLBSIM=$(PLBSIM) BUILD=$(BUILD) MPI=$(MPI) HAVE_CUDA=$(HAVE_CUDA) SANITIZE=$(SANITIZE) \
+	$(Q)PLBSIM=$(PLBSIM) BUILD=$(BUILD) MPI=$(MPI) HAVE_CUDA=$(HAVE_CUDA) HAVE_OPENCL=$(HAVE_OPENCL) SANITIZE=$(SANITIZE) \
 	  TEST_PROGRAMS="$(notdir $(TESTS))" TEST_STRICT_SKIPS=$(TEST_STRICT_SKIPS) bash test/run.sh
 
 demo: $(PLBSIM) $(APP_BINS)
@@ -321,6 +351,11 @@ bench-grn: all
 # process against a direct call, the demo cluster's iterations.
 bench-kmeans: all
 	$(Q)BUILD=$(BUILD) MPI=$(MPI) bash bench/kmeans.sh
+
+# The opencl class on this node's first OpenCL device (PoCL here) against
+# CLBlast called directly and the CPU kernels (bench/opencl.sh).
+bench-opencl: all
+	$(Q)BUILD=$(BUILD) bash bench/opencl.sh
 
 # plb-mm on a GPU against cuBLAS called directly (needs a CUDA GPU).
 bench-gpu: all

@@ -53,13 +53,13 @@ extern "C" {
  * MINOR; every rank of a job must run the same plb (a worker of another
  * version is refused when it joins). */
 #define PLB_VERSION_MAJOR 0
-#define PLB_VERSION_MINOR 2
+#define PLB_VERSION_MINOR 3
 #define PLB_VERSION_PATCH 0
 #define PLB_VERSION (PLB_VERSION_MAJOR * 10000 + PLB_VERSION_MINOR * 100 + PLB_VERSION_PATCH)
 /* The ABI: the layout of the structs below and the functions' calls. The
  * shared library is libplb.so.PLB_ABI; a struct's members are only ever
  * appended, in a new ABI, and the stamp tells the library which it got. */
-#define PLB_ABI 1
+#define PLB_ABI 2
 /* The first member of every struct below: {PLB_INIT, .name = ...}. */
 #define PLB_INIT .abi = PLB_ABI
 
@@ -71,7 +71,8 @@ typedef struct plb plb_t;
  * (as the last line, with the ABI it comes in). */
 #define PLB_DEVICE_CLASSES(X)                                                \
 	X(CPU, cpu, 1)     /* host cores (also what an emulated PU runs) */  \
-	X(CUDA, cuda, 1)   /* one CUDA GPU */
+	X(CUDA, cuda, 1)   /* one CUDA GPU */                                   \
+	X(OPENCL, opencl, 2) /* one OpenCL device (AMD, Intel, NVIDIA, PoCL) */
 
 enum plb_device_class {
 #define PLB_X_(ID, member, since) PLB_DEV_##ID,
@@ -83,9 +84,16 @@ enum plb_device_class {
 /* The PU a kernel instance runs on. */
 struct plb_pu_info {
 	enum plb_device_class cls;
-	int device;             /* CUDA device ordinal (cuda), -1 otherwise */
-	int cores;              /* cores in the PU's team (cpu), 1 otherwise */
-	const char *name;       /* "a.cpu", "a.gpu0", "a.k620#1" */
+	int device;             /* CUDA device ordinal (cuda), the device's
+				 * index over every platform (opencl), -1
+				 * otherwise */
+	int cores;              /* cores in the PU's team (cpu), cores the
+				 * device runs on (opencl, type CPU), 1 otherwise */
+	const char *name;       /* "a.cpu", "a.gpu0", "a.cl0", "a.k620#1" */
+	/* opencl (ABI 2): the device (a cl_device_id) and a context of it
+	 * (cl_context) the runtime made; the kernel makes its own queues,
+	 * buffers and programs in that context. NULL otherwise. */
+	void *cl_device, *cl_context;
 };
 
 /* One block, or (cpu) one team member's share of it. */

@@ -29,7 +29,8 @@ STAGES=(
 	"tests    40 the GPU test cases of each kernel (PLB_REQUIRE_GPU=1) and the cuda class end to end (test/cli/cuda_runtime.sh, each app with gpu = 0 verified)"
 	"kernels  40 each app's CUDA kernel against its CPU kernel at two sizes, beside the device's limits (bench/gpu_kernels)"
 	"apps     60 plb-bs, plb-kmeans and plb-grn with cpu = all, with gpu = 0, and with both"
-	"gemm    110 bench/gpu.sh: plb-mm against cuBLAS at n = 4096 and 16384, single and double, gpu, cpu and both"
+	"opencl   20 the opencl class on the GPU through NVIDIA's OpenCL driver, where the machine has one: each app verified on opencl = 0 (test/cli/opencl_runtime.sh)"
+	"gemm     90 bench/gpu.sh: plb-mm against cuBLAS at n = 4096 and 16384, single and double, gpu, cpu and both"
 )
 # The libraries a machine with CUDA has: the C runtime and CUDA's own
 # (which must match its driver); the others travel in .devcheck.
@@ -314,6 +315,31 @@ stage_tests() {
 	return $rc
 }
 
+stage_opencl() {
+	if ! ls /etc/OpenCL/vendors/*.icd >/dev/null 2>&1; then
+		echo "no OpenCL driver on this machine (/etc/OpenCL/vendors is empty): nothing to run"
+		emit figure=test name=opencl_runtime result=skipped
+		return 0
+	fi
+	gpu_gate "$DC/build/test/test_bs (its OpenCL case)"
+	local rc=0
+	if PLB_REQUIRE_OPENCL=1 "$DC/build/test/test_bs" >"$T/o" 2>&1; then
+		echo "test_bs (CUDA and OpenCL cases): ok"
+	else
+		cat "$T/o"
+		rc=1
+	fi
+	if HAVE_OPENCL=1 bash test/cli/opencl_runtime.sh >"$T/o" 2>&1; then
+		echo "test/cli/opencl_runtime.sh: ok (device 0: $(grep -h -m1 . /etc/OpenCL/vendors/*.icd | head -n 1))"
+		emit figure=test name=opencl_runtime result=ok
+	else
+		cat "$T/o"
+		emit figure=test name=opencl_runtime result=failed
+		rc=1
+	fi
+	return $rc
+}
+
 stage_kernels() {
 	gpu_gate "$DC/build/bench/gpu_kernels"
 	local limits=()
@@ -378,7 +404,7 @@ stage_gemm() {
 	done
 	return "$rc"
 }
-export -f stage_kit stage_gpu stage_tests stage_kernels stage_apps stage_gemm
+export -f stage_kit stage_gpu stage_tests stage_kernels stage_apps stage_opencl stage_gemm
 
 summary() {
 	{

@@ -2,11 +2,11 @@
 # Installs the Debian packages plb needs, idempotently: only what is missing,
 # with one `apt-get update` first when something is. `make` runs this when a
 # header or tool it needs is not found. Set PLB_NO_INSTALL=1 to only report;
-# MPI=0 (make MPI=0) leaves Open MPI out; COVERAGE=1 (make coverage) adds
+# MPI=0 (make MPI=0) leaves Open MPI out, OPENCL=0 the OpenCL packages; COVERAGE=1 (make coverage) adds
 # gcovr.
 #
 # A package counts as there when dpkg lists it, or when what plb uses from
-# it is found without it: its header by the C compiler (with CPATH, as an
+# it is found without it: its header (or library) by the C compiler (with CPATH, as an
 # environment module or a library unpacked by hand sets it), its command on
 # PATH. So a machine whose libraries came from elsewhere installs nothing.
 set -euo pipefail
@@ -31,13 +31,24 @@ if [ "${MPI:-1}" != 0 ]; then
   pkgs+=("libopenmpi-dev cmd:mpicc" "openmpi-bin cmd:mpirun")   # MPI transport (runtime)
 fi
 
+if [ "${OPENCL:-1}" != 0 ]; then
+  pkgs+=(
+  "opencl-c-headers   hdr:CL/cl.h"                # the opencl device class and kernels
+  "ocl-icd-opencl-dev lib:OpenCL"                 # the ICD loader, which finds every OpenCL driver
+  "libclblast-dev     hdr:clblast_c.h lib:clblast" # plb-mm's (and k-means') OpenCL BLAS
+  "pocl-opencl-icd    icd:"                       # an OpenCL device on the CPU: the tests run the class for real
+  )
+fi
+
 if [ "${COVERAGE:-0}" = 1 ]; then
   pkgs+=("gcovr cmd:gcovr")                     # line and branch coverage
 fi
 
 cc=${CC:-cc}
-found() {   # found hdr:H | cmd:C | py:MODULE
+found() {   # found hdr:H | cmd:C | py:MODULE | lib:L | icd: (any OpenCL driver)
   case $1 in
+  lib:*) printf 'int main(void){return 0;}\n' | "$cc" -x c - -l"${1#lib:}" -o /dev/null >/dev/null 2>&1 ;;
+  icd:) ls /etc/OpenCL/vendors/*.icd ${OCL_ICD_VENDORS:+"$OCL_ICD_VENDORS"} >/dev/null 2>&1 ;;
   cmd:*) command -v "${1#cmd:}" >/dev/null 2>&1 ;;
   py:*) /usr/bin/python3 -c "import ${1#py:}" >/dev/null 2>&1 ;;   # Debian's python (plb-plot's)
   hdr:cmocka.h)   # cmocka.h needs these before it

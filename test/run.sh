@@ -13,7 +13,9 @@
 #    names a part this build or node truly lacks: "no MPI in this build"
 #    (MPI=0), "no CUDA in this build" (HAVE_CUDA=0), "no GPU on this node"
 #    (nvidia-smi lists none), "no network namespaces on this node" (not
-#    root, or no iproute2). Any other skip, or one without a reason, fails.
+#    root, or no iproute2), "no OpenCL in this build" (HAVE_OPENCL=0), "no
+#    OpenCL device on this node" (no driver in /etc/OpenCL/vendors). Any
+#    other skip, or one without a reason, fails.
 set -u
 BUILD=${BUILD:-build}
 PLBSIM=${PLBSIM:-$BUILD/plbsim}
@@ -32,6 +34,8 @@ lacks() {
 	"no CUDA in this build"*) [ "${HAVE_CUDA:-0}" = 0 ] ;;
 	"no GPU on this node"*) ! nvidia-smi -L 2>/dev/null | grep -q '^GPU ' ;;
 	"no network namespaces on this node"*) ! bash scripts/netns-hosts.sh check ;;
+	"no OpenCL in this build"*) [ "${HAVE_OPENCL:-0}" = 0 ] ;;
+	"no OpenCL device on this node"*) ! ls /etc/OpenCL/vendors/*.icd >/dev/null 2>&1 ;;
 	*) return 1 ;;
 	esac
 }

@@ -129,6 +129,19 @@ PLB_WUR int plb__bs_cuda_run(struct plb__bs_cuda *c, const void *in, void *out, 
 void plb__bs_cuda_times(const struct plb__bs_cuda *c, struct plb__phase_times *t);
 void plb__bs_cuda_destroy(struct plb__bs_cuda *c);
 
+/* OpenCL (bs_opencl.c). Without OpenCL at build time these are absent:
+ * callers test PLB_HAVE_OPENCL. */
+struct plb__bs_cl;
+/* Queues, the program and buffers on OpenCL device dev (a cl_device_id)
+ * of context ctx (a cl_context). On error returns PLB_EIO and writes the
+ * reason. */
+PLB_WUR int plb__bs_cl_create(void *ctx, void *dev, enum plb__bs_prec prec, struct plb__bs_cl **out,
+			      char *err, size_t errlen);
+/* As plb__bs_cuda_run, on the OpenCL device. */
+PLB_WUR int plb__bs_cl_run(struct plb__bs_cl *c, const void *in, void *out, size_t n);
+void plb__bs_cl_times(const struct plb__bs_cl *c, struct plb__phase_times *t);
+void plb__bs_cl_destroy(struct plb__bs_cl *c);
+
 #ifdef __cplusplus
 }
 #endif

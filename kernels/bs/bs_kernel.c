@@ -1,6 +1,7 @@
 /* plb-bs's kernel for plb (struct plb_kernel): options drawn where they
  * are priced (struct plb__bs_shared's seed) or read from the block's
- * input; a GPU draws them on the host, then prices them (bs_cuda.cu). */
+ * input; a GPU or an OpenCL device draws them on the host, then prices
+ * them (bs_cuda.cu, bs_opencl.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,55 +27,74 @@ static int bs_cpu_run(void *state, const struct plb_block *b)
 	return plb__bs_cpu(sh->prec, b->in, b->out, (size_t)b->units);
 }
 
-#ifdef PLB_HAVE_CUDA
-/* A GPU's state: its stream and buffers, and for drawn options a host
- * buffer they are drawn into before they are copied over. */
-struct bs_gpu {
-	struct plb__bs_cuda *c;
+#if defined(PLB_HAVE_CUDA) || defined(PLB_HAVE_OPENCL)
+/* A device's state: its queue or stream and buffers (c: a struct
+ * plb__bs_cuda or plb__bs_cl), and for drawn options a host buffer they
+ * are drawn into before they are copied over. */
+struct bs_dev {
+	void *c;
 	struct plb__bs_shared sh;
 	void *opts;
 	size_t cap;             /* options opts holds */
 };
 
-static int bs_cuda_init(const struct plb_pu_info *pu, const void *shared, size_t bytes,
-			void **state)
+static int dev_init(const void *shared, size_t bytes, struct bs_dev **state)
 {
-	char err[256];
-	struct bs_gpu *g;
+	struct bs_dev *g;
+	*state = NULL;
 	if (bytes != sizeof g->sh)
 		return PLB_EINVAL;
 	if (!(g = calloc(1, sizeof *g)))
 		return PLB_ENOMEM;
 	memcpy(&g->sh, shared, sizeof g->sh);
-	int rc = plb__bs_cuda_create(pu->device, g->sh.prec, &g->c, err, sizeof err);
-	if (rc) {
-		fprintf(stderr, "plb-bs: %s: %s\n", pu->name, err);
-		free(g);
-		return rc;
-	}
 	*state = g;
 	return 0;
 }
 
+/* Block b's options: its input, or drawn into g->opts. */
+static int dev_input(struct bs_dev *g, const struct plb_block *b, const void **in)
+{
+	size_t n = (size_t)b->units;
+	*in = b->in;
+	if (!g->sh.drawn)
+		return 0;
+	if (n > g->cap) {
+		void *o = realloc(g->opts, n * plb__bs_in_unit(g->sh.prec));
+		if (!o)
+			return PLB_ENOMEM;
+		g->opts = o;
+		g->cap = n;
+	}
+	plb__bs_draw(g->sh.prec, g->opts, b->offset, n, g->sh.seed);
+	*in = g->opts;
+	return 0;
+}
+#endif
+
+#ifdef PLB_HAVE_CUDA
+static int bs_cuda_init(const struct plb_pu_info *pu, const void *shared, size_t bytes,
+			void **state)
+{
+	char err[256];
+	struct bs_dev *g;
+	int rc = dev_init(shared, bytes, &g);
+	if (!rc && (rc = plb__bs_cuda_create(pu->device, g->sh.prec, (struct plb__bs_cuda **)&g->c,
+					     err, sizeof err))) {
+		fprintf(stderr, "plb-bs: %s: %s\n", pu->name, err);
+		free(g);
+		g = NULL;
+	}
+	*state = g;
+	return rc;
+}
+
 static int bs_cuda_run(void *state, const struct plb_block *b)
 {
-	struct bs_gpu *g = state;
-	size_t n = (size_t)b->units;
-	const void *in = b->in;
-	if (g->sh.drawn) {
-		if (n > g->cap) {
-			void *o = realloc(g->opts, n * plb__bs_in_unit(g->sh.prec));
-			if (!o)
-				return PLB_ENOMEM;
-			g->opts = o;
-			g->cap = n;
-		}
-		plb__bs_draw(g->sh.prec, g->opts, b->offset, n, g->sh.seed);
-		in = g->opts;
-	}
+	struct bs_dev *g = state;
+	const void *in;
+	int rc = dev_input(g, b, &in);
 	double t0 = plb__now();
-	int rc = plb__bs_cuda_run(g->c, in, b->out, n);
-	if (!rc) {
+	if (!rc && !(rc = plb__bs_cuda_run(g->c, in, b->out, (size_t)b->units))) {
 		struct plb__phase_times ph;
 		plb__bs_cuda_times(g->c, &ph);
 		plb__report_phases(b, plb__now() - t0, &ph);
@@ -84,8 +104,47 @@ static int bs_cuda_run(void *state, const struct plb_block *b)
 
 static void bs_cuda_fini(void *state)
 {
-	struct bs_gpu *g = state;
+	struct bs_dev *g = state;
 	plb__bs_cuda_destroy(g->c);
+	free(g->opts);
+	free(g);
+}
+#endif
+
+#ifdef PLB_HAVE_OPENCL
+static int bs_cl_init(const struct plb_pu_info *pu, const void *shared, size_t bytes, void **state)
+{
+	char err[256];
+	struct bs_dev *g;
+	int rc = dev_init(shared, bytes, &g);
+	if (!rc && (rc = plb__bs_cl_create(pu->cl_context, pu->cl_device, g->sh.prec,
+					   (struct plb__bs_cl **)&g->c, err, sizeof err))) {
+		fprintf(stderr, "plb-bs: %s: %s\n", pu->name, err);
+		free(g);
+		g = NULL;
+	}
+	*state = g;
+	return rc;
+}
+
+static int bs_cl_run(void *state, const struct plb_block *b)
+{
+	struct bs_dev *g = state;
+	const void *in;
+	int rc = dev_input(g, b, &in);
+	double t0 = plb__now();
+	if (!rc && !(rc = plb__bs_cl_run(g->c, in, b->out, (size_t)b->units))) {
+		struct plb__phase_times ph;
+		plb__bs_cl_times(g->c, &ph);
+		plb__report_phases(b, plb__now() - t0, &ph);
+	}
+	return rc;
+}
+
+static void bs_cl_fini(void *state)
+{
+	struct bs_dev *g = state;
+	plb__bs_cl_destroy(g->c);
 	free(g->opts);
 	free(g);
 }
@@ -97,5 +156,8 @@ const struct plb_kernel plb__bs_kernel = {
 	.cpu = {.init = bs_init, .run = bs_cpu_run},
 #ifdef PLB_HAVE_CUDA
 	.cuda = {.init = bs_cuda_init, .run = bs_cuda_run, .fini = bs_cuda_fini},
+#endif
+#ifdef PLB_HAVE_OPENCL
+	.opencl = {.init = bs_cl_init, .run = bs_cl_run, .fini = bs_cl_fini},
 #endif
 };

@@ -93,6 +93,17 @@ PLB_WUR int plb__km_cuda_run(struct plb__km_cuda *c, const float *points, size_t
 void plb__km_cuda_times(const struct plb__km_cuda *c, struct plb__phase_times *t);
 void plb__km_cuda_destroy(struct plb__km_cuda *c);
 
+/* OpenCL (kmeans_opencl.c). Without OpenCL at build time these are
+ * absent: callers test PLB_HAVE_OPENCL. As the CUDA functions, on OpenCL
+ * device dev (a cl_device_id) of context ctx (a cl_context). */
+struct plb__km_cl;
+PLB_WUR int plb__km_cl_create(void *ctx, void *dev, const void *shared, struct plb__km_cl **out,
+			      char *err, size_t errlen);
+PLB_WUR int plb__km_cl_run(struct plb__km_cl *c, const float *points, size_t n, int32_t *labels,
+			   double *acc);
+void plb__km_cl_times(const struct plb__km_cl *c, struct plb__phase_times *t);
+void plb__km_cl_destroy(struct plb__km_cl *c);
+
 #ifdef __cplusplus
 }
 #endif

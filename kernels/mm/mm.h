@@ -69,6 +69,17 @@ PLB_WUR int plb__mm_cuda_run(struct plb__mm_cuda *m, int64_t cols,
 void plb__mm_cuda_times(const struct plb__mm_cuda *c, struct plb__phase_times *t);
 void plb__mm_cuda_destroy(struct plb__mm_cuda *m);
 
+/* OpenCL (mm_opencl.c, CLBlast). Without OpenCL at build time these are
+ * absent: callers test PLB_HAVE_OPENCL. As the CUDA functions, on OpenCL
+ * device dev (a cl_device_id) of context ctx (a cl_context). */
+struct plb__mm_cl;
+PLB_WUR int plb__mm_cl_create(void *ctx, void *dev, enum plb__mm_prec prec, int n, int64_t max_cols,
+			      struct plb__mm_cl **out, char *err, size_t errlen);
+PLB_WUR int plb__mm_cl_set_a(struct plb__mm_cl *m, const void *A);
+PLB_WUR int plb__mm_cl_run(struct plb__mm_cl *m, int64_t cols, const void *B_blk, void *C_blk);
+void plb__mm_cl_times(const struct plb__mm_cl *m, struct plb__phase_times *t);
+void plb__mm_cl_destroy(struct plb__mm_cl *m);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,5 +1,6 @@
 /* plb-mm's kernel for plb (struct plb_kernel): a CPU team computes C's
- * rows in slabs (.whole), a GPU runs cuBLAS on its own stream (mm_cuda.cu);
+ * rows in slabs (.whole), a GPU runs cuBLAS on its own stream (mm_cuda.cu),
+ * an OpenCL device CLBlast on its two queues (mm_opencl.c);
  * A is the run's shared data, after struct plb__mm_shared. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@ struct mm_state {
 	const struct plb__mm_shared *sh;
 	const void *A;
 	struct plb__mm_cuda *cuda;
+	struct plb__mm_cl *cl;
 };
 
 static int mm_init(const struct plb_pu_info *pu, const void *shared, size_t bytes, void **state)
@@ -50,6 +52,10 @@ static void mm_fini(void *state)
 	if (s)
 		plb__mm_cuda_destroy(s->cuda);
 #endif
+#ifdef PLB_HAVE_OPENCL
+	if (s)
+		plb__mm_cl_destroy(s->cl);
+#endif
 	free(s);
 }
 
@@ -86,11 +92,47 @@ static int mm_cuda_run(void *state, const struct plb_block *b)
 }
 #endif
 
+#ifdef PLB_HAVE_OPENCL
+static int mm_cl_init(const struct plb_pu_info *pu, const void *shared, size_t bytes, void **state)
+{
+	char err[256];
+	int rc = mm_init(pu, shared, bytes, state);
+	if (rc)
+		return rc;
+	struct mm_state *s = *state;
+	rc = plb__mm_cl_create(pu->cl_context, pu->cl_device, s->sh->prec, s->sh->n, s->sh->n, &s->cl,
+			       err, sizeof err);
+	if (!rc && (rc = plb__mm_cl_set_a(s->cl, s->A)))
+		snprintf(err, sizeof err, "cannot copy A to the device");
+	if (rc) {
+		fprintf(stderr, "plb-mm: %s: %s\n", pu->name, err);
+		mm_fini(s);
+	}
+	return rc;
+}
+
+static int mm_cl_run(void *state, const struct plb_block *b)
+{
+	struct mm_state *s = state;
+	double t0 = plb__now();
+	int rc = plb__mm_cl_run(s->cl, (int64_t)b->units, b->in, b->out);
+	if (!rc) {
+		struct plb__phase_times ph;
+		plb__mm_cl_times(s->cl, &ph);
+		plb__report_phases(b, plb__now() - t0, &ph);
+	}
+	return rc;
+}
+#endif
+
 const struct plb_kernel plb__mm_kernel = {
 	PLB_INIT,
 	.name = "mm",
 	.cpu = {.init = mm_init, .run = mm_cpu_run, .fini = mm_fini, .whole = 1},
 #ifdef PLB_HAVE_CUDA
 	.cuda = {.init = mm_cuda_init, .run = mm_cuda_run, .fini = mm_fini},
+#endif
+#ifdef PLB_HAVE_OPENCL
+	.opencl = {.init = mm_cl_init, .run = mm_cl_run, .fini = mm_fini},
 #endif
 };

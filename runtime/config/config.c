@@ -96,6 +96,8 @@ static const struct key keys[] = {
 	 "Gbit/s in [0, 1e6]: the node's own link, each way (plbsim; 0, the default: not modelled)"},
 	{S_NODE, "couple", K_TEXT, 0, 0, 0, 0, NULL, NODE(couple),
 	 "rules separated by ';', each 'VICTIM STAGE FACTOR while CULPRIT...': the emulated PUs VICTIM (a model name of this node: all its PUs, or MODEL#K: one) take FACTOR (>= 1) times as long in STAGE (compute or transfer) while any CULPRIT (named the same way) computes (plbsim)"},
+	{S_NODE, "opencl_cores", K_INT, 0, 1, 65536, 1, NULL, NODE(opencl_cores),
+	 "an integer in [1, 65536]: the cores each OpenCL device of type CPU (PoCL) runs on, taken out of cpu = all (1, the default)"},
 #define X(ID, cls, key, value, accepts) {S_NODE, key, K_PUS, 0, 0, 0, 0, NULL, PLB__PU_##ID, accepts},
 	PLB__PU_KINDS(X)
 #undef X
@@ -479,6 +481,7 @@ static int open_named(struct ctx *c, enum sect sect, const char *s, size_t len)
 	if (node) {
 		cfg->nodes = arr;
 		cfg->nodes[cfg->nnodes++] = (struct plb__node){.name = name, .line = c->lineno};
+		apply_defaults(S_NODE, &cfg->nodes[n]);
 	} else {
 		cfg->models = arr;
 		cfg->models[cfg->nmodels++] = (struct plb__devmodel){.name = name, .line = c->lineno};

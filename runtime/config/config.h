@@ -24,12 +24,17 @@
  * Adding a kind of device: a line here, and its class file. */
 #define PLB__PU_KINDS(X)                                                          \
 	X(CPU, cpu, "cpu", CORES,                                                  \
-	  "all (every core but one per GPU of the section), or a core count "     \
+	  "all (every core but one per GPU or OpenCL device of the section, and "     \
+	  "opencl_cores per OpenCL device of type CPU), or a core count "     \
 	  "in [1, 65536]: one CPU PU over those cores")                            \
 	X(CUDA, cuda, "gpu", INDICES,                                              \
 	  "CUDA device indices in [0, 1023] separated by spaces, each once, e.g. 0 1") \
 	X(EMU, emu, "emu", MODELS,                                                 \
-	  "model names separated by spaces, each a [model NAME] of this file; a name may repeat")
+	  "model names separated by spaces, each a [model NAME] of this file; a name may repeat") \
+	X(OPENCL, opencl, "opencl", DEVICES,                                       \
+	  "all, or OpenCL devices separated by spaces, each an index in [0, 1023] "  \
+	  "over every platform's devices or PLATFORM:INDEX within the platforms "   \
+	  "whose name or vendor contains PLATFORM (e.g. pocl:0, nvidia:1)")
 
 enum plb__pu_kind {
 #define X(ID, cls, key, value, accepts) PLB__PU_##ID,
@@ -38,14 +43,17 @@ enum plb__pu_kind {
 	PLB__PU_NKIND
 };
 
-enum plb__pu_value { PLB__VALUE_CORES, PLB__VALUE_INDICES, PLB__VALUE_MODELS };
+enum plb__pu_value { PLB__VALUE_CORES, PLB__VALUE_INDICES, PLB__VALUE_MODELS, PLB__VALUE_DEVICES };
 
 /* One kind's key in a [node] section. */
 struct plb__node_pus {
 	int n;                  /* values; 0 when the key is absent */
 	int *v;                 /* CORES: one, the core count (-1: all);
 				 * INDICES: device indices; MODELS: indices
-				 * into plb__config.models, in file order */
+				 * into plb__config.models, in file order;
+				 * DEVICES: 0 .. n-1, into sel */
+	char **sel;             /* DEVICES: the selectors as written ("all",
+				 * "2", "pocl:0"), resolved on the node */
 	int line;               /* the key's line */
 };
 
@@ -57,6 +65,7 @@ struct plb__node {
 	double link_gbps;       /* its own link's bandwidth each way; 0: not modelled */
 	char *couple;           /* "couple =" as written (plbsim), NULL if absent */
 	int couple_line;
+	int opencl_cores;       /* cores a CPU-type OpenCL device (PoCL) runs on */
 	struct plb__node_pus pus[PLB__PU_NKIND];
 };
 

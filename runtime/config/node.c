@@ -110,6 +110,66 @@ static int set_indices(struct ctx *c, struct plb__node_pus *np, const char *key,
 	return c->rc;
 }
 
+/* Whether tok is a device selector: all, INDEX, or PLATFORM:INDEX with
+ * PLATFORM letters, digits, '_', '-' or '.'. */
+static int selector_ok(const char *tok)
+{
+	const char *colon = strrchr(tok, ':'), *num = colon ? colon + 1 : tok;
+	double d;
+	if (!strcmp(tok, "all"))
+		return 1;
+	if (colon) {
+		size_t len = (size_t)(colon - tok);
+		if (!len || strspn(tok, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.") != len)
+			return 0;
+	}
+	return *num && strspn(num, "0123456789") == strlen(num) && !plb__cfg_parse_num(num, &d) &&
+	       d <= INDEX_MAX;
+}
+
+/* DEVICES: selectors, resolved on the node against the devices it has;
+ * all stands alone, and none is written twice. */
+static int set_devices(struct ctx *c, struct plb__node_pus *np, const char *key, const char *v,
+		       const char *accepts)
+{
+	int max = plb__cfg_count_words(v);
+	char *save = NULL, *copy = strdup(v);
+
+	if (!copy || !(np->v = malloc((size_t)max * sizeof *np->v)) ||
+	    !(np->sel = calloc((size_t)max, sizeof *np->sel))) {
+		free(copy);
+		return oom(c);
+	}
+	for (char *tok = strtok_r(copy, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save)) {
+		if (!selector_ok(tok)) {
+			fail(c, c->lineno, "%s %s: '%.*s' is not a device; accepted: %s", c->label, key,
+			     SHOW, tok, accepts);
+			break;
+		}
+		if (max > 1 && !strcmp(tok, "all")) {
+			fail(c, c->lineno, "%s %s: all stands alone (it is every device); accepted: %s",
+			     c->label, key, accepts);
+			break;
+		}
+		for (int i = 0; i < np->n; i++)
+			if (!strcmp(np->sel[i], tok)) {
+				fail(c, c->lineno, "%s %s: device %s is listed twice; accepted: %s",
+				     c->label, key, tok, accepts);
+				break;
+			}
+		if (c->rc)
+			break;
+		if (!(np->sel[np->n] = strdup(tok))) {
+			oom(c);
+			break;
+		}
+		np->v[np->n] = np->n;
+		np->n++;
+	}
+	free(copy);
+	return c->rc;
+}
+
 /* MODELS: the names are kept until every [model] is known. */
 static int set_models(struct ctx *c, enum plb__pu_kind k, const char *v)
 {
@@ -139,6 +199,8 @@ int plb__cfg_set_pus(struct ctx *c, enum plb__pu_kind k, const char *v, const ch
 		return set_indices(c, np, kinds[k].key, v, accepts);
 	case PLB__VALUE_MODELS:
 		return set_models(c, k, v);
+	case PLB__VALUE_DEVICES:
+		return set_devices(c, np, kinds[k].key, v, accepts);
 	}
 	return fail(c, c->lineno, "%s %s: unhandled value kind", c->label, kinds[k].key);
 }
@@ -362,8 +424,12 @@ void plb__cfg_node_fini(struct plb__node *n)
 	free(n->name);
 	free(n->host);
 	free(n->couple);
-	for (int k = 0; k < PLB__PU_NKIND; k++)
+	for (int k = 0; k < PLB__PU_NKIND; k++) {
+		for (int i = 0; n->pus[k].sel && i < n->pus[k].n; i++)
+			free(n->pus[k].sel[i]);
+		free(n->pus[k].sel);
 		free(n->pus[k].v);
+	}
 }
 
 /* Which worker rank gets which [node] section. */

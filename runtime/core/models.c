@@ -130,13 +130,15 @@ void plb__kept_free(struct plb *p)
 /* ---- the models file --------------------------------------------------- */
 
 /* What a PU is, for matching a file's record: the [node] key that made it
- * and what it names there (an emulated PU's model, a GPU's index, a CPU
- * team's cores). */
+ * and what it names there (an emulated PU's model, a GPU's or OpenCL
+ * device's index, a CPU team's cores). */
 static void device_id(const struct plb *p, int i, char *buf, size_t len)
 {
 	const struct plb__pu_desc *d = &p->pu[i];
 	if (d->model >= 0 && d->model < p->cfg.nmodels)
 		snprintf(buf, len, "emu:%s", p->cfg.models[d->model].name);
+	else if (d->kind == PLB__PU_OPENCL)
+		snprintf(buf, len, "opencl:%d", d->device);
 	else if (d->device >= 0)
 		snprintf(buf, len, "gpu:%d", d->device);
 	else

@@ -387,11 +387,18 @@ int plb__worker_open(struct plb *p, struct plb__pu_desc **desc_out, int *npu_out
 	const struct plb__config *cfg = &p->cfg;
 	const struct plb__node *n = &cfg->nodes[p->node];
 	struct plb__worker *w = calloc(1, sizeof *w);
-	int max = plb__node_npu(n, 0), rc = 0;
+	int max = 0, rc = 0;
 	char err[400];
 
 	*desc_out = NULL;
 	*npu_out = 0;
+	/* a value may make several PUs (opencl = all) */
+	for (int k = 0; k < PLB__PU_NKIND; k++)
+		for (int i = 0; i < n->pus[k].n; i++) {
+			struct plb__dev_spec s = {.cfg = cfg, .node = p->node, .index = i,
+						  .value = n->pus[k].v[i]};
+			max += plb__dev_count((enum plb__pu_kind)k, &s);
+		}
 	if (!w || !(w->pu = calloc((size_t)max + 1, sizeof *w->pu))) {
 		free(w);
 		return plb__fail(p, PLB_ENOMEM, "out of memory");
@@ -407,16 +414,18 @@ int plb__worker_open(struct plb *p, struct plb__pu_desc **desc_out, int *npu_out
 	/* the node's PUs, kind by kind in PLB__PU_KINDS order */
 	for (int k = 0; k < PLB__PU_NKIND; k++) {
 		for (int i = 0; i < n->pus[k].n; i++) {
-			struct wpu *u = &w->pu[w->npu++];
 			struct plb__dev_spec s = {.cfg = cfg, .node = p->node, .index = i,
 						  .value = n->pus[k].v[i]};
-			u->w = w;
-			u->idx = w->npu - 1;
-			pthread_mutex_init(&u->mu, NULL);
-			pthread_cond_init(&u->cv, NULL);
-			if ((rc = plb__dev_open(&u->dev, (enum plb__pu_kind)k, &s, err, sizeof err)))
-				return plb__fail(p, rc, "%s:%d: [node %s] %s", cfg->path, n->pus[k].line,
-						 n->name, err);
+			for (int subs = plb__dev_count((enum plb__pu_kind)k, &s); s.sub < subs; s.sub++) {
+				struct wpu *u = &w->pu[w->npu++];
+				u->w = w;
+				u->idx = w->npu - 1;
+				pthread_mutex_init(&u->mu, NULL);
+				pthread_cond_init(&u->cv, NULL);
+				if ((rc = plb__dev_open(&u->dev, (enum plb__pu_kind)k, &s, err, sizeof err)))
+					return plb__fail(p, rc, "%s:%d: [node %s] %s", cfg->path,
+							 n->pus[k].line, n->name, err);
+			}
 		}
 	}
 	struct plb__pu_desc *desc = calloc((size_t)w->npu + 1, sizeof *desc);

@@ -5,7 +5,8 @@
  * class is its file and one line in that list. cpu: a team of cores bound
  * with hwloc; cuda: one GPU (the runtime's only file with CUDA headers; a
  * build without CUDA says so when a config asks for a GPU); emu: an
- * emulated PU whose block times follow a [model] (it runs the real CPU
+ * emulated PU whose block times follow a [model]; opencl: one OpenCL device
+ * (the runtime's only file with OpenCL headers) (it runs the real CPU
  * kernel, then waits out the model's time). open and close run on the
  * worker's main thread; thread_start, begin and run on the PU's own. */
 #ifndef PLB_DEVICE_H
@@ -30,7 +31,9 @@ struct plb__pu_desc {
 struct plb__dev_spec {
 	const struct plb__config *cfg;
 	int node, index;
-	int value;              /* that value: cores (-1 all), device index, model index */
+	int value;              /* that value: cores (-1 all), device index, model
+				 * index, selector index (DEVICES) */
+	int sub;                /* which of the PUs the value makes (see count) */
 	int host_cores;         /* host cores the node's PUs of a class with host_core
 				 * hold (plb__dev_open fills it) */
 };
@@ -67,6 +70,12 @@ struct plb__devclass {
 				 * time is the wall time of run */
 	int host_core;          /* its thread feeds a device: cpu = all leaves
 				 * it a core of its own */
+	/* How many PUs value s makes (opencl = all: every device); NULL: 1.
+	 * On the worker, before open. */
+	int (*count)(const struct plb__dev_spec *s);
+	/* Of a class with host_core: the host cores value s's PUs hold
+	 * (a CPU-type OpenCL device: its cores); NULL: one a PU. */
+	int (*holds)(const struct plb__dev_spec *s);
 	/* Check and set up the PU (device present, cores there) and fill in
 	 * d->desc and d->info (its name above all). err says what is wrong
 	 * for the user; the caller adds the key's file:line. */
@@ -100,6 +109,8 @@ PLB__PU_KINDS(X)
 /* The class behind each PU kind's methods, with the defaults above. d is
  * caller-owned; plb__dev_open fills it in (zeroed first), plb__dev_close
  * frees what open made (also after open failed). */
+/* The PUs value s of kind `kind` makes (each then opened with s->sub). */
+int plb__dev_count(enum plb__pu_kind kind, const struct plb__dev_spec *s);
 PLB_WUR int plb__dev_open(struct plb__dev *d, enum plb__pu_kind kind,
 			  const struct plb__dev_spec *s, char *err, size_t errlen);
 PLB_WUR int plb__dev_thread_start(struct plb__dev *d, char *err, size_t errlen);
@@ -114,6 +125,11 @@ void plb__dev_close(struct plb__dev *d);
  * why (may be NULL) gets the reason whenever the count is not a plain
  * success. */
 int plb__dev_cuda_count(char *why, size_t len);
+
+/* OpenCL devices this process sees, over every platform: 0 when there is
+ * no ICD loader, no platform, no device or no OpenCL in the build (why,
+ * which may be NULL, then says which). */
+int plb__dev_opencl_count(char *why, size_t len);
 
 /* A kernel's functions for device class c (none, all NULL, where the
  * kernel's ABI stamp predates the class), and c's name ("cpu", "cuda"). */

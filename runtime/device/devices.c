@@ -17,10 +17,21 @@ static const struct plb__devclass *const classes[PLB__PU_NKIND] = {
 static int host_cores(const struct plb__config *cfg, int node)
 {
 	int n = 0;
-	for (int k = 0; k < PLB__PU_NKIND; k++)
-		if (classes[k]->host_core)
-			n += cfg->nodes[node].pus[k].n;
+	for (int k = 0; k < PLB__PU_NKIND; k++) {
+		if (!classes[k]->host_core)
+			continue;
+		for (int i = 0; i < cfg->nodes[node].pus[k].n; i++) {
+			struct plb__dev_spec s = {.cfg = cfg, .node = node, .index = i,
+						  .value = cfg->nodes[node].pus[k].v[i]};
+			n += classes[k]->holds ? classes[k]->holds(&s) : 1;
+		}
+	}
 	return n;
+}
+
+int plb__dev_count(enum plb__pu_kind kind, const struct plb__dev_spec *s)
+{
+	return classes[kind]->count ? classes[kind]->count(s) : 1;
 }
 
 int plb__dev_open(struct plb__dev *d, enum plb__pu_kind kind, const struct plb__dev_spec *s,

@@ -9,12 +9,12 @@ BUILD=${BUILD:-build}
 DC=scripts/device-check.sh
 "$DC" --list >"$TMP/list"
 check "--list: the stages, most important first" \
-	test "$(awk 'NR > 1 {print $1}' "$TMP/list" | paste -sd' ')" = "kit gpu tests kernels apps gemm"
+	test "$(awk 'NR > 1 {print $1}' "$TMP/list" | paste -sd' ')" = "kit gpu tests kernels apps opencl gemm"
 check "--list: the limits add up to at most 5 minutes" \
 	test "$(awk 'NR > 1 {s += $2} END {print s <= 300}' "$TMP/list")" = 1
 "$DC" --only kit,nosuch >"$TMP/o" 2>&1; rc=$?
 check "--only with an unknown stage: exit 2 (got $rc)" test $rc = 2
-check "... naming it and the stages accepted" grep -q "no stage nosuch; accepted: kit gpu tests kernels apps gemm" "$TMP/o"
+check "... naming it and the stages accepted" grep -q "no stage nosuch; accepted: kit gpu tests kernels apps opencl gemm" "$TMP/o"
 "$DC" --budget 10 >"$TMP/o" 2>&1; rc=$?
 check "--budget 10: refused (got $rc)" test $rc = 2
 "$DC" --frobnicate >"$TMP/o" 2>&1; rc=$?

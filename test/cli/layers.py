@@ -21,6 +21,7 @@ def resolve(inc):
 
 MPI = re.compile(r"^mpi\.h$")
 CUDA = re.compile(r"^(cuda|cublas|curand|cufft|cusparse|nvrtc)[^/]*\.h$|^cuda/")
+OPENCL = re.compile(r"^(CL|OpenCL)/|^clblast")
 BALANCER_DENY = re.compile(r"^(mpi|hwloc|ini|pthread|cuda|cublas)[^/]*\.h$|^(cjson|CL|hwloc)/")
 for f in src:
     text = open(f, errors="replace").read()
@@ -55,6 +56,9 @@ for f in src:
             bad.append(f"{f}: #include <{inc}>: only runtime/transport/mpi.c includes mpi.h")
         if CUDA.search(inc) and f != "runtime/device/cuda.c" and not (f.startswith(("kernels/", "bench/")) and f.endswith(".cu")):
             bad.append(f"{f}: #include <{inc}>: CUDA headers only in runtime/device/cuda.c, kernels/*/*.cu and bench/*.cu")
+        if OPENCL.search(inc) and f != "runtime/device/opencl.c" and f != "kernels/opencl_util.h" \
+           and not (f.startswith(("kernels/", "bench/")) and f.endswith("_opencl.c")) and f != "bench/clblast_mm.c":
+            bad.append(f"{f}: #include <{inc}>: OpenCL headers only in runtime/device/opencl.c, kernels/opencl_util.h, kernels/*/*_opencl.c and bench/clblast_mm.c")
         if f.startswith("balancer/") and BALANCER_DENY.search(inc):
             bad.append(f"{f}: #include <{inc}>: the balancer uses libc, libm, LAPACKE and NLopt only")
 tracked = subprocess.check_output(["git", "ls-files"]).decode().split()

@@ -3,7 +3,8 @@
 # first), and includes only headers of its own layer, lower layers and
 # include/; kernels/NAME includes only include/, balancer/base and its own
 # folder; mpi.h is in the MPI transport alone, CUDA headers in the cuda
-# device class and kernels' .cu files alone; the balancer uses none of
+# device class and kernels' .cu files alone, OpenCL headers in the opencl
+# device class and kernels' _opencl.c files alone; the balancer uses none of
 # the runtime's libraries; git tracks no build output (test/cli/layers.py
 # has the rules). The checker is also shown to catch each kind of break.
 # Within each layer's folders, no files call each other in a circle
@@ -25,6 +26,7 @@ git init -q .
 printf '#include "runtime/core/rt.h"\n' >runtime/config/up.c
 printf '#include <mpi.h>\n' >runtime/core/mpi_elsewhere.c
 printf '#include <cuda_runtime.h>\n' >runtime/core/cuda_elsewhere.c
+printf '#include <CL/cl.h>\n' >runtime/core/opencl_elsewhere.c
 printf '#include <hwloc.h>\n' >balancer/uses_hwloc.c
 printf '#include "runtime/config/config.h"\n' >kernels/k/k.c
 printf 'int x;\n' >runtime/stray/s.c
@@ -38,7 +40,7 @@ out=$(python3 "$here/test/cli/layers.py" balancer runtime/config runtime/core 2>
 cd "$here" || exit 1
 check "breaks: exit 1 (got $rc)" [ "$rc" -eq 1 ]
 for what in "runtime/config/up.c: .*above" "runtime/core/mpi_elsewhere.c: .*mpi.h" \
-	    "runtime/core/cuda_elsewhere.c: .*CUDA" "balancer/uses_hwloc.c: .*the balancer" \
+	    "runtime/core/cuda_elsewhere.c: .*CUDA" "runtime/core/opencl_elsewhere.c: .*OpenCL headers only" "balancer/uses_hwloc.c: .*the balancer" \
 	    "kernels/k/k.c: .*a kernel sees" "runtime/stray/s.c: not in a layer" "build/out.o: a build output" \
 	    "apps/x/main.c: .*another app's header"; do
 	check "caught: $what (got: $out)" grep -q "$what" <<<"$out"

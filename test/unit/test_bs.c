@@ -2,8 +2,8 @@
  * kernel in both precisions against the double reference on blocks of
  * uneven sizes, put-call parity, the check catching a wrong price, the
  * seeded generator, the CSV reader (good files, and every malformed one
- * named by file:line), and the CUDA kernel against the CPU one where a GPU
- * is present. */
+ * named by file:line), the CUDA kernel against the CPU one where a GPU
+ * is present, and the OpenCL kernel where an OpenCL device is (PoCL). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -20,7 +20,10 @@
 #include "test/unit/test_gpu.h"
 #include "test/unit/test_util.h"
 
-#ifdef PLB_HAVE_CUDA
+#ifdef PLB_HAVE_OPENCL
+#include "kernels/opencl_util.h"
+#endif
+#if defined(PLB_HAVE_CUDA) || defined(PLB_HAVE_OPENCL)
 static double get(enum plb__bs_prec prec, const void *out, size_t i)
 {
 	return prec == PLB__BS_F64 ? ((const double *)out)[i] : ((const float *)out)[i];
@@ -210,10 +213,28 @@ static void test_csv_bad(void **state)
 	assert_non_null(strstr(err, "/nonexistent/options.csv: cannot open"));
 }
 
-/* The CUDA kernel equals the CPU kernel (to rounding: the GPU's exp and log
- * differ in the last bits), for blocks of 1, 1000 and 100000 options, the
- * buffers growing between them. Skipped without a GPU, unless
- * PLB_REQUIRE_GPU=1, which fails instead. */
+#if defined(PLB_HAVE_CUDA) || defined(PLB_HAVE_OPENCL)
+/* A device's prices g of the first n options `in` equal the CPU's a, to
+ * rounding (a device's exp and log differ in the last bits). */
+static void same_prices(enum plb__bs_prec prec, const char *dev, const void *in, const void *a,
+			const void *g, size_t n)
+{
+	int k = prec == PLB__BS_F64;
+	double tol = k ? 1e-12 : 2e-5;
+	for (size_t i = 0; i < 2 * n; i++) {
+		const struct plb__bs_optf *f = (const struct plb__bs_optf *)in + i / 2;
+		const struct plb__bs_opt *d = (const struct plb__bs_opt *)in + i / 2;
+		double scale = k ? d->S + d->K : f->S + f->K;
+		if (!(fabs(get(prec, a, i) - get(prec, g, i)) <= tol * scale))
+			fail_msg("%s, %zu options, value %zu: cpu %.9g %s %.9g", k ? "double" : "single",
+				 n, i, get(prec, a, i), dev, get(prec, g, i));
+	}
+}
+#endif
+
+/* The CUDA kernel equals the CPU kernel, for blocks of 1, 1000 and 100000
+ * options, the buffers growing between them. Skipped without a GPU,
+ * unless PLB_REQUIRE_GPU=1, which fails instead. */
 static void test_cuda_matches_cpu(void **state)
 {
 	(void)state;
@@ -237,21 +258,55 @@ static void test_cuda_matches_cpu(void **state)
 			struct plb__phase_times ph;
 			plb__bs_cuda_times(c, &ph);
 			test_phases_ok(&ph, test_now() - t0, 1);
-			double tol = k ? 1e-12 : 2e-5;
-			for (size_t i = 0; i < 2 * sizes[s]; i++) {
-				const struct plb__bs_optf *f = (const struct plb__bs_optf *)in + i / 2;
-				const struct plb__bs_opt *d = (const struct plb__bs_opt *)in + i / 2;
-				double scale = k ? d->S + d->K : f->S + f->K;
-				if (!(fabs(get(prec, a, i) - get(prec, g, i)) <= tol * scale))
-					fail_msg("%s, %zu options, value %zu: cpu %.9g gpu %.9g", k ? "double" : "single",
-						 sizes[s], i, get(prec, a, i), get(prec, g, i));
-			}
+			same_prices(prec, "gpu", in, a, g, sizes[s]);
 		}
 		plb__bs_cuda_destroy(c);
 		free(in);
 		free(a);
 		free(g);
 	}
+#endif
+}
+
+/* The OpenCL kernel equals the CPU kernel on the node's first OpenCL
+ * device (PoCL here), for blocks of 1, 1000 and 100000 options (two
+ * chunks on two queues), the buffers growing between them; its copies and
+ * kernel timed apart by the queues' events. */
+static void test_opencl_matches_cpu(void **state)
+{
+	(void)state;
+	test_need_opencl("test_opencl_matches_cpu");
+#ifdef PLB_HAVE_OPENCL
+	static const size_t sizes[] = {1, 1000, 100000};
+	cl_context ctx;
+	cl_device_id dev;
+	char err[320];
+	if (plb__cl_first(0, &ctx, &dev, err, sizeof err))
+		fail_msg("%s", err);
+	for (int k = 0; k < 2; k++) {
+		enum plb__bs_prec prec = k ? PLB__BS_F64 : PLB__BS_F32;
+		size_t n = 100000, iu = plb__bs_in_unit(prec), ou = plb__bs_out_unit(prec);
+		char *in = malloc(n * iu), *a = malloc(n * ou), *g = malloc(n * ou);
+		plb__bs_generate(prec, in, n, 5);
+		struct plb__bs_cl *c;
+		if (plb__bs_cl_create(ctx, dev, prec, &c, err, sizeof err) != 0)
+			fail_msg("%s", err);
+		for (int s = 0; s < 3; s++) {
+			memset(g, 0xff, n * ou);
+			assert_int_equal(plb__bs_cpu(prec, in, a, sizes[s]), 0);
+			double t0 = test_now();
+			assert_int_equal(plb__bs_cl_run(c, in, g, sizes[s]), 0);
+			struct plb__phase_times ph;
+			plb__bs_cl_times(c, &ph);
+			test_phases_ok(&ph, test_now() - t0, 2);
+			same_prices(prec, "opencl", in, a, g, sizes[s]);
+		}
+		plb__bs_cl_destroy(c);
+		free(in);
+		free(a);
+		free(g);
+	}
+	clReleaseContext(ctx);
 #endif
 }
 
@@ -264,6 +319,7 @@ int main(void)
 		cmocka_unit_test(test_csv_good),
 		cmocka_unit_test(test_csv_bad),
 		cmocka_unit_test(test_cuda_matches_cpu),
+		cmocka_unit_test(test_opencl_matches_cpu),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

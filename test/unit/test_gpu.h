@@ -1,4 +1,4 @@
-/* The CUDA tests' gate, shared by the kernels' tests: include after
+/* The CUDA and OpenCL tests' gates, shared by the kernels' tests: include after
  * cmocka.h. */
 #ifndef PLB_TEST_GPU_H
 #define PLB_TEST_GPU_H
@@ -35,7 +35,30 @@ static inline void test_need_gpu(const char *test)
 	skip();
 }
 
-#ifdef PLB_HAVE_CUDA
+/* Returns when this build has OpenCL and this node a device (PoCL's, on
+ * the CPU, where nothing else is installed); else skips the calling test
+ * with the runner's words for what is missing, or, with
+ * PLB_REQUIRE_OPENCL=1, fails it. */
+static inline void test_need_opencl(const char *test)
+{
+	const char *req = getenv("PLB_REQUIRE_OPENCL");
+	int must = req && !strcmp(req, "1");
+#ifdef PLB_HAVE_OPENCL
+	char why[320] = "";
+	if (plb__dev_opencl_count(why, sizeof why) >= 1)
+		return;
+	if (must)
+		fail_msg("PLB_REQUIRE_OPENCL=1 but no OpenCL device here (%s)", why);
+	printf("%s: skipped: no OpenCL device on this node (%s)\n", test, why);
+#else
+	if (must)
+		fail_msg("PLB_REQUIRE_OPENCL=1 but this build has no OpenCL (see make's warning)");
+	printf("%s: skipped: no OpenCL in this build\n", test);
+#endif
+	skip();
+}
+
+#if defined(PLB_HAVE_CUDA) || defined(PLB_HAVE_OPENCL)
 #include <time.h>
 
 #include "kernels/phase_times.h"

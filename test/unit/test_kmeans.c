@@ -16,6 +16,9 @@
 
 #include "kernels/kmeans/kmeans.h"
 #include "test/unit/test_gpu.h"
+#ifdef PLB_HAVE_OPENCL
+#include "kernels/opencl_util.h"
+#endif
 #include "test/unit/test_util.h"
 
 /* n points of d dimensions around k random centres (spread 1, centres in
@@ -186,24 +189,30 @@ static void test_init(void **state)
 	assert_int_equal(plb__km_init(same, 4, 2, 4, 1, 3, c), 0);
 }
 
-/* The CUDA kernel labels as the CPU one (but near-ties), and its
+#if defined(PLB_HAVE_CUDA) || defined(PLB_HAVE_OPENCL)
+/* A device's k-means functions, as the test calls them. */
+struct dev_km {
+	int (*create)(const void *shared, void **g, char *err, size_t len);
+	int (*run)(void *g, const float *p, size_t n, int32_t *labels, double *acc);
+	void (*times)(const void *g, struct plb__phase_times *t);
+	void (*destroy)(void *g);
+	int streams;            /* queues a block's chunks overlap on */
+};
+
+/* The device's kernel labels as the CPU one (but near-ties), and its
  * accumulator matches to rounding, for blocks of 1, 1000 and 30000 points
- * (its buffers growing between them). Skipped without a GPU, unless
- * PLB_REQUIRE_GPU=1, which fails instead. */
-static void test_cuda_matches_cpu(void **state)
+ * (its buffers growing between them). */
+static void device_matches_cpu(const struct dev_km *dev)
 {
-	(void)state;
-	test_need_gpu("test_cuda_matches_cpu");
-#ifdef PLB_HAVE_CUDA
 	size_t n = 30000;
 	int d = 6, k = 12;
 	float *p, *c;
 	clusters(n, d, k, 4, &p, &c);
 	void *sh = malloc(plb__km_shared_bytes(k, d));
 	plb__km_share(sh, k, d, c);
-	struct plb__km_cuda *g;
-	char err[256];
-	if (plb__km_cuda_create(0, sh, &g, err, sizeof err))
+	void *g;
+	char err[320];
+	if (dev->create(sh, &g, err, sizeof err))
 		fail_msg("%s", err);
 	size_t ab = plb__km_acc_bytes(k, d);
 	int32_t *la = malloc(n * sizeof *la), *lb = malloc(n * sizeof *lb);
@@ -214,10 +223,10 @@ static void test_cuda_matches_cpu(void **state)
 		memset(bb, 0, ab);
 		assert_int_equal(plb__km_cpu(sh, p, sizes[s], la, aa), 0);
 		double t0 = test_now();
-		assert_int_equal(plb__km_cuda_run(g, p, sizes[s], lb, bb), 0);
+		assert_int_equal(dev->run(g, p, sizes[s], lb, bb), 0);
 		struct plb__phase_times ph;
-		plb__km_cuda_times(g, &ph);
-		test_phases_ok(&ph, test_now() - t0, 1);
+		dev->times(g, &ph);
+		test_phases_ok(&ph, test_now() - t0, dev->streams);
 		int moved = 0;
 		for (size_t i = 0; i < sizes[s]; i++)
 			moved += la[i] != lb[i];
@@ -227,7 +236,7 @@ static void test_cuda_matches_cpu(void **state)
 		for (size_t i = 0; !moved && i < ab / sizeof(double); i++)
 			assert_near(aa[i], bb[i], (i + 1 < ab / sizeof(double) ? 1e-6 : 1e-4) * (fabs(aa[i]) + 1));
 	}
-	plb__km_cuda_destroy(g);
+	dev->destroy(g);
 	free(sh);
 	free(la);
 	free(lb);
@@ -235,6 +244,56 @@ static void test_cuda_matches_cpu(void **state)
 	free(bb);
 	free(p);
 	free(c);
+}
+#endif
+
+#ifdef PLB_HAVE_CUDA
+static int cuda_create(const void *sh, void **g, char *err, size_t len)
+{
+	return plb__km_cuda_create(0, sh, (struct plb__km_cuda **)g, err, len);
+}
+static int cuda_run(void *g, const float *p, size_t n, int32_t *l, double *acc) { return plb__km_cuda_run(g, p, n, l, acc); }
+static void cuda_times(const void *g, struct plb__phase_times *t) { plb__km_cuda_times(g, t); }
+static void cuda_destroy(void *g) { plb__km_cuda_destroy(g); }
+#endif
+
+/* The CUDA kernel against the CPU's. Skipped without a GPU, unless
+ * PLB_REQUIRE_GPU=1, which fails instead. */
+static void test_cuda_matches_cpu(void **state)
+{
+	(void)state;
+	test_need_gpu("test_cuda_matches_cpu");
+#ifdef PLB_HAVE_CUDA
+	static const struct dev_km dev = {cuda_create, cuda_run, cuda_times, cuda_destroy, 1};
+	device_matches_cpu(&dev);
+#endif
+}
+
+#ifdef PLB_HAVE_OPENCL
+static cl_context cl_ctx;
+static cl_device_id cl_dev;
+static int cl_create(const void *sh, void **g, char *err, size_t len)
+{
+	return plb__km_cl_create(cl_ctx, cl_dev, sh, (struct plb__km_cl **)g, err, len);
+}
+static int cl_run(void *g, const float *p, size_t n, int32_t *l, double *acc) { return plb__km_cl_run(g, p, n, l, acc); }
+static void cl_times(const void *g, struct plb__phase_times *t) { plb__km_cl_times(g, t); }
+static void cl_destroy(void *g) { plb__km_cl_destroy(g); }
+#endif
+
+/* The OpenCL kernel against the CPU's, on the node's first OpenCL device
+ * (PoCL here). */
+static void test_opencl_matches_cpu(void **state)
+{
+	(void)state;
+	test_need_opencl("test_opencl_matches_cpu");
+#ifdef PLB_HAVE_OPENCL
+	char err[320];
+	if (plb__cl_first(0, &cl_ctx, &cl_dev, err, sizeof err))
+		fail_msg("%s", err);
+	static const struct dev_km dev = {cl_create, cl_run, cl_times, cl_destroy, 2};
+	device_matches_cpu(&dev);
+	clReleaseContext(cl_ctx);
 #endif
 }
 
@@ -264,6 +323,7 @@ int main(void)
 		cmocka_unit_test(test_init),
 		cmocka_unit_test(test_bad_args),
 		cmocka_unit_test(test_cuda_matches_cpu),
+		cmocka_unit_test(test_opencl_matches_cpu),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

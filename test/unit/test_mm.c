@@ -1,7 +1,8 @@
 /* The matrix-multiply kernels and the product check: the CPU kernel on
  * blocks of columns against a plain reference, the exact and Freivalds
  * checks accepting right products and catching wrong ones, and the CUDA
- * kernel against the CPU one where a GPU is present. */
+ * and OpenCL kernels against the CPU one where a GPU or an OpenCL device
+ * (PoCL) is present. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -15,6 +16,9 @@
 
 #include "kernels/mm/mm.h"
 #include "test/unit/test_gpu.h"
+#ifdef PLB_HAVE_OPENCL
+#include "kernels/opencl_util.h"
+#endif
 
 static void *random_matrix(enum plb__mm_prec prec, int rows, int cols, uint64_t seed)
 {
@@ -153,15 +157,23 @@ static void test_bad_args(void **state)
 	assert_true(c == 5);
 }
 
-/* The CUDA kernel equals the CPU kernel, for blocks of one column, of one
- * chunk and of several chunks on alternating streams, and refuses a block
- * wider than it was made for. Skipped without a GPU, unless
- * PLB_REQUIRE_GPU=1 (set where a GPU must be found), which fails instead. */
-static void test_cuda_matches_cpu(void **state)
+#if defined(PLB_HAVE_CUDA) || defined(PLB_HAVE_OPENCL)
+/* A device's matrix-multiply functions, as the test calls them. */
+struct dev_mm {
+	const char *what;
+	int (*create)(enum plb__mm_prec prec, int n, int64_t max_cols, void **m, char *err,
+		      size_t len);
+	int (*set_a)(void *m, const void *A);
+	int (*run)(void *m, int64_t cols, const void *B, void *C);
+	void (*times)(const void *m, struct plb__phase_times *t);
+	void (*destroy)(void *m);
+};
+
+/* The device's kernel equals the CPU kernel, for blocks of one column, of
+ * one chunk and of several chunks on alternating streams or queues, and
+ * refuses a block wider than it was made for. */
+static void device_matches_cpu(const struct dev_mm *d)
 {
-	(void)state;
-	test_need_gpu("test_cuda_matches_cpu");
-#ifdef PLB_HAVE_CUDA
 	static const int widths[] = {1, 64, 235, 300, 0};
 	for (int p = 0; p < 2; p++) {
 		enum plb__mm_prec prec = p ? PLB__MM_F64 : PLB__MM_F32;
@@ -170,36 +182,90 @@ static void test_cuda_matches_cpu(void **state)
 		void *A = random_matrix(prec, n, n, 7), *B = random_matrix(prec, n, n, 8);
 		void *Cc = malloc(bytes), *Cg = malloc(bytes);
 		memset(Cg, 0xff, bytes);        /* NaN: a column not written fails */
-		struct plb__mm_cuda *m;
-		char err[256];
-		if (plb__mm_cuda_create(0, prec, n, max_cols, &m, err, sizeof err) != 0)
+		void *m;
+		char err[320];
+		if (d->create(prec, n, max_cols, &m, err, sizeof err) != 0)
 			fail_msg("%s", err);
-		assert_int_equal(plb__mm_cuda_set_a(m, A), 0);
-		assert_int_equal(plb__mm_cuda_run(m, max_cols + 1, B, Cg), PLB_EINVAL);
-		assert_int_equal(plb__mm_cuda_run(m, 0, B, Cg), 0);
+		assert_int_equal(d->set_a(m, A), 0);
+		assert_int_equal(d->run(m, max_cols + 1, B, Cg), PLB_EINVAL);
+		assert_int_equal(d->run(m, 0, B, Cg), 0);
 		int off = 0;
 		for (int k = 0; off < n; k++) {
 			int w = widths[k % 4] < n - off ? widths[k % 4] : n - off;
 			assert_int_equal(plb__mm_cpu(prec, n, w, A, (char *)B + col * off,
 						     (char *)Cc + col * off), 0);
 			double t0 = test_now();
-			assert_int_equal(plb__mm_cuda_run(m, w, (char *)B + col * off,
-							  (char *)Cg + col * off), 0);
+			assert_int_equal(d->run(m, w, (char *)B + col * off, (char *)Cg + col * off), 0);
 			struct plb__phase_times ph;
-			plb__mm_cuda_times(m, &ph);
+			d->times(m, &ph);
 			test_phases_ok(&ph, test_now() - t0, 2);
 			off += w;
 		}
 		double tol = prec == PLB__MM_F64 ? 1e-10 : 1e-3;
 		for (size_t i = 0; i < (size_t)n * n; i++)
 			if (!(fabs(get(prec, Cc, i) - get(prec, Cg, i)) <= tol))
-				fail_msg("element %zu: cpu %g gpu %g", i, get(prec, Cc, i), get(prec, Cg, i));
-		plb__mm_cuda_destroy(m);
+				fail_msg("element %zu: cpu %g %s %g", i, get(prec, Cc, i), d->what,
+					 get(prec, Cg, i));
+		d->destroy(m);
 		free(A);
 		free(B);
 		free(Cc);
 		free(Cg);
 	}
+}
+#endif
+
+#ifdef PLB_HAVE_CUDA
+static int cuda_create(enum plb__mm_prec prec, int n, int64_t max_cols, void **m, char *err,
+		       size_t len)
+{
+	return plb__mm_cuda_create(0, prec, n, max_cols, (struct plb__mm_cuda **)m, err, len);
+}
+static int cuda_set_a(void *m, const void *A) { return plb__mm_cuda_set_a(m, A); }
+static int cuda_run(void *m, int64_t cols, const void *B, void *C) { return plb__mm_cuda_run(m, cols, B, C); }
+static void cuda_times(const void *m, struct plb__phase_times *t) { plb__mm_cuda_times(m, t); }
+static void cuda_destroy(void *m) { plb__mm_cuda_destroy(m); }
+#endif
+
+/* The CUDA kernel against the CPU's. Skipped without a GPU, unless
+ * PLB_REQUIRE_GPU=1 (set where a GPU must be found), which fails instead. */
+static void test_cuda_matches_cpu(void **state)
+{
+	(void)state;
+	test_need_gpu("test_cuda_matches_cpu");
+#ifdef PLB_HAVE_CUDA
+	static const struct dev_mm d = {"gpu", cuda_create, cuda_set_a, cuda_run, cuda_times,
+					cuda_destroy};
+	device_matches_cpu(&d);
+#endif
+}
+
+#ifdef PLB_HAVE_OPENCL
+static cl_context cl_ctx;
+static cl_device_id cl_dev;
+static int cl_create(enum plb__mm_prec prec, int n, int64_t max_cols, void **m, char *err, size_t len)
+{
+	return plb__mm_cl_create(cl_ctx, cl_dev, prec, n, max_cols, (struct plb__mm_cl **)m, err, len);
+}
+static int cl_set_a(void *m, const void *A) { return plb__mm_cl_set_a(m, A); }
+static int cl_run(void *m, int64_t cols, const void *B, void *C) { return plb__mm_cl_run(m, cols, B, C); }
+static void cl_times(const void *m, struct plb__phase_times *t) { plb__mm_cl_times(m, t); }
+static void cl_destroy(void *m) { plb__mm_cl_destroy(m); }
+#endif
+
+/* The OpenCL kernel (CLBlast) against the CPU's, on the node's first
+ * OpenCL device (PoCL here). */
+static void test_opencl_matches_cpu(void **state)
+{
+	(void)state;
+	test_need_opencl("test_opencl_matches_cpu");
+#ifdef PLB_HAVE_OPENCL
+	char err[320];
+	if (plb__cl_first(0, &cl_ctx, &cl_dev, err, sizeof err))
+		fail_msg("%s", err);
+	static const struct dev_mm d = {"opencl", cl_create, cl_set_a, cl_run, cl_times, cl_destroy};
+	device_matches_cpu(&d);
+	clReleaseContext(cl_ctx);
 #endif
 }
 
@@ -211,6 +277,7 @@ int main(void)
 		cmocka_unit_test(test_verify_large_freivalds),
 		cmocka_unit_test(test_bad_args),
 		cmocka_unit_test(test_cuda_matches_cpu),
+		cmocka_unit_test(test_opencl_matches_cpu),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
