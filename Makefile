@@ -4,7 +4,7 @@
 # or grn: that app's demo instead),
 # `make bench` prints the benchmark figures (`make bench-robust` its 200 drawn
 # clusters alone), `make bench-cpu` plb-mm against one BLAS call, `make bench-bs`
-# `make bench-grn` and `make bench-kmeans` those apps' figures, `make bench-gpu` the GPU ones. Missing Debian packages are
+# `make bench-grn` and `make bench-kmeans` those apps' figures, `make bench-gpu` the GPU ones, `make bench-opencl` the OpenCL ones. Missing Debian packages are
 # installed first (scripts/install-deps.sh). Options:
 #   V=1                  show commands
 #   SANITIZE=address,undefined | SANITIZE=thread
