@@ -4,7 +4,9 @@
 # opencl = 0 alone and beside cpu = 1, verified; opencl = all; the
 # devices chosen by platform name; and every wrong selector refused at
 # start with file:line and what this node has. Without OpenCL in the
-# build, opencl = 0 is an error naming file:line and saying why.
+# build, opencl = 0 is an error naming file:line and saying why; without
+# a driver it is too, and the script is skipped, unless
+# PLB_REQUIRE_OPENCL=1, which fails it.
 . "$(dirname "$0")/lib.bash"
 BUILD=${BUILD:-build}
 printf '[run]\nunits = 1\n[node a]\nopencl = 0\n' >"$TMP/cl.ini"
@@ -20,6 +22,7 @@ if ! ls /etc/OpenCL/vendors/*.icd >/dev/null 2>&1; then
 	run bs --config "$TMP/cl.ini" --n 1000; rc=$?
 	check "opencl = 0 without a driver: fails (rc $rc)" [ $rc -ne 0 -a $rc -ne 124 ]
 	check "opencl = 0 without a driver: file:line, and why" grep -q "cl.ini:4: .*no OpenCL" "$TMP/out"
+	check "PLB_REQUIRE_OPENCL=1: an OpenCL driver is installed" [ "${PLB_REQUIRE_OPENCL:-0}" != 1 ]
 	echo "no OpenCL device on this node (no driver in /etc/OpenCL/vendors)"
 	[ "$fails" -eq 0 ] && exit 77 || exit 1
 fi
