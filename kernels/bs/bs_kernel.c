@@ -33,6 +33,7 @@ static int bs_cpu_run(void *state, const struct plb_block *b)
  * are drawn into before they are copied over. */
 struct bs_dev {
 	void *c;
+	int opencl;             /* c is a struct plb__bs_cl */
 	struct plb__bs_shared sh;
 	void *opts;
 	size_t cap;             /* options opts holds */
@@ -69,84 +70,91 @@ static int dev_input(struct bs_dev *g, const struct plb_block *b, const void **i
 	*in = g->opts;
 	return 0;
 }
+
+/* Prices n options on g's device (CUDA or OpenCL, as g->opencl says);
+ * its phases into *ph. */
+static int dev_price(struct bs_dev *g, const void *in, void *out, size_t n,
+		     struct plb__phase_times *ph)
+{
+	int rc = PLB_EINVAL;
+#ifdef PLB_HAVE_CUDA
+	if (!g->opencl && !(rc = plb__bs_cuda_run(g->c, in, out, n)))
+		plb__bs_cuda_times(g->c, ph);
+#endif
+#ifdef PLB_HAVE_OPENCL
+	if (g->opencl && !(rc = plb__bs_cl_run(g->c, in, out, n)))
+		plb__bs_cl_times(g->c, ph);
+#endif
+	return rc;
+}
+
+static int dev_run(void *state, const struct plb_block *b)
+{
+	struct bs_dev *g = state;
+	const void *in;
+	struct plb__phase_times ph;
+	int rc = dev_input(g, b, &in);
+	double t0 = plb__now();
+	if (!rc && !(rc = dev_price(g, in, b->out, (size_t)b->units, &ph)))
+		plb__report_phases(b, plb__now() - t0, &ph);
+	return rc;
+}
+
+static void dev_fini(void *state)
+{
+	struct bs_dev *g = state;
+#ifdef PLB_HAVE_CUDA
+	if (!g->opencl)
+		plb__bs_cuda_destroy(g->c);
+#endif
+#ifdef PLB_HAVE_OPENCL
+	if (g->opencl)
+		plb__bs_cl_destroy(g->c);
+#endif
+	free(g->opts);
+	free(g);
+}
+
+/* The end of a class's init: its device state made (rc 0), or g freed. */
+static int dev_made(const struct plb_pu_info *pu, struct bs_dev *g, int rc, const char *err,
+		    void **state)
+{
+	if (rc && g) {
+		fprintf(stderr, "plb-bs: %s: %s\n", pu->name, err);
+		free(g);
+		g = NULL;
+	}
+	*state = g;
+	return rc;
+}
 #endif
 
 #ifdef PLB_HAVE_CUDA
 static int bs_cuda_init(const struct plb_pu_info *pu, const void *shared, size_t bytes,
 			void **state)
 {
-	char err[256];
+	char err[256] = "";
 	struct bs_dev *g;
 	int rc = dev_init(shared, bytes, &g);
-	if (!rc && (rc = plb__bs_cuda_create(pu->device, g->sh.prec, (struct plb__bs_cuda **)&g->c,
-					     err, sizeof err))) {
-		fprintf(stderr, "plb-bs: %s: %s\n", pu->name, err);
-		free(g);
-		g = NULL;
-	}
-	*state = g;
-	return rc;
-}
-
-static int bs_cuda_run(void *state, const struct plb_block *b)
-{
-	struct bs_dev *g = state;
-	const void *in;
-	int rc = dev_input(g, b, &in);
-	double t0 = plb__now();
-	if (!rc && !(rc = plb__bs_cuda_run(g->c, in, b->out, (size_t)b->units))) {
-		struct plb__phase_times ph;
-		plb__bs_cuda_times(g->c, &ph);
-		plb__report_phases(b, plb__now() - t0, &ph);
-	}
-	return rc;
-}
-
-static void bs_cuda_fini(void *state)
-{
-	struct bs_dev *g = state;
-	plb__bs_cuda_destroy(g->c);
-	free(g->opts);
-	free(g);
+	if (!rc)
+		rc = plb__bs_cuda_create(pu->device, g->sh.prec, (struct plb__bs_cuda **)&g->c, err,
+					 sizeof err);
+	return dev_made(pu, g, rc, err, state);
 }
 #endif
 
 #ifdef PLB_HAVE_OPENCL
 static int bs_cl_init(const struct plb_pu_info *pu, const void *shared, size_t bytes, void **state)
 {
-	char err[256];
+	char err[256] = "";
 	struct bs_dev *g;
 	int rc = dev_init(shared, bytes, &g);
-	if (!rc && (rc = plb__bs_cl_create(pu->cl_context, pu->cl_device, g->sh.prec,
-					   (struct plb__bs_cl **)&g->c, err, sizeof err))) {
-		fprintf(stderr, "plb-bs: %s: %s\n", pu->name, err);
-		free(g);
-		g = NULL;
+	if (!rc) {
+		g->opencl = 1;
+		rc = plb__bs_cl_create(pu->cl_context, pu->cl_device, g->sh.prec,
+				       (struct plb__bs_cl **)&g->c, err, sizeof err);
 	}
-	*state = g;
-	return rc;
-}
-
-static int bs_cl_run(void *state, const struct plb_block *b)
-{
-	struct bs_dev *g = state;
-	const void *in;
-	int rc = dev_input(g, b, &in);
-	double t0 = plb__now();
-	if (!rc && !(rc = plb__bs_cl_run(g->c, in, b->out, (size_t)b->units))) {
-		struct plb__phase_times ph;
-		plb__bs_cl_times(g->c, &ph);
-		plb__report_phases(b, plb__now() - t0, &ph);
-	}
-	return rc;
-}
-
-static void bs_cl_fini(void *state)
-{
-	struct bs_dev *g = state;
-	plb__bs_cl_destroy(g->c);
-	free(g->opts);
-	free(g);
+	return dev_made(pu, g, rc, err, state);
 }
 #endif
 
@@ -155,9 +163,9 @@ const struct plb_kernel plb__bs_kernel = {
 	.name = "bs",
 	.cpu = {.init = bs_init, .run = bs_cpu_run},
 #ifdef PLB_HAVE_CUDA
-	.cuda = {.init = bs_cuda_init, .run = bs_cuda_run, .fini = bs_cuda_fini},
+	.cuda = {.init = bs_cuda_init, .run = dev_run, .fini = dev_fini},
 #endif
 #ifdef PLB_HAVE_OPENCL
-	.opencl = {.init = bs_cl_init, .run = bs_cl_run, .fini = bs_cl_fini},
+	.opencl = {.init = bs_cl_init, .run = dev_run, .fini = dev_fini},
 #endif
 };

@@ -20,9 +20,6 @@
 #include "test/unit/test_gpu.h"
 #include "test/unit/test_util.h"
 
-#ifdef PLB_HAVE_OPENCL
-#include "kernels/opencl_util.h"
-#endif
 #if defined(PLB_HAVE_CUDA) || defined(PLB_HAVE_OPENCL)
 static double get(enum plb__bs_prec prec, const void *out, size_t i)
 {
@@ -281,8 +278,7 @@ static void test_opencl_matches_cpu(void **state)
 	cl_context ctx;
 	cl_device_id dev;
 	char err[320];
-	if (plb__cl_first(0, &ctx, &dev, err, sizeof err))
-		fail_msg("%s", err);
+	test_cl_first(&ctx, &dev);
 	for (int k = 0; k < 2; k++) {
 		enum plb__bs_prec prec = k ? PLB__BS_F64 : PLB__BS_F32;
 		size_t n = 100000, iu = plb__bs_in_unit(prec), ou = plb__bs_out_unit(prec);

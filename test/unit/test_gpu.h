@@ -58,6 +58,19 @@ static inline void test_need_opencl(const char *test)
 	skip();
 }
 
+#ifdef PLB_HAVE_OPENCL
+#include "kernels/opencl_util.h"
+
+/* The node's first OpenCL device and a context of it, or the calling
+ * test fails saying why. */
+static inline void test_cl_first(cl_context *ctx, cl_device_id *dev)
+{
+	char err[320];
+	if (plb__cl_first(0, ctx, dev, err, sizeof err))
+		fail_msg("%s", err);
+}
+#endif
+
 #if defined(PLB_HAVE_CUDA) || defined(PLB_HAVE_OPENCL)
 #include <time.h>
 

@@ -16,9 +16,6 @@
 
 #include "kernels/kmeans/kmeans.h"
 #include "test/unit/test_gpu.h"
-#ifdef PLB_HAVE_OPENCL
-#include "kernels/opencl_util.h"
-#endif
 #include "test/unit/test_util.h"
 
 /* n points of d dimensions around k random centres (spread 1, centres in
@@ -288,9 +285,7 @@ static void test_opencl_matches_cpu(void **state)
 	(void)state;
 	test_need_opencl("test_opencl_matches_cpu");
 #ifdef PLB_HAVE_OPENCL
-	char err[320];
-	if (plb__cl_first(0, &cl_ctx, &cl_dev, err, sizeof err))
-		fail_msg("%s", err);
+	test_cl_first(&cl_ctx, &cl_dev);
 	static const struct dev_km dev = {cl_create, cl_run, cl_times, cl_destroy, 2};
 	device_matches_cpu(&dev);
 	clReleaseContext(cl_ctx);

@@ -16,9 +16,6 @@
 
 #include "kernels/mm/mm.h"
 #include "test/unit/test_gpu.h"
-#ifdef PLB_HAVE_OPENCL
-#include "kernels/opencl_util.h"
-#endif
 
 static void *random_matrix(enum plb__mm_prec prec, int rows, int cols, uint64_t seed)
 {
@@ -260,9 +257,7 @@ static void test_opencl_matches_cpu(void **state)
 	(void)state;
 	test_need_opencl("test_opencl_matches_cpu");
 #ifdef PLB_HAVE_OPENCL
-	char err[320];
-	if (plb__cl_first(0, &cl_ctx, &cl_dev, err, sizeof err))
-		fail_msg("%s", err);
+	test_cl_first(&cl_ctx, &cl_dev);
 	static const struct dev_mm d = {"opencl", cl_create, cl_set_a, cl_run, cl_times, cl_destroy};
 	device_matches_cpu(&d);
 	clReleaseContext(cl_ctx);
