@@ -44,11 +44,11 @@ check "... the kit stage passed" grep -q "^kit  *ok" "$TMP/out/summary.txt"
 check "... it stopped at the first GPU call, saying so" \
 	eval 'grep -q "dry run: stopping before the first GPU call" "$TMP/o" && grep -q "^gpu  *dry" "$TMP/out/summary.txt"'
 check "... the later stages skipped, saying why" \
-	test "$(grep -c "skipped .*the dry run stopped" "$TMP/out/summary.txt")" = 4
+	test "$(grep -c "skipped .*the dry run stopped" "$TMP/out/summary.txt")" = 5
 check "... every JSON line parses" python3 -c "
 import json, sys
 rows = [json.loads(l) for l in open('$TMP/out/device-check.json')]
-assert [r['stage'] for r in rows if 'stage' in r] == 'kit gpu tests kernels apps gemm'.split()"
+assert [r['stage'] for r in rows if 'stage' in r] == 'kit gpu tests kernels apps opencl gemm'.split()"
 check "... the text log holds the stages" grep -q "^== stage kit" "$TMP/out/device-check.txt"
 check "... what travels stays under 60 MiB after the dry run too" \
 	test "$(du -sb "$TMP/dc" | cut -f1)" -lt $((60 * 1048576))
