@@ -5,7 +5,7 @@
 #   1. plb-mm on opencl = 0 alone against CLBlast called directly on the
 #      same device with the same copies (bench/clblast_mm's "copy"), at
 #      each order of NS (default "1024 2048"), single precision;
-#   2. plb-bs and plb-kmeans on the OpenCL device holding every core
+#   2. plb-bs, plb-kmeans and plb-grn on the OpenCL device holding every core
 #      (opencl_cores = all of them) against their CPU kernels on the same
 #      cores (cpu = all, without the device);
 #   3. a node with cpu = 1 and the OpenCL device on the other core
@@ -62,7 +62,7 @@ done
 echo "2. on the OpenCL device holding all $cores cores against the CPU kernel on them (target: <= 1.5)"
 printf '%-30s %10s %10s %9s\n' run "cpu s" "opencl s" opencl/cpu
 for app in "bs --n 4000000 --prec single" "bs --n 2000000 --prec double" \
-	"kmeans --n 400000 --d 8 --k 16"; do
+	"kmeans --n 400000 --d 8 --k 16" "grn --genes 300 --samples 200 --size 2"; do
 	set -- $app
 	c=$(med "$1" "$T/cpu.ini" "${@:2}")
 	o=$(med "$1" "$T/cl.ini" "${@:2}")

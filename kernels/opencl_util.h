@@ -86,6 +86,23 @@ static inline void plb__cl_close(struct plb__cl *c)
 	c->q[0] = c->q[1] = NULL;
 }
 
+/* 0 when c's device computes in double precision (cl_khr_fp64); else
+ * PLB_EDEVICE, with "DEVICE has no double precision (cl_khr_fp64), which
+ * WHAT needs" in c->err. */
+static inline int plb__cl_need_fp64(struct plb__cl *c, const char *what)
+{
+	cl_device_fp_config fp = 0;
+	char name[128] = "the device";
+	if (clGetDeviceInfo(c->dev, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof fp, &fp, NULL) == CL_SUCCESS &&
+	    fp)
+		return 0;
+	clGetDeviceInfo(c->dev, CL_DEVICE_NAME, sizeof name, name, NULL);
+	name[sizeof name - 1] = '\0';
+	snprintf(c->err, sizeof c->err, "%s has no double precision (cl_khr_fp64), which %s needs",
+		 name, what);
+	return PLB_EDEVICE;
+}
+
 /* Seconds event e ran on the device (0 if its profile cannot be read). */
 static inline double plb__cl_span(cl_event e)
 {

@@ -322,13 +322,15 @@ stage_opencl() {
 		return 0
 	fi
 	gpu_gate "$DC/build/test/test_bs (its OpenCL case)"
-	local rc=0
-	if PLB_REQUIRE_OPENCL=1 "$DC/build/test/test_bs" >"$T/o" 2>&1; then
-		echo "test_bs (CUDA and OpenCL cases): ok"
-	else
-		cat "$T/o"
-		rc=1
-	fi
+	local rc=0 t
+	for t in test_bs test_grn; do
+		if PLB_REQUIRE_OPENCL=1 "$DC/build/test/$t" >"$T/o" 2>&1; then
+			echo "$t (CUDA and OpenCL cases): ok"
+		else
+			cat "$T/o"
+			rc=1
+		fi
+	done
 	if HAVE_OPENCL=1 bash test/cli/opencl_runtime.sh >"$T/o" 2>&1; then
 		echo "test/cli/opencl_runtime.sh: ok (device 0: $(grep -h -m1 . /etc/OpenCL/vendors/*.icd | head -n 1))"
 		emit figure=test name=opencl_runtime result=ok

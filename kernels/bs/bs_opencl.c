@@ -57,6 +57,8 @@ int plb__bs_cl_create(void *ctx, void *dev, enum plb__bs_prec prec, struct plb__
 		return PLB_ENOMEM;
 	c->prec = prec;
 	int rc = plb__cl_open(&c->cl, ctx, dev);
+	if (!rc && prec == PLB__BS_F64)
+		rc = plb__cl_need_fp64(&c->cl, "plb-bs in double precision");
 	if (!rc)
 		rc = plb__cl_program(&c->cl, source, prec == PLB__BS_F64 ? "-DPLB_F64" : "", &c->prog);
 	if (!rc) {

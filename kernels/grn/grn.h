@@ -37,7 +37,7 @@
 extern "C" {
 #endif
 
-/* plb-grn's kernel "grn" (grn_kernel.c): cpu, and cuda where built. */
+/* plb-grn's kernel "grn" (grn_kernel.c): cpu, and cuda and opencl where built. */
 extern const struct plb_kernel plb__grn_kernel;
 
 #define PLB__GRN_MAX_K 3        /* predictors a subset */
@@ -96,31 +96,35 @@ double plb__grn_hy(const struct plb__grn_tables *t, const uint32_t *cy, int leve
 /* The criterion of one subset from its counts, cnt[x * c + y] for the N =
  * c^k instances x and the c target levels y, s samples in all, with the
  * tables' nlog and wf and the target's entropy hy: the one formula of the
- * CPU kernel, the reference and the CUDA kernel (built there without
- * fused multiply-adds), so that all three agree to the bit. */
-static inline PLB__GRN_HD double plb__grn_score_(const double *nlog, const double *wf,
-						 double alpha, int s, const uint32_t *cnt, int N,
-						 int c, double hy)
-{
-	double sum = 0;
-	int unseen = 0;
-	for (int x = 0; x < N; x++) {
-		const uint32_t *cx = cnt + x * c;
-		uint32_t f = 0;
-		for (int y = 0; y < c; y++)
-			f += cx[y];
-		if (!f) {
-			unseen++;
-			continue;
-		}
-		/* f H(Y|x) = f log2 f - sum of n log2 n over its target levels */
-		double e = nlog[f];
-		for (int y = 0; y < c; y++)
-			e -= nlog[cx[y]];
-		sum += wf[f] * e;
+ * CPU kernel, the reference, the CUDA kernel and the OpenCL kernel (all
+ * built without fused multiply-adds: Makefile, grn_opencl.c), so that all
+ * four agree to the bit. Written once as a macro: QUAL qualifies the
+ * function, G the tables' address space (__global in OpenCL C, where
+ * grn_opencl.c turns the macro's expansion into source text). */
+#define PLB__GRN_SCORE_DEF(QUAL, G)                                                          \
+	QUAL double plb__grn_score_(G const double *nlog, G const double *wf, double alpha,  \
+				    int s, const uint32_t *cnt, int N, int c, double hy)     \
+	{                                                                                    \
+		double sum = 0;                                                              \
+		int unseen = 0;                                                              \
+		for (int x = 0; x < N; x++) {                                                \
+			const uint32_t *cx = cnt + x * c;                                    \
+			uint32_t f = 0;                                                      \
+			for (int y = 0; y < c; y++)                                          \
+				f += cx[y];                                                  \
+			if (!f) {                                                            \
+				unseen++;                                                    \
+				continue;                                                    \
+			}                                                                    \
+			/* f H(Y|x) = f log2 f - sum of n log2 n over its target levels */   \
+			double e = nlog[f];                                                  \
+			for (int y = 0; y < c; y++)                                          \
+				e -= nlog[cx[y]];                                            \
+			sum += wf[f] * e;                                                    \
+		}                                                                            \
+		return (sum + unseen * alpha * hy) / (alpha * N + s);                        \
 	}
-	return (sum + unseen * alpha * hy) / (alpha * N + s);
-}
+PLB__GRN_SCORE_DEF(static inline PLB__GRN_HD, )
 
 /* plb__grn_score_ with t's tables. */
 double plb__grn_score(const struct plb__grn_tables *t, const uint32_t *cnt, int N, int levels,
@@ -181,6 +185,19 @@ PLB_WUR int plb__grn_cuda_run(struct plb__grn_cuda *c, uint64_t first, size_t co
  * timed them. */
 void plb__grn_cuda_times(const struct plb__grn_cuda *c, struct plb__phase_times *t);
 void plb__grn_cuda_destroy(struct plb__grn_cuda *c);
+
+/* OpenCL (grn_opencl.c). Without OpenCL at build time these are absent:
+ * callers test PLB_HAVE_OPENCL. As the CUDA functions, on OpenCL device
+ * dev (a cl_device_id) of context ctx (a cl_context); the device needs
+ * double precision (cl_khr_fp64), else PLB_EDEVICE saying so. */
+struct plb__grn_cl;
+PLB_WUR int plb__grn_cl_create(void *ctx, void *dev, const void *shared,
+			       const struct plb__grn_tables *t, struct plb__grn_cl **out, char *err,
+			       size_t errlen);
+PLB_WUR int plb__grn_cl_run(struct plb__grn_cl *c, uint64_t first, size_t count,
+			    struct plb__grn_best *out);
+void plb__grn_cl_times(const struct plb__grn_cl *c, struct plb__phase_times *t);
+void plb__grn_cl_destroy(struct plb__grn_cl *c);
 
 #ifdef __cplusplus
 }

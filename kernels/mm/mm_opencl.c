@@ -40,6 +40,8 @@ struct plb__mm_cl {
 static int setup(struct plb__mm_cl *m, void *ctx, void *dev)
 {
 	int rc = plb__cl_open(&m->cl, ctx, dev);
+	if (!rc && m->prec == PLB__MM_F64)
+		rc = plb__cl_need_fp64(&m->cl, "plb-mm in double precision");
 	if (rc)
 		return rc;
 	size_t colb = (size_t)m->n * m->elem;

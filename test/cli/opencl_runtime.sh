@@ -31,7 +31,7 @@ verified() { grep -q 'verify.*: ok' "$TMP/out" || { cat "$TMP/out"; return 1; };
 printf '[run]\nunits = 1\n[node a]\ncpu = 1\nopencl = 0\n' >"$TMP/both.ini"
 printf '[run]\nunits = 1\n[node a]\ncpu = all\nopencl = all\n' >"$TMP/all.ini"
 for app in "mm --n 301 --prec single" "mm --n 160 --prec double" "bs --n 300001 --prec single" \
-	"bs --n 200000" "kmeans --n 20001 --d 5 --k 7 --iters 2"; do
+	"bs --n 200000" "kmeans --n 20001 --d 5 --k 7 --iters 2" "grn --genes 60 --samples 80 --size 2"; do
 	set -- $app
 	check "$1 on opencl = 0 ($app)" run $app --config "$TMP/cl.ini" --verify
 	check "$1 on opencl = 0: verified" verified

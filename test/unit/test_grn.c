@@ -394,6 +394,52 @@ static void test_cuda_matches_cpu(void **state)
 #endif
 }
 
+/* The OpenCL kernel equals the CPU kernel on the node's first OpenCL
+ * device (PoCL here): the same subsets and scores to the bit, for each
+ * subset size, on a block of 1 and one of every target (the buffers
+ * growing between them); nothing copied in, the kernel and the copy back
+ * timed apart by the queue's events. */
+static void test_opencl_matches_cpu(void **state)
+{
+	(void)state;
+	test_need_opencl("test_opencl_matches_cpu");
+#ifdef PLB_HAVE_OPENCL
+	cl_context ctx;
+	cl_device_id dev;
+	test_cl_first(&ctx, &dev);
+	for (int k = 1; k <= 3; k++) {
+		struct data d = {.n = k == 3 ? 24 : 70, .s = 150, .c = 3, .k = k, .alpha = 1.0};
+		data_make(&d, 0.1, 5);
+		struct plb__grn_best *a = malloc((size_t)d.n * sizeof *a), *b = malloc((size_t)d.n * sizeof *b);
+		struct plb__grn_cl *g;
+		char err[320];
+		if (plb__grn_cl_create(ctx, dev, d.sh, &d.tab, &g, err, sizeof err))
+			fail_msg("%s", err);
+		assert_int_equal(plb__grn_cpu(d.sh, &d.tab, 0, (size_t)d.n, a), 0);
+		memset(b, 0xff, (size_t)d.n * sizeof *b);
+		assert_int_equal(plb__grn_cl_run(g, 3, 1, b + 3), 0);
+		assert_memory_equal(a + 3, b + 3, sizeof *a);
+		double t0 = test_now();
+		assert_int_equal(plb__grn_cl_run(g, 0, (size_t)d.n, b), 0);
+		struct plb__phase_times ph;
+		plb__grn_cl_times(g, &ph);
+		test_phases_ok(&ph, test_now() - t0, 1);
+		assert_true(ph.in_s == 0);      /* nothing to copy in */
+		for (int t = 0; t < d.n; t++)
+			if (memcmp(a[t].reg, b[t].reg, sizeof a[t].reg) || a[t].score != b[t].score)
+				fail_msg("k %d, target %d: CPU {%d %d %d} %.17g, OpenCL {%d %d %d} %.17g", k, t,
+					 a[t].reg[0], a[t].reg[1], a[t].reg[2], a[t].score, b[t].reg[0], b[t].reg[1],
+					 b[t].reg[2], b[t].score);
+		assert_int_equal(plb__grn_cl_run(g, (uint64_t)d.n, 1, b), PLB_EINVAL);
+		plb__grn_cl_destroy(g);
+		free(a);
+		free(b);
+		data_free(&d);
+	}
+	clReleaseContext(ctx);
+#endif
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -406,6 +452,7 @@ int main(void)
 		cmocka_unit_test(test_read_good),
 		cmocka_unit_test(test_read_bad),
 		cmocka_unit_test(test_cuda_matches_cpu),
+		cmocka_unit_test(test_opencl_matches_cpu),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
