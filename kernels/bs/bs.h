@@ -133,12 +133,19 @@ void plb__bs_cuda_destroy(struct plb__bs_cuda *c);
  * callers test PLB_HAVE_OPENCL. */
 struct plb__bs_cl;
 /* Queues, the program and buffers on OpenCL device dev (a cl_device_id)
- * of context ctx (a cl_context). On error returns PLB_EIO and writes the
- * reason. */
+ * of context ctx (a cl_context). On error returns PLB_EIO (PLB_EDEVICE:
+ * double precision on a device without it) and writes the reason. */
 PLB_WUR int plb__bs_cl_create(void *ctx, void *dev, enum plb__bs_prec prec, struct plb__bs_cl **out,
 			      char *err, size_t errlen);
 /* As plb__bs_cuda_run, on the OpenCL device. */
 PLB_WUR int plb__bs_cl_run(struct plb__bs_cl *c, const void *in, void *out, size_t n);
+/* 1 when c's device draws options itself (it has doubles, cl_khr_fp64):
+ * then plb__bs_cl_run_drawn prices options [first, first + n) drawn from
+ * seed there, the same options as plb__bs_draw's, and copies only the
+ * prices back. */
+int plb__bs_cl_draws(const struct plb__bs_cl *c);
+PLB_WUR int plb__bs_cl_run_drawn(struct plb__bs_cl *c, uint64_t seed, uint64_t first, void *out,
+				 size_t n);
 void plb__bs_cl_times(const struct plb__bs_cl *c, struct plb__phase_times *t);
 void plb__bs_cl_destroy(struct plb__bs_cl *c);
 

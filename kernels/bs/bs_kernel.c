@@ -1,7 +1,7 @@
 /* plb-bs's kernel for plb (struct plb_kernel): options drawn where they
  * are priced (struct plb__bs_shared's seed) or read from the block's
- * input; a GPU or an OpenCL device draws them on the host, then prices
- * them (bs_cuda.cu, bs_opencl.c). */
+ * input; a GPU draws them on the host, then prices them (bs_cuda.cu), an
+ * OpenCL device with doubles draws and prices them (bs_opencl.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,8 +93,19 @@ static int dev_run(void *state, const struct plb_block *b)
 	struct bs_dev *g = state;
 	const void *in;
 	struct plb__phase_times ph;
-	int rc = dev_input(g, b, &in);
 	double t0 = plb__now();
+	int rc;
+#ifdef PLB_HAVE_OPENCL
+	if (g->opencl && g->sh.drawn && plb__bs_cl_draws(g->c)) {   /* drawn on the device */
+		if (!(rc = plb__bs_cl_run_drawn(g->c, g->sh.seed, b->offset, b->out, (size_t)b->units))) {
+			plb__bs_cl_times(g->c, &ph);
+			plb__report_phases(b, plb__now() - t0, &ph);
+		}
+		return rc;
+	}
+#endif
+	rc = dev_input(g, b, &in);
+	t0 = plb__now();
 	if (!rc && !(rc = dev_price(g, in, b->out, (size_t)b->units, &ph)))
 		plb__report_phases(b, plb__now() - t0, &ph);
 	return rc;

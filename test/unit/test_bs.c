@@ -268,7 +268,8 @@ static void test_cuda_matches_cpu(void **state)
 /* The OpenCL kernel equals the CPU kernel on the node's first OpenCL
  * device (PoCL here), for blocks of 1, 1000 and 100000 options (two
  * chunks on two queues), the buffers growing between them; its copies and
- * kernel timed apart by the queues' events. */
+ * kernel timed apart by the queues' events. Options drawn on the device
+ * are plb__bs_draw's to the bit. */
 static void test_opencl_matches_cpu(void **state)
 {
 	(void)state;
@@ -297,6 +298,23 @@ static void test_opencl_matches_cpu(void **state)
 			test_phases_ok(&ph, test_now() - t0, 2);
 			same_prices(prec, "opencl", in, a, g, sizes[s]);
 		}
+		/* options drawn on the device: the host's draw, to the bit (the
+		 * same device prices both), from any first option */
+		assert_true(plb__bs_cl_draws(c));       /* PoCL has doubles */
+		for (int s = 0; s < 3; s++) {
+			uint64_t first = (uint64_t)s * 987654321u;
+			plb__bs_draw(prec, in, first, sizes[s], 77);
+			assert_int_equal(plb__bs_cl_run(c, in, a, sizes[s]), 0);
+			memset(g, 0xff, n * ou);
+			double t0 = test_now();
+			assert_int_equal(plb__bs_cl_run_drawn(c, 77, first, g, sizes[s]), 0);
+			struct plb__phase_times ph;
+			plb__bs_cl_times(c, &ph);
+			test_phases_ok(&ph, test_now() - t0, 2);
+			assert_true(ph.in_s == 0);      /* nothing copied in */
+			assert_memory_equal(a, g, sizes[s] * ou);
+		}
+		assert_int_equal(plb__bs_cl_run(c, NULL, g, 10), PLB_EINVAL);
 		plb__bs_cl_destroy(c);
 		free(in);
 		free(a);
