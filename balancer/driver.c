@@ -4,6 +4,48 @@
 #include <string.h>
 
 #include "balancer/driver.h"
+#include "balancer/tasks.h"
+
+static int b_next(void *s, int pu, double now, struct plb__grant *g)
+{
+	return plb__balancer_next(s, pu, now, g);
+}
+static int b_done(void *s, int pu, const struct plb__block_done *d)
+{
+	return plb__balancer_done(s, pu, d);
+}
+static int b_lost(void *s, int pu, double now)
+{
+	return plb__balancer_lost(s, pu, now);
+}
+static int b_idle(void *s, double now)
+{
+	return plb__balancer_idle_waits(s, now);
+}
+const struct plb__source plb__balancer_source = {
+	b_next, b_done, b_lost, b_idle, "plb__balancer_next", "plb__balancer_done",
+	"plb__balancer_lost",
+};
+
+static int t_next(void *s, int pu, double now, struct plb__grant *g)
+{
+	return plb__tasks_next(s, pu, now, g);
+}
+static int t_done(void *s, int pu, const struct plb__block_done *d)
+{
+	return plb__tasks_done(s, pu, d);
+}
+static int t_lost(void *s, int pu, double now)
+{
+	return plb__tasks_lost(s, pu, now);
+}
+static int t_idle(void *s, double now)
+{
+	return plb__tasks_idle_waits(s, now);
+}
+const struct plb__source plb__tasks_source = {
+	t_next, t_done, t_lost, t_idle, "plb__tasks_next", "plb__tasks_done", "plb__tasks_lost",
+};
 
 static int parked(const struct plb__driver *d, int pu)
 {
@@ -51,8 +93,16 @@ int plb__driver_init(struct plb__driver *d, plb__balancer_t *b, int npu, int pip
 		     int (*grant)(void *, int, const struct plb__grant *),
 		     void (*wait)(void *, int), void *ctx)
 {
-	*d = (struct plb__driver){.b = b, .npu = npu, .pipeline = pipeline, .grant = grant,
-				  .wait = wait, .ctx = ctx};
+	return plb__driver_init_source(d, &plb__balancer_source, b, npu, pipeline, grant, wait, ctx);
+}
+
+int plb__driver_init_source(struct plb__driver *d, const struct plb__source *src, void *s,
+			    int npu, int pipeline,
+			    int (*grant)(void *, int, const struct plb__grant *),
+			    void (*wait)(void *, int), void *ctx)
+{
+	*d = (struct plb__driver){.src = src, .s = s, .npu = npu, .pipeline = pipeline,
+				  .grant = grant, .wait = wait, .ctx = ctx};
 	d->pu = calloc((size_t)npu + 1, sizeof *d->pu);
 	d->parked = calloc((size_t)(npu + 63) / 64 + 1, sizeof *d->parked);
 	d->touched = calloc((size_t)npu + 1, sizeof *d->touched);
@@ -79,7 +129,7 @@ int plb__driver_poll(struct plb__driver *d, int pu, double now)
 	set_parked(d, pu, 0);
 	while (!u->lost && !u->finished && u->nout < d->pipeline) {
 		struct plb__grant g;
-		int rc = plb__balancer_next(d->b, pu, now, &g);
+		int rc = d->src->next(d->s, pu, now, &g);
 		note(d, PLB__DRIVE_NEXT, pu, now, rc, rc == PLB__NEXT_GRANT ? &g : NULL, NULL);
 		if (rc == PLB__NEXT_WAIT) {
 			set_parked(d, pu, 1);
@@ -92,7 +142,7 @@ int plb__driver_poll(struct plb__driver *d, int pu, double now)
 			return 0;
 		}
 		if (rc != PLB__NEXT_GRANT) {
-			d->failed = "plb__balancer_next";
+			d->failed = d->src->next_name;
 			return rc < 0 ? rc : PLB_ESTATE;
 		}
 		set_nout(d, pu, u->nout + 1);
@@ -117,9 +167,9 @@ void plb__driver_back(struct plb__driver *d, int pu)
 int plb__driver_done(struct plb__driver *d, int pu, const struct plb__block_done *s)
 {
 	plb__driver_back(d, pu);
-	int rc = plb__balancer_done(d->b, pu, s);
+	int rc = d->src->done(d->s, pu, s);
 	note(d, PLB__DRIVE_DONE, pu, s->finish, rc, NULL, s);
-	d->failed = "plb__balancer_done";
+	d->failed = d->src->done_name;
 	return rc;
 }
 
@@ -132,15 +182,15 @@ int plb__driver_lost(struct plb__driver *d, int pu, double now)
 	d->busy -= busy(d, pu);
 	u->lost = 1;
 	u->nout = 0;
-	int rc = plb__balancer_lost(d->b, pu, now);
+	int rc = d->src->lost(d->s, pu, now);
 	note(d, PLB__DRIVE_LOST, pu, now, rc, NULL, NULL);
-	d->failed = "plb__balancer_lost";
+	d->failed = d->src->lost_name;
 	return rc;
 }
 
 int plb__driver_parked(struct plb__driver *d, double now)
 {
-	int idle = plb__balancer_idle_waits(d->b, now);
+	int idle = d->src->idle_waits(d->s, now);
 	note(d, PLB__DRIVE_IDLE, -1, now, idle, NULL, NULL);
 	if (idle)
 		return 0;

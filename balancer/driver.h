@@ -1,6 +1,7 @@
 /* The one loop that drives the balancer, shared by the runtime's master
  * and the simulator so that both ask it the same questions in the same
- * order: a PU is asked for blocks up to the pipeline depth; a PU told to
+ * order (and that drives a node's pipeline tasks the same way, through
+ * struct plb__source): a PU is asked for blocks up to the pipeline depth; a PU told to
  * wait is parked and asked again after every batch of events (unless the
  * balancer says each would wait) and at its wake time; a PU told the job
  * is done is asked no more; a lost PU is asked no more.
@@ -36,8 +37,22 @@ struct plb__driver_call {
 	struct plb__block_done s;    /* DONE: the sample */
 };
 
+/* What the driver asks: the balancer's blocks, or a node's pipeline tasks
+ * (balancer/tasks.h), with the balancer's answers (enum plb__next) and
+ * meanings. Each name is what d->failed says when that call failed. */
+struct plb__source {
+	int (*next)(void *s, int pu, double now, struct plb__grant *g);
+	int (*done)(void *s, int pu, const struct plb__block_done *d);
+	int (*lost)(void *s, int pu, double now);
+	int (*idle_waits)(void *s, double now);
+	const char *next_name, *done_name, *lost_name;
+};
+extern const struct plb__source plb__balancer_source;  /* s: a plb__balancer_t */
+extern const struct plb__source plb__tasks_source;     /* s: a plb__tasks_t */
+
 struct plb__driver {
-	plb__balancer_t *b;
+	const struct plb__source *src;
+	void *s;                /* what src asks */
 	int npu, pipeline;
 	struct plb__driver_pu *pu;
 	uint64_t *parked;       /* a bit per PU told to wait */
@@ -62,6 +77,11 @@ struct plb__driver {
 PLB_WUR int plb__driver_init(struct plb__driver *d, plb__balancer_t *b, int npu, int pipeline,
 			     int (*grant)(void *, int, const struct plb__grant *),
 			     void (*wait)(void *, int), void *ctx);
+/* The same for any source: src asking s. */
+PLB_WUR int plb__driver_init_source(struct plb__driver *d, const struct plb__source *src, void *s,
+				    int npu, int pipeline,
+				    int (*grant)(void *, int, const struct plb__grant *),
+				    void (*wait)(void *, int), void *ctx);
 void plb__driver_fini(struct plb__driver *d);
 
 /* Ask PU pu for blocks up to the pipeline depth (it is unparked first). 0,

@@ -39,6 +39,16 @@ med() {
 	# plb-kmeans reports each iteration (a run each): --iters, not --runs
 	rep=(--runs $((RUNS + 1)))
 	[ "$app" = kmeans ] && rep=(--iters $((RUNS + 1)) --tol 0)
+	# plb-grn runs once a process: RUNS + 1 processes
+	if [ "$app" = grn ]; then
+		for _ in $(seq $((RUNS + 1))); do
+			"$BUILD/plb-$app" --config "$conf" --json "$@" 2>"$T/err" | grep '^{' || { cat "$T/err" >&2; echo nan; return; }
+		done >"$T/out"
+		python3 -c '
+import json, statistics, sys
+print(statistics.median([json.loads(l)["makespan_s"] for l in open(sys.argv[1])][1:]))' "$T/out"
+		return
+	fi
 	"$BUILD/plb-$app" --config "$conf" "${rep[@]}" --json --verify "$@" >"$T/out" 2>"$T/err" ||
 		{ cat "$T/err" >&2; echo nan; return; }
 	grep -q 'verify.*: ok' "$T/err" || { cat "$T/err" >&2; echo nan; return; }

@@ -11,6 +11,7 @@
 
 #include "balancer/balancer.h"
 #include "runtime/config/config.h"
+#include "runtime/sim/pipe.h"
 #include "runtime/sim/sim.h"
 
 static void usage(FILE *f)
@@ -27,6 +28,12 @@ static void usage(FILE *f)
 		"                  CPU time: runs become repeatable to the bit\n"
 		"  --set KEY=VAL   override a [balancer] parameter (repeatable)\n"
 		"  --params        list the balancer parameters with defaults and exit\n"
+		"a scenario with [op] sections is a pipeline run (README.md, Pipelines):\n"
+		"  --scheduler NAME  fcfs, heft, padas, pams or all (default: [run] scheduler)\n"
+		"  --window N      instances a node holds at once (default: [run] window)\n"
+		"  --estimate-error E  error put into the expected times, 0 to 100\n"
+		"                  (default: [run] estimate_error)\n"
+		"  --learn         the schedulers start knowing no times (default: the true means)\n"
 		"  --help          this text\n"
 		"policies:\n");
 	for (int i = 0; plb__policy_name(i); i++)
@@ -50,6 +57,64 @@ static void list_params(void)
  * units. */
 enum { EXIT_FAIL = 1, EXIT_USAGE = 2 };
 
+/* A pipeline scenario's run under one scheduler, or all: a table (or
+ * JSON lines), and for one scheduler where each op ran. */
+static int pipeline(const struct plb__config *cfg, const char *sched, struct plb__pipe_opts o,
+		    int json)
+{
+	static const char *const cls[PLB__OP_CLASSES] = {"cpu", "gpu", "mic"};
+	int all = sched && !strcmp(sched, "all");
+	char err[512] = "";
+	if (!json)
+		printf("%-6s %7s %8s %11s %9s %8s %11s\n", "sched", "window", "est_err", "makespan_s",
+		       "instances", "tasks", "us_a_task");
+	for (int k = 0; all ? k < PLB__TASKS_NPOLICY : k < 1; k++) {
+		o.scheduler = all ? plb__tasks_policy_name((enum plb__tasks_policy)k) : sched;
+		struct plb__pipe_result r;
+		double e = o.est_error >= 0 ? o.est_error : cfg->estimate_error;
+		if (plb__sim_pipeline(cfg, &o, &r, err, sizeof err)) {
+			fprintf(stderr, "plbsim: %s\n", err);
+			return EXIT_FAIL;
+		}
+		if (json) {
+			cJSON *obj = cJSON_CreateObject(), *ran = cJSON_CreateObject();
+			cJSON_AddStringToObject(obj, "scheduler", r.scheduler);
+			cJSON_AddNumberToObject(obj, "window", r.window);
+			cJSON_AddNumberToObject(obj, "estimate_error", e);
+			cJSON_AddNumberToObject(obj, "makespan_s", r.makespan_s);
+			cJSON_AddNumberToObject(obj, "instances", (double)r.instances);
+			cJSON_AddNumberToObject(obj, "tasks", (double)r.tasks);
+			cJSON_AddNumberToObject(obj, "sched_us_task", r.sched_us_task);
+			for (int m = 0; m < cfg->nops; m++) {
+				cJSON *op = cJSON_AddObjectToObject(ran, cfg->ops[m].name);
+				for (int c = 0; c < PLB__OP_CLASSES; c++)
+					cJSON_AddNumberToObject(op, cls[c], (double)r.ran[m][c]);
+			}
+			cJSON_AddItemToObject(obj, "ran", ran);
+			char *txt = cJSON_PrintUnformatted(obj);
+			puts(txt);
+			free(txt);
+			cJSON_Delete(obj);
+			continue;
+		}
+		printf("%-6s %7d %8.2f %11.4f %9ld %8ld %11.2f\n", r.scheduler, r.window, e, r.makespan_s,
+		       r.instances, r.tasks, r.sched_us_task);
+		if (all)
+			continue;
+		printf("\n%-16s %9s %9s %9s   (tasks run on PUs of each class)\n", "op", cls[0], cls[1],
+		       cls[2]);
+		for (int m = 0; m < cfg->nops; m++)
+			printf("%-16s %9ld %9ld %9ld\n", cfg->ops[m].name, r.ran[m][0], r.ran[m][1],
+			       r.ran[m][2]);
+		printf("%-16s %9d %9d %9d\n", "PUs", r.pus[0], r.pus[1], r.pus[2]);
+		for (int c = 0; c < PLB__OP_CLASSES; c++)
+			if (r.pus[c])
+				printf("%s busy %.1f%% of the makespan\n", cls[c],
+				       100 * r.busy_s[c] / r.pus[c] / r.makespan_s);
+	}
+	return 0;
+}
+
 static int valid_policy(const char *name)
 {
 	for (int i = 0; plb__policy_name(i); i++)
@@ -69,10 +134,16 @@ int main(int argc, char **argv)
 		{"solve-us", required_argument, 0, 'u'},
 		{"set", required_argument, 0, 'S'},
 		{"params", no_argument, 0, 'P'},
+		{"scheduler", required_argument, 0, 'K'},
+		{"window", required_argument, 0, 'W'},
+		{"estimate-error", required_argument, 0, 'E'},
+		{"learn", no_argument, 0, 'L'},
 		{"help", no_argument, 0, 'h'},
 		{0, 0, 0, 0},
 	};
-	const char *policy = NULL, *trace_path = NULL, *csv_path = NULL;
+	const char *policy = NULL, *trace_path = NULL, *csv_path = NULL, *sched = NULL;
+	struct plb__pipe_opts po = {.est_error = -1};
+	long lv;
 	const char *sets[64];
 	int nsets = 0, json = 0, have_seed = 0;
 	unsigned long long seed = 0;
@@ -120,6 +191,36 @@ int main(int argc, char **argv)
 		case 'P':
 			list_params();
 			return 0;
+		case 'K': {
+			enum plb__tasks_policy tp;
+			if (strcmp(optarg, "all") && plb__tasks_policy_parse(optarg, &tp)) {
+				fprintf(stderr, "plbsim: --scheduler: '%s'; accepted: %s | all\n", optarg,
+					plb__tasks_policies_accepted());
+				return EXIT_USAGE;
+			}
+			sched = optarg;
+			break;
+		}
+		case 'W':
+			errno = 0;
+			lv = strtol(optarg, &end, 10);
+			if (errno || *end || end == optarg || lv < 1 || lv > 1000000) {
+				fprintf(stderr, "plbsim: --window: '%s'; accepted: an integer in [1, 1e6]\n", optarg);
+				return EXIT_USAGE;
+			}
+			po.window = (int)lv;
+			break;
+		case 'E':
+			po.est_error = strtod(optarg, &end);
+			if (*end || end == optarg || !(po.est_error >= 0 && po.est_error <= 100)) {
+				fprintf(stderr, "plbsim: --estimate-error: '%s'; accepted: a number in [0, 100]\n",
+					optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'L':
+			po.learn = 1;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -150,6 +251,21 @@ int main(int argc, char **argv)
 	}
 	if (plb__params_check(&cfg.params, cfg.npu, err, sizeof err)) {
 		fprintf(stderr, "plbsim: %s: [balancer] %s\n", cfg.path, err);
+		goto out;
+	}
+	if (cfg.nops) {
+		if (policy || trace_path || csv_path || nsets) {
+			fprintf(stderr, "plbsim: %s is a pipeline (it has [op] sections): --%s does not apply; accepted: --scheduler, --window, --estimate-error, --learn, --seed, --json\n",
+				cfg.path, policy ? "policy" : trace_path ? "trace" : csv_path ? "csv" : "set");
+			goto out;
+		}
+		po.seed = have_seed ? seed : cfg.seed;
+		rc = pipeline(&cfg, sched, po, json);
+		goto out;
+	}
+	if (sched || po.window || po.est_error >= 0 || po.learn) {
+		fprintf(stderr, "plbsim: --scheduler, --window, --estimate-error and --learn are for pipeline scenarios (with [op] sections); %s has none\n",
+			cfg.path);
 		goto out;
 	}
 	if (!policy)

@@ -21,6 +21,7 @@
 #include <ini.h>
 
 #include "balancer/balancer.h"
+#include "balancer/tasks.h"
 #include "runtime/config/parse.h"
 
 enum ktype {
@@ -33,6 +34,7 @@ enum ktype {
 	K_CURVE,        /* struct plb__curve_spec */
 	K_CHANGE,       /* the model's nchange, change_t, change_f */
 	K_PUS,          /* a [node] key asking for PUs: off is its enum plb__pu_kind */
+	K_SCHED,        /* char[16], a name plb__tasks_policy_parse() knows */
 };
 enum { F_REQ = 1, F_INTEGER = 2, F_HI_OPEN = 4 };
 
@@ -51,6 +53,7 @@ struct key {
 #define CFG(f) offsetof(struct plb__config, f)
 #define NODE(f) offsetof(struct plb__node, f)
 #define MODEL(f) offsetof(struct plb__devmodel, f)
+#define OP(f) offsetof(struct plb__op, f)
 #define W_MAX 9007199254740992.0        /* 2^53: units stay exact in a double */
 
 static const struct key keys[] = {
@@ -74,6 +77,12 @@ static const struct key keys[] = {
 	 "bytes in [0, 1e12] of a unit's input that cross the links to its PU (plbsim; an app's job gives its own)"},
 	{S_RUN, "out_bytes", K_NUM, 0, 0, 1e12, 0, NULL, CFG(out_bytes),
 	 "bytes in [0, 1e12] of a unit's output that cross the links back to the master (plbsim; an app's job gives its own)"},
+	{S_RUN, "window", K_INT, 0, 1, 1e6, 0, NULL, CFG(window),
+	 "an integer in [1, 1e6]: pipeline instances a node holds at once (default: 4 a PU)"},
+	{S_RUN, "scheduler", K_SCHED, 0, 0, 0, 0, "pams", CFG(scheduler),
+	 "fcfs | heft | padas | pams: how a node orders its ready pipeline tasks (default pams)"},
+	{S_RUN, "estimate_error", K_NUM, 0, 0, 100, 0, NULL, CFG(estimate_error),
+	 "a number in [0, 100] (plbsim): each expected task time times 1 + E or 1 / (1 + E), at random (default 0)"},
 	{S_NETWORK, "latency_us", K_NUM, 0, 0, 1e9, 50, NULL, CFG(latency_us),
 	 "microseconds in [0, 1e9], one-way control message latency"},
 	{S_NETWORK, "link_gbps", K_NUM, 0, 0, 1e6, 0, NULL, CFG(link_gbps),
@@ -117,6 +126,16 @@ static const struct key keys[] = {
 	 "seconds >= 0, when the PU dies"},
 	{S_MODEL, "fail_block", K_INT, 0, 0, 1e9, 0, NULL, MODEL(fail_block),
 	 "an integer in [0, 1e9]: the PU's kernel fails on its K-th block of each run, which then goes to another PU and the PU is out of the run (fault injection; 0, the default: never)"},
+	{S_OP, "after", K_TEXT, 0, 0, 0, 0, NULL, OP(after),
+	 "names of [op] sections above this one, separated by spaces: they end before it starts"},
+	{S_OP, "tasks", K_INT, 0, 0, 1e6, 1, NULL, OP(tasks),
+	 "an integer in [0, 1e6]: tasks an instance has of this op (default 1)"},
+	{S_OP, "cpu", K_NUM, 0, 1e-6, 1e9, -1, NULL, OP(ms[PLB__MODEL_CPU]),
+	 "milliseconds > 0: a task's time on a PU of class cpu (absent: cpu PUs do not run it)"},
+	{S_OP, "gpu", K_NUM, 0, 1e-6, 1e9, -1, NULL, OP(ms[PLB__MODEL_GPU]),
+	 "milliseconds > 0: a task's time on a PU of class gpu (absent: gpu PUs do not run it)"},
+	{S_OP, "mic", K_NUM, 0, 1e-6, 1e9, -1, NULL, OP(ms[PLB__MODEL_MIC]),
+	 "milliseconds > 0: a task's time on a PU of class mic (absent: mic PUs do not run it)"},
 };
 #define NKEYS (int)(sizeof keys / sizeof keys[0])
 
@@ -127,7 +146,7 @@ static const char *const classes[] = {
 	[PLB__MODEL_CPU] = "cpu", [PLB__MODEL_GPU] = "gpu", [PLB__MODEL_MIC] = "mic",
 };
 
-#define SECTIONS_ACCEPTED "[run], [balancer], [network], [node NAME], [model NAME]"
+#define SECTIONS_ACCEPTED "[run], [balancer], [network], [node NAME], [model NAME], [op NAME]"
 
 /* Whether integer text s, read as d, is d exactly: digits past 2^53 are
  * rounded away by strtod (9007199254740993 reads as ...992). Text that is
@@ -178,6 +197,9 @@ static void apply_defaults(enum sect s, void *base)
 		case K_POLICY:
 			snprintf(p, sizeof ((struct plb__config *)0)->policy, "%s", k->sdef);
 			break;
+		case K_SCHED:
+			snprintf(p, sizeof ((struct plb__config *)0)->scheduler, "%s", k->sdef);
+			break;
 		default:
 			break;  /* zeroed: no curve, no text, no changes */
 		}
@@ -192,6 +214,8 @@ static void *field(struct ctx *c, const struct key *k)
 		base = (char *)&c->cfg->nodes[c->idx];
 	else if (c->sect == S_MODEL)
 		base = (char *)&c->cfg->models[c->idx];
+	else if (c->sect == S_OP)
+		base = (char *)&c->cfg->ops[c->idx];
 	return base + k->off;
 }
 
@@ -298,12 +322,23 @@ static int set_key(struct ctx *c, const struct key *k, const char *v)
 		}
 		return fail(c, c->lineno, "%s %s: '%.*s' is not a PU class; accepted: %s",
 			    c->label, k->name, SHOW, v, k->accepts);
+	case K_SCHED: {
+		enum plb__tasks_policy tp;
+		if (!plb__tasks_policy_parse(v, &tp)) {
+			snprintf(p, sizeof c->cfg->scheduler, "%s", v);
+			return 0;
+		}
+		return fail(c, c->lineno, "%s %s: '%.*s' is not a scheduler; accepted: %s", c->label,
+			    k->name, SHOW, v, plb__tasks_policies_accepted());
+	}
 	case K_TEXT:
 		if (!(*(char **)p = strdup(v)))
 			return oom(c);
-		if (k->off == NODE(host))
+		if (k->off == OP(after) && c->sect == S_OP)
+			c->cfg->ops[c->idx].after_line = c->lineno;
+		if (k->off == NODE(host) && c->sect == S_NODE)
 			c->cfg->nodes[c->idx].host_line = c->lineno;
-		if (k->off == NODE(couple))
+		if (k->off == NODE(couple) && c->sect == S_NODE)
 			c->cfg->nodes[c->idx].couple_line = c->lineno;
 		return 0;
 	case K_PUS:
@@ -449,14 +484,14 @@ static void *room_for_one(void *arr, int n, int *cap, size_t size)
 	return na;
 }
 
-/* [node NAME] or [model NAME], NAME = s[0, len) already trimmed: checks
- * NAME, refuses one already used, and appends a node, or a model with its
- * defaults. */
+/* [node NAME], [model NAME] or [op NAME], NAME = s[0, len) already
+ * trimmed: checks NAME, refuses one already used, and appends a node, a
+ * model or an op with its defaults. */
 static int open_named(struct ctx *c, enum sect sect, const char *s, size_t len)
 {
 	struct plb__config *cfg = c->cfg;
-	int node = sect == S_NODE, n = node ? cfg->nnodes : cfg->nmodels;
-	const char *kind = node ? "node" : "model";
+	int n = sect == S_NODE ? cfg->nnodes : sect == S_MODEL ? cfg->nmodels : cfg->nops;
+	const char *kind = sect == S_NODE ? "node" : sect == S_MODEL ? "model" : "op";
 
 	if (!len)
 		return fail(c, c->lineno, "[%s]: missing name; accepted: [%s NAME]", kind, kind);
@@ -465,27 +500,39 @@ static int open_named(struct ctx *c, enum sect sect, const char *s, size_t len)
 			return fail(c, c->lineno, "[%s %.*s]: name contains a space; accepted: [%s NAME], NAME without spaces",
 				    kind, (int)(len > SHOW ? SHOW : len), s, kind);
 	for (int i = 0; i < n; i++) {
-		const char *name = node ? cfg->nodes[i].name : cfg->models[i].name;
+		const char *name = sect == S_NODE ? cfg->nodes[i].name :
+				   sect == S_MODEL ? cfg->models[i].name : cfg->ops[i].name;
+		int line = sect == S_NODE ? cfg->nodes[i].line :
+			   sect == S_MODEL ? cfg->models[i].line : cfg->ops[i].line;
 		if (strlen(name) == len && !memcmp(name, s, len))
 			return fail(c, c->lineno, "[%s %s]: duplicate %s (first on line %d); accepted: one [%s NAME] per NAME",
-				    kind, name, kind, node ? cfg->nodes[i].line : cfg->models[i].line, kind);
+				    kind, name, kind, line, kind);
 	}
+	if (sect == S_OP && n == PLB__TASKS_MAX_OPS)
+		return fail(c, c->lineno, "[op %.*s]: more than %d ops; accepted: at most %d [op] sections",
+			    (int)(len > SHOW ? SHOW : len), s, PLB__TASKS_MAX_OPS, PLB__TASKS_MAX_OPS);
 	char *name = strndup(s, len);
-	void *arr = !name ? NULL : node ? room_for_one(cfg->nodes, n, &c->cap_nodes, sizeof *cfg->nodes)
-				     : room_for_one(cfg->models, n, &c->cap_models, sizeof *cfg->models);
+	void *arr = !name ? NULL :
+		    sect == S_NODE ? room_for_one(cfg->nodes, n, &c->cap_nodes, sizeof *cfg->nodes) :
+		    sect == S_MODEL ? room_for_one(cfg->models, n, &c->cap_models, sizeof *cfg->models) :
+				      room_for_one(cfg->ops, n, &c->cap_ops, sizeof *cfg->ops);
 	if (!arr) {
 		free(name);
 		return oom(c);
 	}
 	c->idx = n;
-	if (node) {
+	if (sect == S_NODE) {
 		cfg->nodes = arr;
 		cfg->nodes[cfg->nnodes++] = (struct plb__node){.name = name, .line = c->lineno};
 		apply_defaults(S_NODE, &cfg->nodes[n]);
-	} else {
+	} else if (sect == S_MODEL) {
 		cfg->models = arr;
 		cfg->models[cfg->nmodels++] = (struct plb__devmodel){.name = name, .line = c->lineno};
 		apply_defaults(S_MODEL, &cfg->models[n]);
+	} else {
+		cfg->ops = arr;
+		cfg->ops[cfg->nops++] = (struct plb__op){.name = name, .line = c->lineno};
+		apply_defaults(S_OP, &cfg->ops[n]);
 	}
 	c->sect = sect;
 	snprintf(c->label, sizeof c->label, "[%s %s]", kind, name);
@@ -529,6 +576,8 @@ static int open_section(struct ctx *c, const char *s, size_t len)
 		return open_named(c, S_NODE, s + rest, len - rest);
 	if (starts_word(s, len, "model", &rest))
 		return open_named(c, S_MODEL, s + rest, len - rest);
+	if (starts_word(s, len, "op", &rest))
+		return open_named(c, S_OP, s + rest, len - rest);
 	return fail(c, c->lineno, "[%.*s]: unknown section; accepted: " SECTIONS_ACCEPTED,
 		    (int)(len > SHOW ? SHOW : len), s);
 }
@@ -635,10 +684,49 @@ static char *reader(char *str, int num, void *stream)
 	return str;
 }
 
+/* The [op] sections: each `after` name an op above it, each op a time on
+ * some class. */
+static int finish_ops(struct ctx *c)
+{
+	struct plb__config *cfg = c->cfg;
+	for (int i = 0; i < cfg->nops; i++) {
+		struct plb__op *o = &cfg->ops[i];
+		int any = 0;
+		for (int k = 0; k < PLB__OP_CLASSES; k++)
+			any |= o->ms[k] > 0;
+		if (!any)
+			return fail(c, o->line, "[op %s]: no time on any class; accepted: cpu, gpu or mic = milliseconds (at least one)",
+				    o->name);
+		char *copy = o->after ? strdup(o->after) : NULL, *save = NULL;
+		if (o->after && !copy)
+			return oom(c);
+		for (char *w = copy ? strtok_r(copy, " \t,", &save) : NULL; w;
+		     w = strtok_r(NULL, " \t,", &save)) {
+			int j = 0;
+			while (j < i && strcmp(cfg->ops[j].name, w))
+				j++;
+			if (j == i) {
+				int later = 0;
+				for (int m = i; m < cfg->nops; m++)
+					later |= !strcmp(cfg->ops[m].name, w);
+				fail(c, o->after_line, "[op %s] after: '%.*s' %s; accepted: names of [op] sections above this one",
+				     o->name, SHOW, w, later ? "is not above this op (the dataflow runs down the file)" :
+				     "is no [op] section");
+				free(copy);
+				return c->rc;
+			}
+			o->after_mask |= (uint64_t)1 << j;
+		}
+		free(copy);
+	}
+	return 0;
+}
+
 /* Checks that need the whole file, then the PU list. */
 static int finish(struct ctx *c)
 {
-	return plb__cfg_finish_nodes(c);
+	int rc = finish_ops(c);
+	return rc ? rc : plb__cfg_finish_nodes(c);
 }
 
 /* Parses c->f (closed here) into c->cfg. */
@@ -741,5 +829,10 @@ void plb__config_fini(struct plb__config *cfg)
 	for (int i = 0; i < cfg->ncouple; i++)
 		free(cfg->couples[i].culprits);
 	free(cfg->couples);
+	for (int i = 0; i < cfg->nops; i++) {
+		free(cfg->ops[i].name);
+		free(cfg->ops[i].after);
+	}
+	free(cfg->ops);
 	memset(cfg, 0, sizeof *cfg);
 }

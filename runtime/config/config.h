@@ -88,6 +88,20 @@ struct plb__emu_pu {
 	char name[64];          /* "A.k5200#1": node, model, index within node */
 };
 
+/* An [op NAME] section: one operation of a pipeline (plbsim's pipeline
+ * runs; balancer/tasks.h). */
+#define PLB__OP_CLASSES 3       /* its times: on cpu, gpu and mic PUs */
+struct plb__op {
+	char *name;
+	int line;
+	char *after;            /* the ops that end before it starts, by name; NULL: none */
+	int after_line;
+	uint64_t after_mask;    /* the same, resolved: a bit per op (all defined above it) */
+	int tasks;              /* tasks an instance has of it; default 1 */
+	double ms[PLB__OP_CLASSES];     /* a task's time on a PU of each model class,
+					 * ms; < 0: that class does not run it */
+};
+
 struct plb__config {
 	char *path;
 	/* [run] */
@@ -102,6 +116,10 @@ struct plb__config {
 	char *models_file;      /* [run] models: the models file, NULL if none */
 	double in_bytes, out_bytes;     /* plbsim: bytes of a unit's input and output
 					 * over the links (an app's job gives its own) */
+	/* pipelines (with [op] sections): a unit is an instance */
+	int window;             /* instances a node holds at once; 0 (default): 4 a PU */
+	char scheduler[16];     /* the node's policy: fcfs | heft | padas | pams (default) */
+	double estimate_error;  /* plbsim: error put into the expected times; default 0 */
 	/* [balancer] */
 	struct plb__params params;
 	/* [network] */
@@ -121,6 +139,8 @@ struct plb__config {
 	struct plb__emu_pu *pus;        /* the emulated PUs */
 	int ncouple;
 	struct plb__couple *couples;    /* [node] couple rules, expanded per victim PU */
+	int nops;
+	struct plb__op *ops;            /* [op] sections, in file order */
 };
 
 /* Read and check `path` into cfg (caller-owned, zeroed by the call). Returns

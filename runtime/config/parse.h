@@ -10,7 +10,7 @@
 
 #include "runtime/config/config.h"
 
-enum sect { S_NONE, S_RUN, S_BALANCER, S_NETWORK, S_NODE, S_MODEL };
+enum sect { S_NONE, S_RUN, S_BALANCER, S_NETWORK, S_NODE, S_MODEL, S_OP };
 
 #define NKEYS_MAX 64            /* rows of the key table, at most */
 #define MAX_PARAMS 256          /* more than params.h will ever hold */
@@ -27,13 +27,13 @@ struct ctx {
 	int lineno;
 	/* the open section */
 	enum sect sect;
-	int idx;                /* node or model index */
+	int idx;                /* node, model or op index */
 	int sect_line;
 	char label[96];         /* "[node A]", for messages */
 	int seen[NKEYS_MAX];    /* line each key was set on, 0 if not yet */
 	int pseen[MAX_PARAMS];  /* the same for [balancer] keys */
 	int run_line, bal_line, net_line;
-	int cap_nodes, cap_models;
+	int cap_nodes, cap_models, cap_ops;
 	char **names;           /* per node and MODELS kind, the names to resolve
 				 * after parsing: [node * PLB__PU_NKIND + kind] */
 	int cap_names;          /* nodes names has room for */

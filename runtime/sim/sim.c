@@ -695,6 +695,11 @@ int plb__sim_run(const struct plb__config *cfg, const struct plb__sim_opts *o,
 {
 	double w0 = plb__now();
 	memset(res, 0, sizeof *res);
+	if (cfg->nops) {
+		snprintf(err, errlen, "%s: a pipeline ([op] sections): run it with plb__sim_pipeline (pipe.h)",
+			 cfg->path);
+		return PLB_ECONFIG;
+	}
 	if (!(cfg->units >= 1)) {
 		snprintf(err, errlen, "%s: [run] units: missing; the simulator needs the domain's size; accepted: an integer >= 1",
 			 cfg->path);

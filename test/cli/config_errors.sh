@@ -145,6 +145,54 @@ emu = g
 [model g]
 class = gpu
 compute = poly 1e19"
+# pipelines: [op] sections and the [run] keys that go with them
+pipe_head="[run]
+units = 10
+[node a]
+emu = g
+$good_model"
+expect op_after_unknown 10 "'Nope' is no \[op\] section" "$pipe_head
+[op A]
+gpu = 1
+after = Nope"
+expect op_after_later 10 "'B' is not above this op" "$pipe_head
+[op A]
+gpu = 1
+after = B
+[op B]
+gpu = 1"
+expect op_no_time 8 "no time on any class" "$pipe_head
+[op A]
+tasks = 2"
+expect op_bad_time 10 "\[op A\] cpu" "$pipe_head
+[op A]
+gpu = 1
+cpu = 0"
+expect op_bad_tasks 10 "\[op A\] tasks" "$pipe_head
+[op A]
+gpu = 1
+tasks = -1"
+expect op_duplicate 10 "duplicate op (first on line 8)" "$pipe_head
+[op A]
+gpu = 1
+[op A]
+gpu = 1"
+expect op_bad_scheduler 3 "fcfs | heft | padas | pams" "[run]
+units = 10
+scheduler = random
+[node a]
+emu = g
+$good_model
+[op A]
+gpu = 1"
+expect op_bad_window 3 "window" "[run]
+units = 10
+window = 0
+[node a]
+emu = g
+$good_model
+[op A]
+gpu = 1"
 # a directory where the file should be: said so, by plbsim and by an app
 mkdir "$TMP/adir"
 out=$("$PLBSIM" "$TMP/adir" 2>&1); rc=$?

@@ -1,0 +1,90 @@
+# plbsim's pipeline runs (a scenario with [op] sections): under every
+# scheduler every instance and task is done, no task runs on a class its
+# op has no time for, a node without an accelerator runs everything on
+# its CPUs, the makespan is no less than the work over the PUs, runs are
+# repeatable for a seed; the options that do not apply are refused, and
+# an app refuses a config with [op] sections.
+. "$(dirname "$0")/lib.bash"
+BUILD=${BUILD:-build}
+cat >"$TMP/p.ini" <<'INI'
+[run]
+units = 40
+window = 6
+[node a]
+emu = g c c c
+[model c]
+class = cpu
+compute = poly 0 0.001
+noise = 0.05
+[model g]
+class = gpu
+compute = poly 0 0.001
+noise = 0.03
+[op Read]
+cpu = 5
+[op Filter]
+after = Read
+tasks = 3
+cpu = 20
+gpu = 2
+[op Label]
+after = Filter
+cpu = 4
+gpu = 3
+[op Stats]
+after = Read
+cpu = 6
+INI
+"$PLBSIM" "$TMP/p.ini" --scheduler all --json >"$TMP/o" 2>"$TMP/e"; rc=$?
+check "--scheduler all --json: exit 0 (got $rc: $(cat "$TMP/e"))" test $rc = 0
+check "... every scheduler, every instance and task done, CPU-only ops on CPUs, above the bound" python3 - "$TMP/o" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+assert [r["scheduler"] for r in rows] == ["fcfs", "heft", "padas", "pams"], rows
+# work a task at its fastest class, ms: Read 5, Filter 3 x 2, Label 3, Stats 6
+bound = 40 * (5 + 3 * 2 + 3 + 6) / 1e3 / 4
+for r in rows:
+    assert r["instances"] == 40 and r["tasks"] == 40 * 6, r
+    assert sum(sum(c.values()) for c in r["ran"].values()) == r["tasks"], r
+    assert r["ran"]["Read"]["gpu"] == 0 and r["ran"]["Stats"]["gpu"] == 0, r
+    assert r["ran"]["Filter"]["cpu"] + r["ran"]["Filter"]["gpu"] == 120, r
+    assert r["makespan_s"] >= bound * 0.9, (r["makespan_s"], bound)   # 0.9: the noise
+    assert r["window"] == 6 and r["sched_us_task"] > 0, r
+PY
+# the accelerator-friendly op mostly on the GPU under pams (10x there)
+check "pams: Filter mostly on the GPU" python3 -c "
+import json, sys
+r = [json.loads(l) for l in open('$TMP/o')][3]
+assert r['ran']['Filter']['gpu'] > r['ran']['Filter']['cpu'], r"
+"$PLBSIM" "$TMP/p.ini" --scheduler heft --json --seed 3 --estimate-error 0.5 >"$TMP/a"
+"$PLBSIM" "$TMP/p.ini" --scheduler heft --json --seed 3 --estimate-error 0.5 >"$TMP/b"
+check "a seed repeats the run (but for the schedulers' wall time)" python3 -c "
+import json
+a, b = (json.load(open(f)) for f in ('$TMP/a', '$TMP/b'))
+a.pop('sched_us_task'), b.pop('sched_us_task')
+assert a == b, (a, b)"
+"$PLBSIM" "$TMP/p.ini" --scheduler pams --learn --window 2 >"$TMP/o" 2>&1
+check "--learn --window 2: a text report with where each op ran" grep -q "^Filter " "$TMP/o"
+sed 's/^emu = g c c c/emu = c c/' "$TMP/p.ini" >"$TMP/cpu.ini"
+sed -i '/^\[model g\]/,/^noise = 0.03/d' "$TMP/cpu.ini"
+"$PLBSIM" "$TMP/cpu.ini" --scheduler all --json >"$TMP/o" 2>&1; rc=$?
+check "CPUs only: every scheduler runs (got $rc)" test $rc = 0
+check "... and does every task" test "$(grep -c '"tasks":240' "$TMP/o")" = 4
+sed -e 's/^emu = g c c c/emu = g/' -e '/^\[model c\]/,/^noise = 0.05/d' "$TMP/p.ini" >"$TMP/gpu.ini"
+"$PLBSIM" "$TMP/gpu.ini" --scheduler pams >"$TMP/o" 2>&1; rc=$?
+check "an op no PU runs: exit 1 (got $rc)" test $rc = 1
+check "... naming the node and why" grep -q "\[node a\]: operation 0: no PU of this node can run it" "$TMP/o"
+refused() { # refused DESCRIPTION ARGS...: exit 2 with a message
+	"$PLBSIM" "${@:2}" >"$TMP/o" 2>&1; local rc=$?
+	check "$1: exit 2 (got $rc)" test $rc = 2
+	check "$1: says why" grep -q "plbsim: " "$TMP/o"
+}
+refused "--policy on a pipeline" "$TMP/p.ini" --policy greedy
+refused "--scheduler on a scenario without ops" config/sim/mm-1.ini --scheduler pams
+refused "--scheduler bogus" "$TMP/p.ini" --scheduler bogus
+refused "--window 0" "$TMP/p.ini" --window 0
+refused "--estimate-error -1" "$TMP/p.ini" --estimate-error -1
+"$BUILD/plb-null" --config "$TMP/p.ini" >"$TMP/o" 2>&1; rc=$?
+check "an app with a pipeline config: fails (got $rc)" test $rc != 0
+check "... naming the file, the line of the first [op] and why" grep -q "p.ini:14: \[op Read\]: pipelines run in plbsim only" "$TMP/o"
+finish
