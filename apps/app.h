@@ -161,8 +161,18 @@ static inline int app_parse(struct app_args *a, int argc, char **argv)
 		for (int k = 0; k < a->nopts && !o; k++)
 			if (!strcmp(name, a->opts[k].name))
 				o = &a->opts[k];
-		if (!o || (o->value && i + 1 >= argc))
-			return app_wrong(a, 1, "%s: unknown option or missing value", name);
+		if (o && o->value && i + 1 >= argc)
+			return app_wrong(a, 1, "%s needs a value (%s)", name, o->value);
+		if (!o) {
+			const char *names[64];
+			int n = 0;
+			for (int k = 0; k < a->nopts && n < 64; k++)
+				names[n++] = a->opts[k].name;
+			const char *near = plb_options_suggest(name, names, n);
+			if (near)
+				return app_wrong(a, 1, "%s: unknown option; did you mean %s?", name, near);
+			return app_wrong(a, 1, "%s: unknown option", name);
+		}
 		if (!o->value) {
 			*(int *)o->at = 1;
 			continue;

@@ -258,6 +258,18 @@ PLB_API unsigned plb_version(void);
  * (also as --opt=value). Returns 0, or PLB_EINVAL after printing what is
  * wrong and what is accepted (from the first rank only). */
 PLB_API PLB_WUR int plb_options_parse(int *argc, char **argv, struct plb_options *o);
+/* plb_options_parse for an app that takes no options of its own (its
+ * positional arguments stay in argv; so does everything after "--"): any
+ * other argument that starts with '-' is refused, naming it, the nearest
+ * of plb's options ("--polcy: unknown option; did you mean --policy?")
+ * and those accepted; --help (or -h) prints a usage line and plb's
+ * options on stdout (first rank) and returns 1: exit 0 then. Returns 0,
+ * 1 or PLB_EINVAL (after saying why). */
+PLB_API PLB_WUR int plb_options_parse_strict(int *argc, char **argv, struct plb_options *o);
+/* The option arg was probably meant to be: the nearest of plb's options,
+ * --help and the app's own (more, nmore of them), when near enough; else
+ * NULL. For an app's "unknown option" message. */
+PLB_API const char *plb_options_suggest(const char *arg, const char *const *more, int nmore);
 /* plb's options, one line each with what they take, as plb_options_parse
  * reads them: for an app's --help. */
 PLB_API void plb_options_usage(FILE *f);

@@ -7,7 +7,7 @@
  * iteration on (resident input), and the models carry over, so later
  * iterations neither train nor resend points.
  *
- *   mpirun -np K plb-kmeans --config FILE (--n N --d D | --input FILE) --k K
+ *   mpirun -np K plb-kmeans --config FILE [--n N --d D | --input FILE] [--k K]
  *          [--init kmeans++|random] [--iters MAX] [--tol T] [--seed S]
  *          [--verify] [--labels FILE] [--centroids FILE] [--json]
  */
@@ -89,7 +89,7 @@ int main(int argc, char **argv)
 	static const struct plb_kernel *const kernels[] = {&plb__km_kernel};
 	struct plb_options o = {PLB_INIT, .kernels = kernels, .nkernels = 1};
 	struct app_args a = {.name = "plb-kmeans",
-			     .synopsis = "mpirun -np K plb-kmeans --config FILE (--n N --d D | --input FILE) --k K [options]",
+			     .synopsis = "mpirun -np K plb-kmeans --config FILE [--n N --d D | --input FILE] [--k K] [options]",
 			     .runs = 1, .seed = 1};
 	long n = 0, dim = 0, k = 0, iters = 50;
 	double tol = 1e-4;
@@ -99,15 +99,16 @@ int main(int argc, char **argv)
 	const struct app_opt opts[] = {
 		APP_LONG_OPT("--n", "N", &n, 1, 0x1p40, "an integer in [1, 2^40]",
 			     "N points drawn from --seed around K centres (uniform\n"
-			     "in [-10, 10) a dimension, normal spread 1); with --d"),
+			     "in [-10, 10) a dimension, normal spread 1; default\n"
+			     "1000000 without --input)"),
 		APP_LONG_OPT("--d", "D", &dim, 1, 4096, "an integer in [1, 4096]",
-			     "dimensions of the drawn points"),
+			     "dimensions of the drawn points (default 16)"),
 		APP_TEXT_OPT("--input", "FILE", &input,
 			     "the points of a file: CSV (D numbers a line, an optional\n"
 			     "header line of names, '#' comments), or raw: the 8 bytes\n"
 			     "PLBKMF32, N and D as little-endian int64, then N x D\n"
 			     "little-endian float32, point by point"),
-		APP_LONG_OPT("--k", "K", &k, 1, 1 << 20, "an integer in [1, 1048576]", "clusters (required)"),
+		APP_LONG_OPT("--k", "K", &k, 1, 1 << 20, "an integer in [1, 1048576]", "clusters (default 16)"),
 		APP_WORD_OPT("--init", "I", &init, inits, "kmeans++ or random",
 			     "kmeans++ (default) or random: the first centroids, from --seed"),
 		APP_LONG_OPT("--iters", "MAX", &iters, 1, 1000000, "an integer in [1, 1000000]",
@@ -125,11 +126,16 @@ int main(int argc, char **argv)
 	int status = APP_COMMAND_LINE(&a, &o, opts, &argc, argv);
 	if (status >= 0)
 		return status;
-	const char *missing = !o.config ? "--config FILE is required" : !k ? "--k K is required"
-			      : input && (n || dim) ? "--input excludes --n and --d"
-			      : !input && (!n || !dim) ? "--n N and --d D, or --input FILE, are required" : NULL;
+	const char *missing = !o.config ? "--config FILE is required"
+			      : input && (n || dim) ? "--input excludes --n and --d" : NULL;
 	if (missing)
 		return app_wrong(&a, 1, "%s", missing);
+	if (!k)
+		k = 16;
+	if (!input && !n)
+		n = 1000000;
+	if (!input && !dim)
+		dim = 16;
 	int plusplus = !strcmp(init, "kmeans++");
 
 	/* the master reads or draws the points before plb_init, so that a bad
@@ -213,9 +219,9 @@ int main(int argc, char **argv)
 			if ((rc = plb_report(p, stdout, 1)))
 				goto out;
 		} else {
-			printf("iteration %3ld: inertia %.6g, largest centroid move %.3g, %d empty; makespan %.4f s, ratio %.3f, %ld training blocks, %.0f bytes sent\n",
+			printf("iteration %3ld: inertia %.6g, largest centroid move %.3g, %d empty; makespan %.4f s, ratio %.3f, %ld training block%s, %.0f bytes sent\n",
 			       it + 1, acc[(size_t)k * d + k], shift, empty, r.makespan_s, r.ratio,
-			       r.training_blocks, r.bytes_sent);
+			       r.training_blocks, r.training_blocks == 1 ? "" : "s", r.bytes_sent);
 		}
 	}
 	if (!a.json) {

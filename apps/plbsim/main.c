@@ -242,6 +242,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "plbsim: %s\n", err);
 		return EXIT_FAIL;
 	}
+	if (cfg.warning[0])
+		fprintf(stderr, "plbsim: warning: %s\n", cfg.warning);
 	int rc = EXIT_USAGE;
 	for (int i = 0; i < nsets; i++) {
 		if (plb__params_assign(&cfg.params, sets[i], err, sizeof err) != 0) {

@@ -16,16 +16,22 @@ void plb__log_init(int rank, const char *host)
 {
 	static const char *const names[] = {"error", "warn", "info", "debug"};
 	const char *env = getenv("PLB_LOG");
-	if (env)
-		for (int i = 0; i < 4; i++)
-			if (!strcmp(env, names[i]))
-				plb__log_level = i;
+	int known = !env || !*env;
+	for (int i = 0; env && i < 4; i++)
+		if (!strcmp(env, names[i])) {
+			plb__log_level = i;
+			known = 1;
+		}
 	snprintf(host_short, sizeof host_short, "%s", host ? host : "?");
 	host_short[strcspn(host_short, ".")] = '\0';
 	if (rank >= 0)
 		snprintf(who, sizeof who, "[%d@%s]", rank, host_short);
 	else
 		snprintf(who, sizeof who, "[%s]", host_short);
+	static int warned;
+	if (!known && rank <= 0 && !warned++)
+		plb__log(PLB__LOG_WARN, "plb", "PLB_LOG=%.40s: not a level, kept at %s; accepted: error, warn, info, debug",
+			 env, names[plb__log_level]);
 }
 
 void plb__log_thread(int rank)

@@ -21,6 +21,7 @@
 #include <ini.h>
 
 #include "balancer/balancer.h"
+#include "balancer/base/words.h"
 #include "balancer/tasks.h"
 #include "runtime/config/parse.h"
 
@@ -371,15 +372,29 @@ static int param_index(const char *name)
 	return -1;
 }
 
+/* " did you mean X?" when one of the n names cand is near name, else "" */
+static const char *did_you_mean(const char *name, const char *const *cand, int n, char *buf,
+				size_t len)
+{
+	const char *near = plb__nearest(name, cand, n);
+	if (near)
+		snprintf(buf, len, " did you mean %s?", near);
+	else
+		buf[0] = '\0';
+	return buf;
+}
+
 static int set_param(struct ctx *c, const char *name, const char *v)
 {
 	int i = param_index(name);
-	char msg[320];
+	char msg[900];
 
 	if (i < 0) {
-		const char *pn, *doc;
+		const char *pn, *doc, *names[MAX_PARAMS];
 		double def, lo, hi;
 		size_t used = 0;
+		int n = 0;
+		char mean[80];
 		msg[0] = '\0';
 		for (int j = 0; plb__params_describe(j, &pn, &def, &lo, &hi, &doc) == 0 &&
 				used < sizeof msg; j++) {
@@ -388,9 +403,11 @@ static int set_param(struct ctx *c, const char *name, const char *v)
 			if (w < 0)
 				break;
 			used += (size_t)w;
+			if (n < MAX_PARAMS)
+				names[n++] = pn;
 		}
-		return fail(c, c->lineno, "[balancer] %.*s: unknown key; accepted in [balancer]: %s",
-			    SHOW, name, msg);
+		return fail(c, c->lineno, "[balancer] %.*s: unknown key;%s accepted in [balancer]: %s",
+			    SHOW, name, did_you_mean(name, names, n, mean, sizeof mean), msg);
 	}
 	if (i < MAX_PARAMS) {
 		if (c->pseen[i])
@@ -409,7 +426,7 @@ static int handler(void *user, const char *section, const char *name,
 		   const char *value)
 {
 	struct ctx *c = user;
-	char list[160];
+	char list[700];
 	int k;
 
 	(void)section;
@@ -429,9 +446,15 @@ static int handler(void *user, const char *section, const char *name,
 		if (keys[k].sect == c->sect && !strcmp(keys[k].name, name))
 			break;
 	if (k == NKEYS) {
+		const char *names[NKEYS];
+		int n = 0;
+		char mean[80];
+		for (int j = 0; j < NKEYS; j++)
+			if (keys[j].sect == c->sect)
+				names[n++] = keys[j].name;
 		key_list(c->sect, list, sizeof list);
-		fail(c, c->lineno, "%s %.*s: unknown key; accepted in this section: %s",
-		     c->label, SHOW, name, list);
+		fail(c, c->lineno, "%s %.*s: unknown key;%s accepted in this section: %s",
+		     c->label, SHOW, name, did_you_mean(name, names, n, mean, sizeof mean), list);
 		return 0;
 	}
 	if (c->seen[k]) {

@@ -141,6 +141,10 @@ struct plb__config {
 	struct plb__couple *couples;    /* [node] couple rules, expanded per victim PU */
 	int nops;
 	struct plb__op *ops;            /* [op] sections, in file order */
+	/* the first warning ("path:line: what"), for the caller to show; ""
+	 * when none (a [model] no node uses: one library of models may serve
+	 * several configs) */
+	char warning[320];
 };
 
 /* Read and check `path` into cfg (caller-owned, zeroed by the call). Returns

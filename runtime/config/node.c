@@ -374,10 +374,11 @@ int plb__cfg_finish_nodes(struct ctx *c)
 		for (int k = 0; k < PLB__PU_NKIND; k++)
 			if (kinds[k].value == PLB__VALUE_MODELS && (rc = resolve_models(c, i, k)))
 				return rc;
-	for (int i = 0; i < cfg->nmodels; i++)
+	for (int i = 0; i < cfg->nmodels && !cfg->warning[0]; i++)
 		if (!cfg->models[i].used)
-			return fail(c, cfg->models[i].line, "[model %s]: defined but never used; accepted: models named in some node's emu list (use it or remove the section)",
-				    cfg->models[i].name);
+			snprintf(cfg->warning, sizeof cfg->warning,
+				 "%s:%d: [model %s]: no node's emu list names it: not used", c->path,
+				 cfg->models[i].line, cfg->models[i].name);
 	for (int i = 0; i < cfg->nnodes; i++) {
 		nreal += plb__node_npu(&cfg->nodes[i], 1);
 		npu += plb__node_npu(&cfg->nodes[i], 0);

@@ -99,6 +99,9 @@ void plb__report_text(const struct plb__report *r, FILE *f)
 	fprintf(f, "  imbalance      %.4f (last - first finish) / makespan\n", r->imbalance);
 	fprintf(f, "  blocks         %ld (%ld training, %ld gap, %ld returned by lost PUs)\n",
 		r->blocks, r->training_blocks, r->gap_blocks, r->returned_blocks);
+	if (plb__report_ratio(r) >= 8 && r->blocks > 0 && r->makespan_s > 0)
+		fprintf(f, "  hint           the run took %.0fx its bound: a job this small is mostly fixed costs (start, messages, training blocks); give it more units, or fewer PUs\n",
+			plb__report_ratio(r));
 	fprintf(f, "  solves         %ld, %.3f ms mean, %.3f ms max\n", r->solves,
 		r->solver_ms_mean, r->solver_ms_max);
 	if (r->redo_blocks)
@@ -116,8 +119,13 @@ void plb__report_text(const struct plb__report *r, FILE *f)
 		fprintf(f, "  master CPU     %.3f s (%.2f us a block, %.0f%% of the makespan)\n",
 			r->master_cpu_s, 1e6 * r->master_cpu_s / (double)r->blocks,
 			100 * r->master_cpu_s / r->makespan_s);
-	if (r->pus_lost)
-		fprintf(f, "  PUs lost       %d\n", r->pus_lost);
+	if (r->pus_lost) {
+		fprintf(f, "  PUs lost       %d", r->pus_lost);
+		for (int i = 0, k = 0; r->lost_at && i < r->npu; i++)
+			if (!isnan(r->lost_at[i]))
+				fprintf(f, "%s%s at %.3f s", k++ ? ", " : ": ", r->pu_names[i], r->lost_at[i]);
+		fputc('\n', f);
+	}
 	if (r->pus_left_out)
 		fprintf(f, "  PUs left out   %d: each slowed its node more than it added (they ran without it)\n",
 			r->pus_left_out);
@@ -127,9 +135,15 @@ void plb__report_text(const struct plb__report *r, FILE *f)
 	if (r->speed_changes)
 		fprintf(f, "  speed changes  %d detected by the models\n", r->speed_changes);
 	fprintf(f, "  %-28s %10s %12s\n", "PU", "idle", "units");
-	for (int i = 0; i < r->npu; i++)
-		fprintf(f, "  %-28s %9.1f%% %12.0f\n", r->pu_names[i],
-			100 * r->idle_frac[i], r->pu_units[i]);
+	for (int i = 0; i < r->npu; i++) {
+		if (r->lost_at && !isnan(r->lost_at[i]))
+			fprintf(f, "  %-28s %10s %12.0f  (lost at %.3f s; idle %.1f%% before)\n",
+				r->pu_names[i], "lost", r->pu_units[i], r->lost_at[i],
+				100 * r->idle_frac[i]);
+		else
+			fprintf(f, "  %-28s %9.1f%% %12.0f\n", r->pu_names[i],
+				100 * r->idle_frac[i], r->pu_units[i]);
+	}
 	for (int i = 0; r->overran && i < r->npu; i++)
 		if (r->overran[i])
 			fprintf(f, "  overran        %s: %ld block%s took longer than its model (this machine ran its real kernel slower): its times, and the ratio, are not the model's\n",

@@ -25,6 +25,8 @@ struct plb__report {
 	int npu;
 	const char *const *pu_names;
 	const double *idle_frac;        /* npu */
+	const double *lost_at;  /* npu: when each PU was lost (s), NAN if it was
+				 * not; NULL: not known */
 	const double *pu_units;         /* npu: units each PU completed */
 	const long *overran;    /* npu: blocks an emulated PU ran past its model
 				 * (the host was slower than the model); NULL: none */

@@ -136,7 +136,9 @@ static int begin(struct plb__run *r, struct pace *pc)
 		for (int k = 0; p->peer[w].rank < 0 && k < p->peer[w].npu && !rc; k++)
 			rc = plb__run_lose(r, p->peer[w].pu0 + k);
 	}
-	r->tty = !p->quiet && (p->progress || isatty(STDERR_FILENO));
+	/* 1: a line redrawn in place; 2 (--progress off a terminal, a batch
+	 * log): a plain line now and then */
+	r->tty = p->quiet ? 0 : isatty(STDERR_FILENO) ? 1 : p->progress ? 2 : 0;
 	p->tp->place = plb__out_place;
 	p->tp->place_ctx = r;
 	for (int i = 0; i < r->npu && !rc; i++)

@@ -1,5 +1,7 @@
-/* plb_options_parse, plb_options_usage and plb_launch_rank (see plb.h):
- * plb's command-line options, read from one table that also prints them. */
+/* plb_options_parse (and its strict form), plb_options_usage,
+ * plb_options_suggest and plb_launch_rank (see plb.h): plb's command-line
+ * options, read from one table that also prints them and suggests the
+ * nearest of them for a mistyped one. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -7,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "balancer/base/words.h"
 #include "plb.h"
 #include "runtime/core/rt.h"
 #include "runtime/transport/transport.h"
@@ -42,7 +45,7 @@ static const struct opt {
 	 offsetof(struct plb_options, models)},
 	{"--trace", "FILE", "write every run's blocks to FILE as trace events (Perfetto, plb-plot)", OPT_TEXT,
 	 offsetof(struct plb_options, trace)},
-	{"--progress", NULL, "a progress line on stderr for runs past a second, also off a terminal", OPT_FLAG,
+	{"--progress", NULL, "a progress line on stderr for runs past a second, also off a terminal (a plain line every 5 s)", OPT_FLAG,
 	 offsetof(struct plb_options, progress)},
 	{"--quiet", NULL, "errors only on stderr (no warnings, no progress line)", OPT_FLAG,
 	 offsetof(struct plb_options, quiet)},
@@ -132,5 +135,55 @@ int plb_options_parse(int *argc, char **argv, struct plb_options *o)
 	}
 	argv[out] = NULL;
 	*argc = out;
+	return 0;
+}
+
+const char *plb_options_suggest(const char *arg, const char *const *more, int nmore)
+{
+	const char *cand[NOPTS + 64];
+	int n = 0;
+	char name[128];
+	if (!arg)
+		return NULL;
+	/* --opt=value: the name alone */
+	snprintf(name, sizeof name, "%.*s", (int)strcspn(arg, "="), arg);
+	for (int k = 0; k < NOPTS; k++)
+		cand[n++] = opts[k].name;
+	cand[n++] = "--help";
+	for (int k = 0; more && k < nmore && n < (int)(sizeof cand / sizeof *cand); k++)
+		cand[n++] = more[k];
+	return plb__nearest(name, cand, n);
+}
+
+int plb_options_parse_strict(int *argc, char **argv, struct plb_options *o)
+{
+	int rc = plb_options_parse(argc, argv, o);
+	if (rc)
+		return rc;
+	for (int i = 1; i < *argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "--"))
+			break;          /* what follows is the app's, as it is */
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			if (plb_launch_rank() == 0) {
+				printf("usage: %s --config FILE [plb options]\n", argv[0] ? argv[0] : "app");
+				plb_options_usage(stdout);
+			}
+			return 1;
+		}
+		if (a[0] == '-' && a[1]) {
+			const char *near = plb_options_suggest(a, NULL, 0);
+			char list[256];
+			size_t n = 0;
+			list[0] = '\0';
+			for (int k = 0; k < NOPTS && n < sizeof list; k++)
+				n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", k ? ", " : "",
+						      opts[k].name);
+			if (near)
+				return bad("%s: unknown option; did you mean %s? accepted: %s, --help", a, near,
+					   list);
+			return bad("%s: unknown option; accepted: %s, --help", a, list);
+		}
+	}
 	return 0;
 }

@@ -193,6 +193,8 @@ static int master_init(struct plb *p, const struct plb_options *o)
 	rc = read_file(o->config, &text, &len, p->err, sizeof p->err);
 	if (!rc && (rc = plb__config_load_text(o->config, text, len, &p->cfg, p->err, sizeof p->err)) == 0)
 		p->have_cfg = 1;
+	if (!rc && p->cfg.warning[0])
+		plb__log(PLB__LOG_WARN, "plb", "%s", p->cfg.warning);
 	if (!rc && p->cfg.nops)
 		rc = plb__fail(p, PLB_ECONFIG, "%s:%d: [op %s]: pipelines run in plbsim only so far (plb %d.%d); accepted: a config without [op] sections",
 			       p->cfg.path, p->cfg.ops[0].line, p->cfg.ops[0].name, PLB_VERSION_MAJOR,

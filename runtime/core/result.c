@@ -12,10 +12,12 @@
 #include "runtime/core/run.h"
 
 #define PROGRESS_AFTER_S 1.0    /* a run this long shows a progress line ... */
-#define PROGRESS_EVERY_S 0.25   /* ... updated this often */
+#define PROGRESS_EVERY_S 0.25   /* ... updated this often on a terminal */
+#define PROGRESS_PLAIN_S 5.0    /* ... and off one (--progress), a line each */
 
-/* The progress line, on a terminal (stderr; or --progress), for runs past
- * PROGRESS_AFTER_S:
+/* The progress line, on a terminal (stderr), redrawn in place, or with
+ * --progress off a terminal (a batch log) a plain line every
+ * PROGRESS_PLAIN_S, for runs past PROGRESS_AFTER_S:
  * units done, elapsed, what the models say is left, blocks. The time left
  * is the units left over the PUs' rates at their mean block so far (each
  * PU's model's prediction); before every live PU has a model, the rate so
@@ -23,8 +25,11 @@
 void plb__run_progress(struct plb__run *r, int end)
 {
 	double el = r->now - r->t0;
-	if (!r->tty || (!end && (el < PROGRESS_AFTER_S || r->now - r->shown < PROGRESS_EVERY_S)))
+	double every = r->tty == 2 ? PROGRESS_PLAIN_S : PROGRESS_EVERY_S;
+	if (!r->tty || (!end && (el < PROGRESS_AFTER_S || r->now - r->shown < every)))
 		return;
+	if (end && r->tty == 2)
+		return;         /* its lines are whole: nothing to clear */
 	if (end) {
 		if (r->shown > 0)
 			fputs("\r\033[K", stderr);
@@ -47,10 +52,13 @@ void plb__run_progress(struct plb__run *r, int end)
 	char eta[48] = "";
 	if (rate > 0)
 		snprintf(eta, sizeof eta, ", about %.1f s left", left / rate);
-	fprintf(stderr, "\rplb: run %d: %5.1f%% of %llu units, %.1f s%s, %ld blocks\033[K", r->gen,
-		100.0 * (double)st.units_done / (double)r->W, (unsigned long long)r->W, el, eta, st.blocks);
+	fprintf(stderr, "%splb: run %d: %5.1f%% of %llu units, %.1f s%s, %ld block%s%s",
+		r->tty == 2 ? "" : "\r", r->gen, 100.0 * (double)st.units_done / (double)r->W,
+		(unsigned long long)r->W, el, eta, st.blocks, st.blocks == 1 ? "" : "s",
+		r->tty == 2 ? "\n" : "\033[K");
 	fflush(stderr);
-	plb__log_progress(1);
+	if (r->tty == 1)
+		plb__log_progress(1);
 }
 
 void plb__run_result_free(struct plb__run_result *res, int npu)

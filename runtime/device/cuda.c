@@ -77,8 +77,19 @@ int plb__dev_cuda_count(char *why, size_t len)
 	cudaError_t e = cudart.get_count(&n);
 	if (e == cudaSuccess)
 		return n;
-	if (why && len)
-		snprintf(why, len, "cudaGetDeviceCount: %s", cudart.error_string(e));
+	if (why && len) {
+		void *drv = NULL;
+		if (e == cudaErrorInsufficientDriver && !(drv = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL)))
+			/* the runtime says "insufficient" where there is no driver at all */
+			snprintf(why, len, "no NVIDIA driver on this node (libcuda.so.1 not found)");
+		else if (e == cudaErrorInsufficientDriver)
+			snprintf(why, len, "the NVIDIA driver is older than the CUDA runtime plb was built with (cudaGetDeviceCount: %s); accepted: a driver for CUDA %d.%d or newer",
+				 cudart.error_string(e), CUDART_VERSION / 1000, CUDART_VERSION % 1000 / 10);
+		else
+			snprintf(why, len, "cudaGetDeviceCount: %s", cudart.error_string(e));
+		if (drv)
+			dlclose(drv);
+	}
 	/* no device, or no driver at all: a machine without a GPU */
 	return e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver ? 0 : -1;
 }

@@ -68,6 +68,7 @@ struct spu {
 struct sim {
 	const struct plb__config *cfg;
 	const struct plb__sim_opts *o;
+	double *lost_at;                /* the result's: when each PU died */
 	plb__balancer_t *b;
 	struct plb__driver d;           /* asks the balancer, as the runtime's master does */
 	struct spu *pu;
@@ -505,6 +506,7 @@ static void on_done_arrive(struct sim *s, const struct ev *e)
 		 * master hears it with the block and takes the PU out, as the
 		 * runtime does */
 		p->dead = p->kfailed = 1;
+		s->lost_at[e->pu] = e->t;
 		p->used[e->slot] = 0;
 		plb__driver_back(&s->d, e->pu);
 		trace(s, e->t, e->pu, "fail", &j->g, 0, 0);
@@ -593,6 +595,7 @@ static void fill_report(struct sim *s, struct plb__sim_result *res)
 	r->npu = s->n;
 	r->pu_names = (const char *const *)res->names;
 	r->idle_frac = res->idle;
+	r->lost_at = res->lost_at;
 	r->pu_units = res->units;
 	plb__report_set_stats(r, &st);
 	r->bytes_sent = r->bytes_received = r->resident_bytes = r->unkept_bytes = NAN;
@@ -721,9 +724,13 @@ int plb__sim_run(const struct plb__config *cfg, const struct plb__sim_opts *o,
 	res->names = calloc((size_t)s.n, sizeof *res->names);
 	res->idle = calloc((size_t)s.n, sizeof *res->idle);
 	res->units = calloc((size_t)s.n, sizeof *res->units);
+	res->lost_at = malloc((size_t)s.n * sizeof *res->lost_at + 1);
+	for (int i = 0; res->lost_at && i < s.n; i++)
+		res->lost_at[i] = NAN;
+	s.lost_at = res->lost_at;
 	const struct plb__devmodel **models = calloc((size_t)s.n, sizeof *models);
 	res->rep.npu = s.n;
-	if (!s.pu || !s.outq || !res->names || !res->idle || !res->units || !models ||
+	if (!s.pu || !s.outq || !res->names || !res->idle || !res->units || !res->lost_at || !models ||
 	    plb__driver_init(&s.d, s.b, s.n, cfg->pipeline, sim_grant, sim_wait, &s)) {
 		snprintf(err, errlen, "out of memory");
 		rc = PLB_ENOMEM;
@@ -801,6 +808,7 @@ int plb__sim_run(const struct plb__config *cfg, const struct plb__sim_opts *o,
 				notify(&s, e.pu, e.t);
 			}
 			s.pu[e.pu].dead = 1;
+			res->lost_at[e.pu] = e.t;
 			trace(&s, e.t, e.pu, "fail", NULL, 0, 0);
 			plb__trace_instant(o->trace, e.pu, e.t, "failed", "the PU died (its model's fail time)");
 			if (push(&s, e.t + cfg->fail_detect_ms * 1e-3, EV_LOST_NOTICED, e.pu, 0))
@@ -862,6 +870,7 @@ void plb__sim_result_fini(struct plb__sim_result *res)
 			free(res->names[i]);
 	free(res->names);
 	free(res->idle);
+	free(res->lost_at);
 	free(res->units);
 	memset(res, 0, sizeof *res);
 }

@@ -35,6 +35,7 @@ struct plb__sim_result {
 	struct plb__report rep;
 	char **names;
 	double *idle, *units;
+	double *lost_at;        /* npu: when each PU died, NAN if it did not */
 	int stalled;            /* the run could not finish (e.g. every PU lost) */
 	char note[200];         /* rep.bound_note where links or couplings add to it */
 };

@@ -71,7 +71,11 @@ check "... says so" grep -q "more clusters than the 5 points" "$TMP/out"
 # the command line
 check "--help" one_run "$BUILD/plb-kmeans" --help
 check "--help prints the usage" grep -q "usage: mpirun -np K plb-kmeans" "$TMP/out"
-check "--k missing" test "$(one_run "$BUILD/plb-kmeans" --config "$TMP/km.ini" --n 5 --d 2; echo $?)" = 2
+check "no --n, --d, --k: the default size runs" one_run "$BUILD/plb-kmeans" --config "$TMP/km.ini" --iters 1
+check "... 1000000 points" grep -q "1000000 of 1000000 done" "$TMP/out"
+check "--k 16 (the default) over 5 points: refused" test "$(one_run "$BUILD/plb-kmeans" --config "$TMP/km.ini" --n 5 --d 2; echo $?)" = 1
+check "... saying why" grep -q -- "--k 16: more clusters than the 5 points" "$TMP/out"
+check "--input with --n: refused" test "$(one_run "$BUILD/plb-kmeans" --config "$TMP/km.ini" --input x.csv --n 5; echo $?)" = 2
 check "--init bad" test "$(one_run "$BUILD/plb-kmeans" --config "$TMP/km.ini" --n 5 --d 2 --k 2 --init best; echo $?)" = 2
 check "... says what is accepted" grep -q "init best: accepted: kmeans++ or random" "$TMP/out"
 check "--runs is not an option here" test "$(one_run "$BUILD/plb-kmeans" --config "$TMP/km.ini" --n 5 --d 2 --k 2 --runs 3; echo $?)" = 2

@@ -69,14 +69,19 @@ units = 100
 emu = g nope
 $good_model"
 
-expect unused_model 8 "h" "[run]
+# a model no node uses: a warning (one library of models for several
+# configs), and the run goes on
+printf '%s\n' "[run]
 units = 100
 [node a]
 emu = g
 $good_model
 [model h]
 class = cpu
-compute = poly 0 1e-3"
+compute = poly 0 1e-3" >"$TMP/unused.ini"
+out=$("$PLBSIM" "$TMP/unused.ini" 2>&1); rc=$?
+check "unused_model: runs (got $rc: $out)" [ "$rc" -eq 0 ]
+check "unused_model: warns, naming $TMP/unused.ini:8 (got: $out)" grep -q "warning: $TMP/unused.ini:8: \[model h\]: no node's emu list names it" <<<"$out"
 
 expect bad_number 2 "units" "[run]
 units = lots
@@ -145,6 +150,20 @@ emu = g
 [model g]
 class = gpu
 compute = poly 1e19"
+# a mistyped key: the nearest named, and the whole list
+expect typo_key 3 "polcy: unknown key; did you mean policy? accepted in this section: units, policy" "[run]
+units = 100
+polcy = greedy
+[node a]
+emu = g
+$good_model"
+expect typo_param 4 "solvr: unknown key; did you mean solver? accepted in \[balancer\]: .*greedy_block$" "[run]
+units = 100
+[balancer]
+solvr = 1
+[node a]
+emu = g
+$good_model"
 # pipelines: [op] sections and the [run] keys that go with them
 pipe_head="[run]
 units = 10

@@ -73,4 +73,12 @@ for prog in square square-static; do
 	cat err >>out
 	check "$prog: every unit done" grep -q "1048576 of 1048576 done, coverage ok" out
 done
+# the example parses strictly: a typo is refused with the nearest option,
+# --help prints plb's options and exits 0
+./square --config sq.ini --polcy greedy >out 2>&1; rc=$?
+check "square --polcy: exit 2 (got $rc)" test $rc = 2
+check "... did you mean --policy" grep -q -- "--polcy: unknown option; did you mean --policy?" out
+./square --help >out 2>&1; rc=$?
+check "square --help: exit 0 (got $rc)" test $rc = 0
+check "... plb's options" grep -q -- "--config FILE" out
 finish

@@ -2,8 +2,9 @@
 # a run past a second shows one line on stderr, updated in place (\r, then
 # cleared before the report), with the percent of units, the time, the time
 # left and the blocks; nothing for a shorter run, off a terminal, or with
-# --quiet; --progress shows it off a terminal too (mpirun's case). A log
-# line in a run clears it first.
+# --quiet; --progress shows it off a terminal too (mpirun's case, a batch
+# log), as plain lines (every 5 s, no carriage return or terminal
+# escape). A log line in a run clears it first.
 . "$(dirname "$0")/lib.bash"
 BUILD=${BUILD:-build}
 # two emulated PUs, 2 s of work: a run of about a second
@@ -23,6 +24,8 @@ check "off a terminal: runs" one_run "$BUILD/plb-null" --config "$TMP/p.ini"
 check "off a terminal: no progress line" eval '! grep -aq "plb: run" "$TMP/out"'
 check "--progress off a terminal: runs" one_run "$BUILD/plb-null" --config "$TMP/p.ini" --progress
 check "--progress off a terminal: the line" grep -aq "$line" "$TMP/out"
+check "--progress off a terminal: plain lines, no carriage return or escape" \
+	eval '! grep -aq $'"'"'[\r\033]'"'"' "$TMP/out"'
 # a log line in a run (a PU lost at 1.3 s, noticed a second later) clears
 # the progress line first, so it starts at the left edge rather than after
 # the line's text

@@ -380,15 +380,23 @@ static void test_error_curves(void **state)
 }
 
 /* An emu list naming an undefined model points at the emu line; a model
- * nobody uses points at its header. */
+ * nobody uses is a warning that points at its header. */
 static void test_error_model_references(void **state)
 {
 	(void)state;
 	expect_error("[run]\nunits = 100\n[node A]\nemu = m zz m\n[model m]\nclass = cpu\ncompute = poly 1\n",
 		     4, "zz");
 	expect_error("[run]\nunits = 100\n[node A]\nemu = zz\n", 4, "zz");
-	expect_error(MINI "[model unused]\nclass = cpu\ncompute = poly 1\n", 8, "unused");
-	expect_error("[run]\nunits = 100\n[model m]\nclass = cpu\ncompute = poly 1\n", 3, "model m");
+	/* unused: a warning, not an error (a library of models) */
+	struct plb__config cfg;
+	load_ok(MINI "[model unused]\nclass = cpu\ncompute = poly 1\n", &cfg);
+	assert_non_null(strstr(cfg.warning, ":8: [model unused]: no node's emu list names it"));
+	assert_int_equal(cfg.nmodels, 2);
+	plb__config_fini(&cfg);
+	load_ok(MINI, &cfg);
+	assert_string_equal(cfg.warning, "");
+	plb__config_fini(&cfg);
+	expect_error("[run]\nunits = 100\n[model m]\nclass = cpu\ncompute = poly 1\n", 0, "no PU at all");
 }
 
 /* Missing required keys name the section header's line. */
