@@ -367,7 +367,8 @@ bench-gpu: all
 
 # make install PREFIX=/opt/plb (default /usr/local; DESTDIR for packaging):
 # libplb (shared and static), plb.h and plb_errors.h, plb.pc for pkg-config,
-# the apps, plbsim and plb-plot, the example configs and the docs. An app then builds
+# a CMake package (find_package(plb): plb::plb, plb::plb_static), the apps,
+# plbsim and plb-plot, the example configs and the docs. An app then builds
 # with `cc app.c $$(pkg-config --cflags --libs plb)`.
 PREFIX     ?= /usr/local
 BINDIR     ?= $(PREFIX)/bin
@@ -376,7 +377,8 @@ INCLUDEDIR ?= $(PREFIX)/include
 DATADIR    ?= $(PREFIX)/share
 INSTALL_FILES = $(BINDIR)/plbsim $(BINDIR)/plb-plot $(APPS:%=$(BINDIR)/plb-%) $(LIBDIR)/libplb.a \
                 $(LIBDIR)/libplb.so $(LIBDIR)/libplb.so.$(PLB_SOVERSION) \
-                $(INCLUDEDIR)/plb.h $(INCLUDEDIR)/plb_errors.h $(LIBDIR)/pkgconfig/plb.pc
+                $(INCLUDEDIR)/plb.h $(INCLUDEDIR)/plb_errors.h $(LIBDIR)/pkgconfig/plb.pc \
+                $(LIBDIR)/cmake/plb/plbConfig.cmake $(LIBDIR)/cmake/plb/plbConfigVersion.cmake
 install: $(PLBSIM) $(APP_BINS) $(LIBPLB_A) $(LIBPLB_SO)
 	$(Q)install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR) \
 	  $(DESTDIR)$(DATADIR)/plb/config $(DESTDIR)$(DATADIR)/doc/plb/docs
@@ -392,9 +394,12 @@ install: $(PLBSIM) $(APP_BINS) $(LIBPLB_A) $(LIBPLB_SO)
 	  'Name: plb' 'Description: runs one data-parallel job over every CPU and GPU of a cluster' \
 	  'Version: $(PLB_VERSION)' 'Cflags: -I$${includedir}' 'Libs: -L$${libdir} -lplb' \
 	  'Libs.private: $(strip $(LIBPLB_PRIVATE))' >$(DESTDIR)$(LIBDIR)/pkgconfig/plb.pc
+	$(Q)bash scripts/cmake-config.sh $(DESTDIR)$(LIBDIR)/cmake/plb $(PLB_VERSION) $(PLB_SOVERSION) \
+	  $(LIBDIR) $(INCLUDEDIR) $(strip $(LIBPLB_PRIVATE))
 	@echo "plb: installed in $(DESTDIR)$(PREFIX); build an app with: cc app.c \$$(pkg-config --cflags --libs plb)"
 uninstall:
 	rm -f $(addprefix $(DESTDIR),$(INSTALL_FILES))
+	-rmdir $(DESTDIR)$(LIBDIR)/cmake/plb 2>/dev/null
 	rm -rf $(DESTDIR)$(DATADIR)/plb $(DESTDIR)$(DATADIR)/doc/plb
 
 # The layer folders, lowest first (test/cli/layers.sh reads them).

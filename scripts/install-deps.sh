@@ -22,6 +22,7 @@ pkgs=(
   "libcmocka-dev   hdr:cmocka.h"                # unit tests
   "libhwloc-dev    hdr:hwloc.h"                 # topology (runtime)
   "pkgconf         cmd:pkg-config"              # building apps against an installed plb
+  "cmake           cmd:cmake"                   # the same with CMake (find_package(plb))
   "python3-matplotlib py:matplotlib"            # plb-plot: traces to PNG
   "clang           cmd:clang"                   # libFuzzer for make fuzz (and a short run in make test)
   "procps          cmd:pgrep"                   # the fault tests find each rank's process

@@ -1,7 +1,8 @@
 # make install into a scratch prefix, then the task API example in README.md
 # built from outside the tree as the README says (pkg-config, warnings as
 # errors), against the shared library and the static one, and run over
-# every unit: under mpirun, or in one process in a build without MPI.
+# every unit: under mpirun, or in one process in a build without MPI; the
+# same with CMake (find_package(plb)); the example's strict options.
 . "$(dirname "$0")/lib.bash"
 BUILD=${BUILD:-build}
 P=$TMP/prefix
@@ -9,9 +10,10 @@ P=$TMP/prefix
 check "make install PREFIX=$P" make -s --no-print-directory BUILD="$BUILD" MPI="${MPI:-1}" \
 	CUDA="${HAVE_CUDA:-0}" SANITIZE="${SANITIZE:-}" PREFIX="$P" install >"$TMP/install.out"
 abi=$(sed -n 's/^#define PLB_ABI \([0-9]*\)$/\1/p' include/plb.h)
+minor=$(sed -n 's/^#define PLB_VERSION_MINOR \([0-9]*\)$/\1/p' include/plb.h)
 check "plb.h says its ABI (got '$abi')" [ -n "$abi" ]
 for f in lib/libplb.so "lib/libplb.so.$abi" lib/libplb.a include/plb.h include/plb_errors.h \
-	lib/pkgconfig/plb.pc bin/plbsim bin/plb-plot bin/plb-mm bin/plb-null bin/plb-bs bin/plb-kmeans \
+	lib/pkgconfig/plb.pc lib/cmake/plb/plbConfig.cmake lib/cmake/plb/plbConfigVersion.cmake bin/plbsim bin/plb-plot bin/plb-mm bin/plb-null bin/plb-bs bin/plb-kmeans \
 	bin/plb-grn share/plb/config/demo.ini share/doc/plb/README.md share/doc/plb/docs/API.md \
 	share/doc/plb/LICENSE share/doc/plb/CHANGELOG.md; do
 	check "installed: $f" test -e "$P/$f"
@@ -73,6 +75,39 @@ for prog in square square-static; do
 	cat err >>out
 	check "$prog: every unit done" grep -q "1048576 of 1048576 done, coverage ok" out
 done
+# the same example with CMake: find_package(plb), plb::plb and
+# plb::plb_static
+if command -v cmake >/dev/null; then
+	mkdir -p cm && cp square.c cm/
+	cat >cm/CMakeLists.txt <<CM
+cmake_minimum_required(VERSION 3.13)
+project(square C)
+find_package(plb 0.$minor REQUIRED)
+add_executable(square square.c)
+target_link_libraries(square PRIVATE plb::plb)
+add_executable(square-static square.c)
+target_link_libraries(square-static PRIVATE plb::plb_static)
+CM
+	check "CMake: find_package(plb) configures" cmake -S cm -B cm/build -DCMAKE_PREFIX_PATH="$P" \
+		-DCMAKE_C_FLAGS="-Werror $san" >cm.log 2>&1
+	check "CMake: the example builds, shared and static" cmake --build cm/build >>cm.log 2>&1
+	check "CMake: shared: links libplb.so" eval 'ldd cm/build/square | grep -q "libplb.so.$abi"'
+	check "CMake: static: no libplb.so needed" eval '! ldd cm/build/square-static | grep -q libplb'
+	check "CMake: it runs" timeout 120 "${launch[@]}" cm/build/square-static --config sq.ini >out 2>&1
+	check "CMake: every unit done" grep -q "1048576 of 1048576 done, coverage ok" out
+	cat >cm/CMakeLists.txt <<CM
+cmake_minimum_required(VERSION 3.13)
+project(square C)
+find_package(plb 0.$((minor - 1)) REQUIRED)
+CM
+	check "CMake: another minor version is refused (before 1.0 it may break)" \
+		eval '! cmake -S cm -B cm/build2 -DCMAKE_PREFIX_PATH="$P" >cm2.log 2>&1'
+	check "... saying so" grep -q "plbConfig.cmake, version: 0.$minor" cm2.log
+	[ $fails = 0 ] || cat cm.log
+else
+	echo "FAIL: no cmake on PATH (make installs it: scripts/install-deps.sh)"
+	fails=$((fails + 1))
+fi
 # the example parses strictly: a typo is refused with the nearest option,
 # --help prints plb's options and exits 0
 ./square --config sq.ini --polcy greedy >out 2>&1; rc=$?
