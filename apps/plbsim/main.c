@@ -12,6 +12,7 @@
 #include "balancer/balancer.h"
 #include "runtime/config/config.h"
 #include "runtime/sim/pipe.h"
+#include "from_models.h"
 #include "runtime/sim/sim.h"
 
 static void usage(FILE *f)
@@ -28,6 +29,11 @@ static void usage(FILE *f)
 		"                  CPU time: runs become repeatable to the bit\n"
 		"  --set KEY=VAL   override a [balancer] parameter (repeatable)\n"
 		"  --params        list the balancer parameters with defaults and exit\n"
+		"  --from-models FILE  print a scenario made from a models file (written by a\n"
+		"                  run with --models) and SCENARIO.ini, the config it ran\n"
+		"                  with: each PU's fitted curve; then plbsim that scenario\n"
+		"  --kind TEXT     with --from-models: the kind of run (a file may hold several)\n"
+		"  --units W       with --from-models: the domain's size (default: [run] units)\n"
 		"a scenario with [op] sections is a pipeline run (README.md, Pipelines):\n"
 		"  --scheduler NAME  fcfs, heft, padas, pams or all (default: [run] scheduler)\n"
 		"  --window N      instances a node holds at once (default: [run] window)\n"
@@ -138,11 +144,16 @@ int main(int argc, char **argv)
 		{"window", required_argument, 0, 'W'},
 		{"estimate-error", required_argument, 0, 'E'},
 		{"learn", no_argument, 0, 'L'},
+		{"from-models", required_argument, 0, 'M'},
+		{"kind", required_argument, 0, 'k'},
+		{"units", required_argument, 0, 'U'},
 		{"help", no_argument, 0, 'h'},
 		{0, 0, 0, 0},
 	};
 	const char *policy = NULL, *trace_path = NULL, *csv_path = NULL, *sched = NULL;
 	struct plb__pipe_opts po = {.est_error = -1};
+	const char *from_models = NULL, *kind = NULL;
+	double units = 0;
 	long lv;
 	const char *sets[64];
 	int nsets = 0, json = 0, have_seed = 0;
@@ -221,6 +232,20 @@ int main(int argc, char **argv)
 		case 'L':
 			po.learn = 1;
 			break;
+		case 'M':
+			from_models = optarg;
+			break;
+		case 'k':
+			kind = optarg;
+			break;
+		case 'U':
+			units = strtod(optarg, &end);
+			if (*end || end == optarg || !(units >= 1 && units <= 9007199254740992.0) ||
+			    units != floor(units)) {
+				fprintf(stderr, "plbsim: --units: '%s'; accepted: an integer in [1, 2^53]\n", optarg);
+				return EXIT_USAGE;
+			}
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -236,6 +261,12 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 
+	if (from_models)
+		return plbsim_from_models(argv[optind], from_models, kind, units, stdout);
+	if (kind || units > 0) {
+		fprintf(stderr, "plbsim: --%s goes with --from-models\n", kind ? "kind" : "units");
+		return EXIT_USAGE;
+	}
 	struct plb__config cfg;
 	char err[1024];
 	if (plb__config_load(argv[optind], &cfg, err, sizeof err) != 0) {

@@ -20,10 +20,10 @@
 #include <string.h>
 
 #include "balancer/base/log.h"
+#include "runtime/config/modelsfile.h"
 #include "runtime/core/rt.h"
 
-#define KEEP_MAX 256            /* samples kept per PU (the model's window is smaller) */
-#define LINE_MAX_ 4096
+#define KEEP_MAX PLB__MODELS_SAMPLES_MAX /* samples kept per PU (the model's window is smaller) */
 
 static int same_kind(const struct plb__kept *k, const char *kernel, size_t in_unit,
 		     size_t out_unit, const char *sig)
@@ -177,107 +177,58 @@ static int keep_foreign(struct plb *p, const char *text, size_t len)
 	return 0;
 }
 
-#define BAD(...) do { rc = plb__fail(p, PLB_ECONFIG, __VA_ARGS__); goto out; } while (0)
+struct load {
+	struct plb *p;
+	int unknown;
+};
+
+/* One record of the file: this cluster's PU's samples kept under its kind,
+ * or (another cluster's, changed hardware) its text kept to write back. */
+static int load_one(void *ctx, const struct plb__models_rec *m)
+{
+	struct load *l = ctx;
+	struct plb *p = l->p;
+	int i = 0;
+	char id[96];
+	for (; i < p->npu; i++) {
+		device_id(p, i, id, sizeof id);
+		if (!strcmp(host_of(p, i), m->host) && !strcmp(p->pu[i].name, m->pu) && !strcmp(id, m->dev))
+			break;
+	}
+	if (i == p->npu) {
+		l->unknown++;
+		return keep_foreign(p, m->text, m->len);
+	}
+	struct plb__kept *k = find_or_add(p, m->kernel, m->in_unit, m->out_unit, m->sig);
+	struct plb__sample *c = malloc((size_t)m->n * sizeof *c);
+	if (!k || !c) {
+		free(c);
+		return PLB_ENOMEM;
+	}
+	memcpy(c, m->s, (size_t)m->n * sizeof *c);
+	free(k->pu[i].s);
+	k->pu[i] = (struct plb__kept_pu){.n = m->n, .cliff = m->cliff, .s = c};
+	return 0;
+}
 
 int plb__kept_load(struct plb *p, const char *path)
 {
-	FILE *f = fopen(path, "r");
-	char line[LINE_MAX_];
-	int rc = 0, lineno = 0, unknown = 0;
-	struct plb__sample *s = malloc(KEEP_MAX * sizeof *s);
-
-	if (!f) {
-		free(s);
-		if (errno == ENOENT) {
-			plb__log(PLB__LOG_INFO, "plb", "models file %s does not exist yet: every PU trains, and plb_finalize writes it",
-				 path);
-			return 0;
-		}
-		return plb__fail(p, PLB_EIO, "models file %s: cannot read it: %s", path, strerror(errno));
+	struct load l = {.p = p};
+	char err[600];
+	int rc = plb__models_read(path, load_one, &l, err, sizeof err);
+	if (rc == PLB_EIO && errno == ENOENT) {
+		plb__log(PLB__LOG_INFO, "plb", "models file %s does not exist yet: every PU trains, and plb_finalize writes it",
+			 path);
+		return 0;
 	}
-	if (!s) {
-		fclose(f);
+	if (rc == PLB_ENOMEM)
 		return plb__fail(p, PLB_ENOMEM, "out of memory");
-	}
-	if (!fgets(line, sizeof line, f) || strcmp(line, "plb-models 1\n"))
-		BAD("%s:1: not a plb models file; accepted: a first line 'plb-models 1' (a file plb_finalize wrote)",
-		    path);
-	lineno = 1;
-	while (fgets(line, sizeof line, f)) {
-		lineno++;
-		if (line[0] == '#' || line[0] == '\n')
-			continue;
-		if (!strchr(line, '\n'))
-			BAD("%s:%d: line too long; accepted: at most %d characters", path, lineno, LINE_MAX_ - 2);
-		char host[256], pu[64], dev[96], kernel[PLB__KERNEL_NAME_MAX], cliff_s[32];
-		size_t in_unit, out_unit;
-		int n = -1, at = -1;
-		if (sscanf(line, "pu %255s %63s %95s kernel=%63s in=%zu out=%zu cliff=%31s samples=%d sig=%n",
-			   host, pu, dev, kernel, &in_unit, &out_unit, cliff_s, &n, &at) != 8 || at < 0)
-			BAD("%s:%d: expected 'pu HOST PU DEVICE kernel=K in=BYTES out=BYTES cliff=X samples=N sig=S'",
-			    path, lineno);
-		char *end;
-		double cliff = strtod(cliff_s, &end);
-		if (*end || !(cliff > 0))
-			BAD("%s:%d: cliff=%s; accepted: a number of units > 0, or inf", path, lineno, cliff_s);
-		if (n < 1 || n > KEEP_MAX)
-			BAD("%s:%d: samples=%d; accepted: 1 to %d", path, lineno, n, KEEP_MAX);
-		/* the record as it is, in case this cluster has no such PU */
-		size_t mark = p->nforeign;
-		if ((rc = keep_foreign(p, line, strlen(line))))
-			goto out;
-		char *sig = line + at;
-		sig[strcspn(sig, "\n")] = '\0';
-		char sigbuf[LINE_MAX_];
-		snprintf(sigbuf, sizeof sigbuf, "%s", sig);
-		int first = lineno;
-		for (int j = 0; j < n; j++) {
-			if (!fgets(line, sizeof line, f))
-				BAD("%s:%d: the file ends within a record (%d of its %d samples; the record starts on line %d)",
-				    path, lineno, j, n, first);
-			lineno++;
-			char extra;
-			if (sscanf(line, "%lf %lf %lf %c", &s[j].units, &s[j].exec_s, &s[j].xfer_s, &extra) != 3 ||
-			    !(s[j].units > 0) || !isfinite(s[j].units) || !(s[j].exec_s >= 0) ||
-			    !isfinite(s[j].exec_s) || !(s[j].xfer_s >= 0) || !isfinite(s[j].xfer_s))
-				BAD("%s:%d: expected 'UNITS EXEC_S XFER_S' (units > 0, seconds >= 0), sample %d of the record on line %d",
-				    path, lineno, j + 1, first);
-			if ((rc = keep_foreign(p, line, strlen(line))))
-				goto out;
-		}
-		int i = 0;
-		char id[96];
-		for (; i < p->npu; i++) {
-			device_id(p, i, id, sizeof id);
-			if (!strcmp(host_of(p, i), host) && !strcmp(p->pu[i].name, pu) && !strcmp(id, dev))
-				break;
-		}
-		if (i == p->npu) {      /* another cluster's, or changed hardware */
-			unknown++;
-			continue;
-		}
-		p->nforeign = mark;     /* this cluster's: written from its model */
-		p->foreign[mark] = '\0';
-		struct plb__kept *k = find_or_add(p, kernel, in_unit, out_unit, sigbuf);
-		struct plb__sample *c = malloc((size_t)n * sizeof *c);
-		if (!k || !c) {
-			free(c);
-			rc = plb__fail(p, PLB_ENOMEM, "out of memory");
-			goto out;
-		}
-		memcpy(c, s, (size_t)n * sizeof *c);
-		free(k->pu[i].s);
-		k->pu[i] = (struct plb__kept_pu){.n = n, .cliff = cliff, .s = c};
-	}
-	if (ferror(f))
-		BAD("%s: cannot read it: %s", path, strerror(errno));
-	if (unknown)
+	if (rc)
+		return plb__fail(p, rc, "models file %s", err);
+	if (l.unknown)
 		plb__log(PLB__LOG_WARN, "plb", "models file %s: %d records name a host, PU or device this cluster does not have (other hardware): not used, kept in the file",
-			 path, unknown);
-out:
-	free(s);
-	fclose(f);
-	return rc;
+			 path, l.unknown);
+	return 0;
 }
 
 int plb__kept_save(struct plb *p, const char *path)
