@@ -17,6 +17,7 @@ enum { T_WAIT, T_READY, T_OUT, T_DONE };
 struct task {
 	int inst;               /* the instance's slot */
 	int op, index, state;
+	int home;               /* the device type its inputs are on (0: the host) */
 	int pu;                 /* T_OUT: where; heft, T_READY: whose queue */
 	uint64_t seq;           /* when it became ready: the order of equals */
 };
@@ -60,11 +61,17 @@ struct plb__tasks {
 	double sum[PLB__TASKS_MAX_OPS][PLB__TASKS_MAX_TYPES];
 	long cnt[PLB__TASKS_MAX_OPS][PLB__TASKS_MAX_TYPES];
 	double err_f[PLB__TASKS_MAX_OPS][PLB__TASKS_MAX_TYPES];
+	/* copies of a task's inputs, by op, from the type they are on to the
+	 * type that runs it: sums and counts of measurements */
+	double csum[PLB__TASKS_MAX_OPS][PLB__TASKS_MAX_TYPES][PLB__TASKS_MAX_TYPES];
+	long ccnt[PLB__TASKS_MAX_OPS][PLB__TASKS_MAX_TYPES][PLB__TASKS_MAX_TYPES];
 	struct task *task;
 	size_t ntask, captask;
 	struct inst *inst;
 	size_t ninst, capinst;
 	int *left, *count;      /* ninst * nops: tasks of op not ended (-1: not made), to make */
+	int *first, *where;     /* ninst * nops: its first task's index; the type that ran
+				 * its last task to end (where its output is) */
 	size_t capio;
 	uint64_t *hkey;         /* open addressing: instance id + 1 -> slot */
 	int *hval;
@@ -131,28 +138,56 @@ double plb__tasks_expected(const plb__tasks_t *t, int op, int type)
 	return k ? s / k : NAN;
 }
 
-/* op's speedup on type against the CPU type: 1 when either is unknown, 0
- * where type cannot run it, +inf where only type can */
-static double speedup(const plb__tasks_t *t, int op, int type)
+/* The expected time to bring op's inputs from type `from` to type `to`:
+ * none on one type, or between CPUs (host memory); the mean of what was
+ * measured (and seeded); 0 while nothing is known. */
+static double copy_s(const plb__tasks_t *t, int op, int from, int to)
 {
-	if (!runs(t, op, type))
+	if (t->c.blind_copies || from == to || (unsigned)from >= PLB__TASKS_MAX_TYPES || (unsigned)to >= PLB__TASKS_MAX_TYPES)
+		return 0;
+	long n = t->ccnt[op][from][to];
+	return n ? t->csum[op][from][to] / (double)n : 0;
+}
+
+/* Task k's expected time on type, its inputs' copy included */
+static double task_time(const plb__tasks_t *t, int k, int type)
+{
+	const struct task *x = &t->task[k];
+	return plb__tasks_expected(t, x->op, type) + copy_s(t, x->op, x->home, type);
+}
+
+/* Task k's speedup on type against the CPU type, copies counted: the
+ * paper's speedup where nothing moves */
+static double task_speedup(const plb__tasks_t *t, int k, int type)
+{
+	const struct task *x = &t->task[k];
+	if (!runs(t, x->op, type))
 		return 0;
 	if (!type)
 		return 1;
-	double c = plb__tasks_expected(t, op, 0), a = plb__tasks_expected(t, op, type);
+	double c = task_time(t, k, 0), a = task_time(t, k, type);
 	if (isnan(c) || isnan(a))
 		return 1;
 	return a > 0 ? c / a : INFINITY;
 }
 
-/* the best speedup op has on an accelerator type of this node (0: none runs it) */
-static double best_acc(const plb__tasks_t *t, int op)
+static double task_best_acc(const plb__tasks_t *t, int k)
 {
 	double b = 0;
 	for (int y = 1; y < t->ntypes; y++)
-		if (t->present[y] && speedup(t, op, y) > b)
-			b = speedup(t, op, y);
+		if (t->present[y] && task_speedup(t, k, y) > b)
+			b = task_speedup(t, k, y);
 	return b;
+}
+
+int plb__tasks_estimate_copy(plb__tasks_t *t, int op, int from, int to, double seconds)
+{
+	if (!t || op < 0 || op >= t->c.nops || (unsigned)from >= PLB__TASKS_MAX_TYPES ||
+	    (unsigned)to >= PLB__TASKS_MAX_TYPES || !(seconds >= 0) || !isfinite(seconds))
+		return PLB_EINVAL;
+	t->csum[op][from][to] += seconds;
+	t->ccnt[op][from][to]++;
+	return 0;
 }
 
 int plb__tasks_estimate(plb__tasks_t *t, int op, int type, double seconds)
@@ -235,8 +270,10 @@ static void heft_avail(plb__tasks_t *t, int p, double now)
 {
 	double e = now;
 	struct fifo *f = &t->pq[p];
-	for (size_t i = f->head; i < f->n; i++)
-		e += plb__tasks_expected(t, t->task[f->v[i]].op, t->type[p]);
+	for (size_t i = f->head; i < f->n; i++) {
+		double x = task_time(t, f->v[i], t->type[p]);
+		e += isnan(x) ? 1 : x;
+	}
 	t->avail[p] = e;        /* (from now: the task it runs has ended) */
 }
 
@@ -248,7 +285,7 @@ static int heft_place(plb__tasks_t *t, int k, double now)
 	for (int p = 0; p < t->c.npu; p++) {
 		if (t->lost[p] || !runs(t, t->task[k].op, t->type[p]))
 			continue;
-		double e = plb__tasks_expected(t, t->task[k].op, t->type[p]);
+		double e = task_time(t, k, t->type[p]);
 		double f = (t->avail[p] > now ? t->avail[p] : now) + (isnan(e) ? 1 : e);
 		if (f < bf || best < 0) {
 			bf = f;
@@ -263,10 +300,10 @@ static int heft_place(plb__tasks_t *t, int k, double now)
 }
 
 /* padas: which half task k goes in, and its key there */
-static int padas_side(const plb__tasks_t *t, int op, double *key)
+static int padas_side(const plb__tasks_t *t, int k, double *key)
 {
-	double s1 = t->ntypes > 1 && t->present[1] ? speedup(t, op, 1) : 0;
-	double s2 = t->ntypes > 2 && t->present[2] ? speedup(t, op, 2) : 0;
+	double s1 = t->ntypes > 1 && t->present[1] ? task_speedup(t, k, 1) : 0;
+	double s2 = t->ntypes > 2 && t->present[2] ? task_speedup(t, k, 2) : 0;
 	if (s2 > s1) {
 		*key = s2;
 		return 0;       /* the head half */
@@ -289,14 +326,14 @@ static int make_ready(plb__tasks_t *t, int k, double now)
 		return heft_place(t, k, now);
 	case PLB__TASKS_PADAS: {
 		struct ent e = {0, x->seq, k};
-		int side = padas_side(t, x->op, &e.key);
+		int side = padas_side(t, k, &e.key);
 		return sorted_insert(&t->side[side], e);
 	}
 	case PLB__TASKS_PAMS:
 		for (int y = 0; y < t->ntypes; y++) {
 			if (!t->present[y] || !runs(t, x->op, y))
 				continue;
-			double key = y ? speedup(t, x->op, y) : -best_acc(t, x->op);
+			double key = y ? task_speedup(t, k, y) : -task_best_acc(t, k);
 			int rc = heap_push(&t->heap[y], (struct ent){key, x->seq, k});
 			if (rc)
 				return rc;
@@ -434,15 +471,19 @@ static int *count_of(plb__tasks_t *t, int slot)
 
 static int op_ended(plb__tasks_t *t, int slot, int op, double now);
 
-/* Makes op's tasks of instance slot, ready now (op's predecessors ended). */
-static int make_op(plb__tasks_t *t, int slot, int op, double now)
+/* Makes op's tasks of instance slot, ready now (op's predecessors ended,
+ * the last of them on type home). */
+static int make_op(plb__tasks_t *t, int slot, int op, int home, double now)
 {
 	int n = count_of(t, slot)[op];
 	left_of(t, slot)[op] = n;
+	t->first[(size_t)slot * (size_t)t->c.nops + (size_t)op] = (int)t->ntask;
+	t->where[(size_t)slot * (size_t)t->c.nops + (size_t)op] = home;
 	if (!n)
 		return op_ended(t, slot, op, now);
 	for (int i = 0; i < n; i++) {
-		struct task x = {.inst = slot, .op = op, .index = i, .state = T_WAIT, .pu = -1};
+		struct task x = {.inst = slot, .op = op, .index = i, .state = T_WAIT, .pu = -1,
+				 .home = home};
 		if (plb__push(&t->task, &t->ntask, &t->captask, sizeof x, &x))
 			return PLB_ENOMEM;
 		t->st.tasks_made++;
@@ -474,7 +515,8 @@ static int op_ended(plb__tasks_t *t, int slot, int op, double now)
 		for (int j = 0; j < m && ready; j++)
 			if ((a >> j & 1) && left[j] != 0)
 				ready = 0;
-		int rc = ready ? make_op(t, slot, m, now) : 0;
+		int rc = ready ? make_op(t, slot, m, t->where[(size_t)slot * (size_t)t->c.nops + (size_t)op],
+					 now) : 0;
 		if (rc)
 			return rc;
 	}
@@ -496,6 +538,14 @@ int plb__tasks_admit(plb__tasks_t *t, uint64_t inst, double now)
 		if (!c)
 			return PLB_ENOMEM;
 		t->count = c;
+		int *f = realloc(t->first, cap * nops * sizeof *f);
+		if (!f)
+			return PLB_ENOMEM;
+		t->first = f;
+		int *w = realloc(t->where, cap * nops * sizeof *w);
+		if (!w)
+			return PLB_ENOMEM;
+		t->where = w;
 		t->capio = cap;
 	}
 	struct inst x = {.id = inst, .ops_left = t->c.nops};
@@ -507,9 +557,11 @@ int plb__tasks_admit(plb__tasks_t *t, uint64_t inst, double now)
 	for (size_t m = 0; m < nops; m++) {
 		left_of(t, slot)[m] = -1;
 		count_of(t, slot)[m] = t->ops[m].tasks;
+		t->first[(size_t)slot * nops + m] = -1;
+		t->where[(size_t)slot * nops + m] = 0;
 	}
 	for (int m = 0; m < t->c.nops; m++) {
-		int rc = !t->ops[m].after ? make_op(t, slot, m, now) : 0;
+		int rc = !t->ops[m].after ? make_op(t, slot, m, 0, now) : 0;
 		if (rc)
 			return rc;
 	}
@@ -586,6 +638,11 @@ int plb__tasks_done(plb__tasks_t *t, int pu, const struct plb__block_done *s)
 		t->sum[x->op][type] += s->exec_s;
 		t->cnt[x->op][type]++;
 	}
+	if (x->home != type && s->xfer_s >= 0 && isfinite(s->xfer_s)) {
+		t->csum[x->op][x->home][type] += s->xfer_s;
+		t->ccnt[x->op][x->home][type]++;
+	}
+	t->where[(size_t)x->inst * (size_t)t->c.nops + (size_t)x->op] = type;
 	if (t->c.policy == PLB__TASKS_HEFT)
 		heft_avail(t, pu, s->finish);
 	int slot = x->inst, op = x->op;
@@ -635,6 +692,28 @@ int plb__tasks_task(const plb__tasks_t *t, uint64_t id, uint64_t *inst, int *op,
 	*op = x->op;
 	*index = x->index;
 	return 0;
+}
+
+int plb__tasks_inputs(const plb__tasks_t *t, uint64_t id, uint64_t *ids, int max)
+{
+	if (!t || !id || id > t->ntask || max < 0)
+		return PLB_EINVAL;
+	const struct task *x = &t->task[id - 1];
+	size_t base = (size_t)x->inst * (size_t)t->c.nops;
+	int n = 0;
+	for (int j = 0; j < x->op; j++) {
+		if (!(t->ops[x->op].after >> j & 1) || t->first[base + (size_t)j] < 0)
+			continue;
+		for (int i = 0; i < t->count[base + (size_t)j]; i++, n++)
+			if (n < max)
+				ids[n] = (uint64_t)t->first[base + (size_t)j] + (uint64_t)i + 1;
+	}
+	return n;
+}
+
+int plb__tasks_home(const plb__tasks_t *t, uint64_t id)
+{
+	return t && id && id <= t->ntask ? t->task[id - 1].home : -1;
 }
 
 void plb__tasks_stats(const plb__tasks_t *t, struct plb__tasks_stats *st)
@@ -758,6 +837,8 @@ void plb__tasks_destroy(plb__tasks_t *t)
 	free(t->inst);
 	free(t->left);
 	free(t->count);
+	free(t->first);
+	free(t->where);
 	free(t->hkey);
 	free(t->hval);
 	free(t);

@@ -30,9 +30,17 @@
  *          lowest first); a task is in every queue of a type that runs it
  *          and leaves them all when one takes it.
  *
- * Equal speedups keep the order tasks became ready in. The speedup of an
- * operation on a type is its expected time on the CPU type (type 0) over
- * its expected time on that type. Expected times start from what the
+ * Equal speedups keep the order tasks became ready in. The speedup of a
+ * task on a type is its expected time on the CPU type (type 0) over its
+ * expected time on that type, each with the time to bring its inputs
+ * there: data stays where it was made, and a task made ready on a
+ * device's output counts the copy back for the CPU and none for that
+ * device's type (where nothing moves, the paper's speedup). Where a
+ * task's inputs are is the type of the PU that ran the last task before
+ * it to end (the host for an instance's first operations); a copy's
+ * expected time is the mean of those measured (a done's xfer_s) for the
+ * operation between the two types, 0 while none is known. heft's finish
+ * times count the copy too. Expected times start from what the
  * caller seeds (plb__tasks_estimate: a models file, a previous run) and
  * follow the mean of the measured times; one not known yet counts as the
  * mean of the operation's known ones (speedup 1). For the study of
@@ -82,6 +90,8 @@ struct plb__tasks_cfg {
 	int npu;
 	const int *type;        /* each PU's device type, in [0, PLB__TASKS_MAX_TYPES) */
 	double est_error;       /* >= 0 */
+	int blind_copies;       /* 1: speedups and finish times leave copies out (the
+				 * paper's, for comparison) */
 	uint64_t seed;
 	/* if not NULL: instance inst has ended (each of its tasks) */
 	void (*finished)(void *ctx, uint64_t inst, double now);
@@ -103,6 +113,9 @@ PLB_WUR int plb__tasks_estimate(plb__tasks_t *t, int op, int type, double second
 /* op's expected time on type as the policies see it (with the error), or
  * NAN when nothing is known of op. */
 double plb__tasks_expected(const plb__tasks_t *t, int op, int type);
+/* Seeds the time to bring the inputs of a task of op from device type
+ * `from` to type `to` (seconds >= 0): one measurement. 0 or PLB_EINVAL. */
+PLB_WUR int plb__tasks_estimate_copy(plb__tasks_t *t, int op, int from, int to, double seconds);
 
 /* Instance inst (ids are the caller's; unique) reaches the node at now:
  * the tasks of its operations that wait for none become ready. 0,
@@ -119,7 +132,8 @@ void plb__tasks_close(plb__tasks_t *t);
  * (PLB__NEXT_GRANT: g->id the task, g->offset its instance, g->units 1,
  * g->predicted_s its expected time there), PLB__NEXT_WAIT or
  * PLB__NEXT_DONE; a task back, measured (s->grant_id; its exec_s
- * refines the expected time of its operation on pu's type): 0, or
+ * refines the expected time of its operation on pu's type, its xfer_s
+ * that of the copy of its inputs from where they were): 0, or
  * PLB_ESTALE for a task not out on pu; PU pu out of the run (its tasks
  * ready again for the others); and whether every PU that waits would wait
  * again. */
@@ -131,6 +145,14 @@ int plb__tasks_idle_waits(const plb__tasks_t *t, double now);
 /* Task id's instance, operation and index among its operation's tasks in
  * the instance. 0 or PLB_EINVAL. */
 int plb__tasks_task(const plb__tasks_t *t, uint64_t id, uint64_t *inst, int *op, int *index);
+/* The tasks whose outputs task id reads (every task of the operations it
+ * waits for, in its instance): their count (ids holds the first max of
+ * them), or PLB_EINVAL. */
+int plb__tasks_inputs(const plb__tasks_t *t, uint64_t id, uint64_t *ids, int max);
+/* The device type task id's inputs are on (that of the PU that ran the
+ * last task before it to end; 0, the host, for an instance's first
+ * operations), or -1. */
+int plb__tasks_home(const plb__tasks_t *t, uint64_t id);
 
 struct plb__tasks_stats {
 	long tasks_made, tasks_done, ready, instances_admitted, instances_done;

@@ -10,7 +10,11 @@ operation mixes (scripts/gen-pipeline.py), in one run:
   3. two device types (CPU + GPU, CPU + MIC): padas against pams;
   4. the schedulers' cost, microseconds of wall time a task (this machine);
   5. MIXES drawn mixes: each scheduler's makespan over the best of the four,
-     median and worst.
+     median and worst;
+  6. the data where it is made (config/pipeline/edc-copies.ini: each
+     operation's output copied where a later task runs in another memory):
+     the schedulers counting the copies, and blind to them (--blind-copies),
+     with the copies made.
 
 Then the paper's trends as targets, each said met or not. Figures only:
 nothing is asserted (a timing is not a test). --json FILE writes every
@@ -115,6 +119,15 @@ def main():
     print(f"5. {MIXES} drawn mixes (scripts/gen-pipeline.py 1..{MIXES}): makespan over the best "
           "scheduler's, median / worst")
     print("".join(f"{s:>8} {statistics.median(rel[s]):.3f} / {max(rel[s]):.3f}   " for s in SCHED) + "\n")
+
+    cp = "config/pipeline/edc-copies.ini"
+    aware = mean_over_seeds(cp, "--window", "80", part="copies")
+    blind = mean_over_seeds(cp, "--window", "80", "--blind-copies", part="copies-blind")
+    table(f"6. data where it is made ({cp}), window 80, mean of {SEEDS} seeds",
+          ["counting", "blind"], lambda k: aware if k == "counting" else blind)
+    moved = {s: statistics.mean(r["copy_mb"] for r in rows if r["part"] == "copies" and r["scheduler"] == s)
+             for s in SCHED}
+    print("   GB copied a run, counting: " + ", ".join(f"{s} {moved[s] / 1e3:.0f}" for s in SCHED) + "\n")
 
     def say(what, ok, fig):
         print(f"  {'met    ' if ok else 'NOT met'}  {what}: {fig}")

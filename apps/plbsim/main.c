@@ -40,6 +40,8 @@ static void usage(FILE *f)
 		"  --estimate-error E  error put into the expected times, 0 to 100\n"
 		"                  (default: [run] estimate_error)\n"
 		"  --learn         the schedulers start knowing no times (default: the true means)\n"
+		"  --blind-copies  the schedulers leave the copies of data out of their speedups\n"
+		"                  and finish times (the paper's; for comparison)\n"
 		"  --help          this text\n"
 		"policies:\n");
 	for (int i = 0; plb__policy_name(i); i++)
@@ -72,8 +74,8 @@ static int pipeline(const struct plb__config *cfg, const char *sched, struct plb
 	int all = sched && !strcmp(sched, "all");
 	char err[512] = "";
 	if (!json)
-		printf("%-6s %7s %8s %11s %9s %8s %11s\n", "sched", "window", "est_err", "makespan_s",
-		       "instances", "tasks", "us_a_task");
+		printf("%-6s %7s %8s %11s %9s %8s %11s %8s %10s\n", "sched", "window", "est_err",
+		       "makespan_s", "instances", "tasks", "us_a_task", "copies", "copied_mb");
 	for (int k = 0; all ? k < PLB__TASKS_NPOLICY : k < 1; k++) {
 		o.scheduler = all ? plb__tasks_policy_name((enum plb__tasks_policy)k) : sched;
 		struct plb__pipe_result r;
@@ -91,6 +93,9 @@ static int pipeline(const struct plb__config *cfg, const char *sched, struct plb
 			cJSON_AddNumberToObject(obj, "instances", (double)r.instances);
 			cJSON_AddNumberToObject(obj, "tasks", (double)r.tasks);
 			cJSON_AddNumberToObject(obj, "sched_us_task", r.sched_us_task);
+			cJSON_AddNumberToObject(obj, "copies", (double)r.copies);
+			cJSON_AddNumberToObject(obj, "copy_mb", r.copy_mb);
+			cJSON_AddNumberToObject(obj, "copy_s", r.copy_s);
 			for (int m = 0; m < cfg->nops; m++) {
 				cJSON *op = cJSON_AddObjectToObject(ran, cfg->ops[m].name);
 				for (int c = 0; c < PLB__OP_CLASSES; c++)
@@ -103,8 +108,8 @@ static int pipeline(const struct plb__config *cfg, const char *sched, struct plb
 			cJSON_Delete(obj);
 			continue;
 		}
-		printf("%-6s %7d %8.2f %11.4f %9ld %8ld %11.2f\n", r.scheduler, r.window, e, r.makespan_s,
-		       r.instances, r.tasks, r.sched_us_task);
+		printf("%-6s %7d %8.2f %11.4f %9ld %8ld %11.2f %8ld %10.0f\n", r.scheduler, r.window, e,
+		       r.makespan_s, r.instances, r.tasks, r.sched_us_task, r.copies, r.copy_mb);
 		if (all)
 			continue;
 		printf("\n%-16s %9s %9s %9s   (tasks run on PUs of each class)\n", "op", cls[0], cls[1],
@@ -144,6 +149,7 @@ int main(int argc, char **argv)
 		{"window", required_argument, 0, 'W'},
 		{"estimate-error", required_argument, 0, 'E'},
 		{"learn", no_argument, 0, 'L'},
+		{"blind-copies", no_argument, 0, 'B'},
 		{"from-models", required_argument, 0, 'M'},
 		{"kind", required_argument, 0, 'k'},
 		{"units", required_argument, 0, 'U'},
@@ -232,6 +238,9 @@ int main(int argc, char **argv)
 		case 'L':
 			po.learn = 1;
 			break;
+		case 'B':
+			po.blind_copies = 1;
+			break;
 		case 'M':
 			from_models = optarg;
 			break;
@@ -288,7 +297,7 @@ int main(int argc, char **argv)
 	}
 	if (cfg.nops) {
 		if (policy || trace_path || csv_path || nsets) {
-			fprintf(stderr, "plbsim: %s is a pipeline (it has [op] sections): --%s does not apply; accepted: --scheduler, --window, --estimate-error, --learn, --seed, --json\n",
+			fprintf(stderr, "plbsim: %s is a pipeline (it has [op] sections): --%s does not apply; accepted: --scheduler, --window, --estimate-error, --learn, --blind-copies, --seed, --json\n",
 				cfg.path, policy ? "policy" : trace_path ? "trace" : csv_path ? "csv" : "set");
 			goto out;
 		}
@@ -296,8 +305,8 @@ int main(int argc, char **argv)
 		rc = pipeline(&cfg, sched, po, json);
 		goto out;
 	}
-	if (sched || po.window || po.est_error >= 0 || po.learn) {
-		fprintf(stderr, "plbsim: --scheduler, --window, --estimate-error and --learn are for pipeline scenarios (with [op] sections); %s has none\n",
+	if (sched || po.window || po.est_error >= 0 || po.learn || po.blind_copies) {
+		fprintf(stderr, "plbsim: --scheduler, --window, --estimate-error, --learn and --blind-copies are for pipeline scenarios (with [op] sections); %s has none\n",
 			cfg.path);
 		goto out;
 	}

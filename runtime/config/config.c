@@ -131,6 +131,8 @@ static const struct key keys[] = {
 	 "names of [op] sections above this one, separated by spaces: they end before it starts"},
 	{S_OP, "tasks", K_INT, 0, 0, 1e6, 1, NULL, OP(tasks),
 	 "an integer in [0, 1e6]: tasks an instance has of this op (default 1)"},
+	{S_OP, "out_mb", K_NUM, 0, 0, 1e6, 0, NULL, OP(out_mb),
+	 "MB >= 0 that a task writes for the ops after it; moved by the PUs' transfer curves (x in MB) where they run in another memory (default 0)"},
 	{S_OP, "cpu", K_NUM, 0, 1e-6, 1e9, -1, NULL, OP(ms[PLB__MODEL_CPU]),
 	 "milliseconds > 0: a task's time on a PU of class cpu (absent: cpu PUs do not run it)"},
 	{S_OP, "gpu", K_NUM, 0, 1e-6, 1e9, -1, NULL, OP(ms[PLB__MODEL_GPU]),

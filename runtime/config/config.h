@@ -100,6 +100,9 @@ struct plb__op {
 	int tasks;              /* tasks an instance has of it; default 1 */
 	double ms[PLB__OP_CLASSES];     /* a task's time on a PU of each model class,
 					 * ms; < 0: that class does not run it */
+	double out_mb;          /* what a task of it writes for the ops after it, MB:
+				 * copied (the PU models' transfer curves, x in MB)
+				 * where a later task runs in another memory; default 0 */
 };
 
 struct plb__config {

@@ -18,12 +18,15 @@ struct pev {
 	double t;
 	uint64_t seq;
 	int type, node, pu;     /* pu: the node's own index */
-	double t0;              /* E_END: when the task started */
+	double t0;              /* E_END: when the task's compute started */
+	double copy;            /* E_END: its inputs' copy before that, s */
 	uint64_t id;            /* E_ARRIVE: the instance; E_END: the task */
 };
 
 struct pnode {
 	plb__tasks_t *t;
+	int *ran_on;            /* by task id - 1: the cfg->pus index that ran it (-1: none) */
+	size_t nran, capran;
 	struct plb__driver d;
 	int npu, *gpu;          /* its PUs: their indices in cfg->pus */
 	int inflight;           /* instances on their way to it */
@@ -83,6 +86,42 @@ static int class_of(const struct pipe *p, int gpu)
 	return (int)p->cfg->models[p->cfg->pus[gpu].model].cls;
 }
 
+/* The memory a PU computes in: the host's for CPU PUs (-1), else its own. */
+static int space_of(const struct pipe *p, int gpu)
+{
+	return class_of(p, gpu) == PLB__MODEL_CPU ? -1 : gpu;
+}
+
+static double transfer_s(const struct pipe *p, int gpu, double mb)
+{
+	return plb__curve_spec_eval(&p->cfg->models[p->cfg->pus[gpu].model].transfer, mb);
+}
+
+/* The time to bring task id's inputs to PU gpu's memory (the copies are
+ * counted in the result). */
+static double copy_in(struct pipe *p, struct pnode *n, uint64_t id, int gpu)
+{
+	uint64_t in[256];
+	int k = plb__tasks_inputs(n->t, id, in, 256), to = space_of(p, gpu);
+	double s = 0;
+	for (int i = 0; i < k && i < 256; i++) {
+		uint64_t inst;
+		int op, idx, from = n->ran_on[in[i] - 1];
+		if (from < 0 || space_of(p, from) == to || plb__tasks_task(n->t, in[i], &inst, &op, &idx))
+			continue;
+		double mb = p->cfg->ops[op].out_mb;
+		if (!(mb > 0))
+			continue;
+		double c = (space_of(p, from) >= 0 ? transfer_s(p, from, mb) : 0) +
+			   (to >= 0 ? transfer_s(p, gpu, mb) : 0);
+		s += c;
+		p->r->copies++;
+		p->r->copy_mb += mb;
+		p->r->copy_s += c;
+	}
+	return s;
+}
+
 static int grant(void *ctx, int pu, const struct plb__grant *g)
 {
 	struct pnode *n = ctx;
@@ -91,16 +130,23 @@ static int grant(void *ctx, int pu, const struct plb__grant *g)
 	int op, idx, gpu = n->gpu[pu];
 	if (plb__tasks_task(n->t, g->id, &inst, &op, &idx))
 		return PLB_ESTATE;
+	while (n->nran < g->id) {
+		int none = -1;
+		if (plb__push(&n->ran_on, &n->nran, &n->capran, sizeof none, &none))
+			return PLB_ENOMEM;
+	}
+	n->ran_on[g->id - 1] = gpu;
 	int cls = class_of(p, gpu);
+	double copy = copy_in(p, n, g->id, gpu), start = p->now + copy;
 	double work = p->cfg->ops[op].ms[cls] / 1e3;
 	const struct plb__devmodel *m = &p->cfg->models[p->cfg->pus[gpu].model];
-	double end = plb__devmodel_stage(m, &p->nz[gpu], PLB__STAGE_COMPUTE, p->now, work);
-	if (!(end - p->now >= 0.1 * work))
-		end = p->now + 0.1 * work;
+	double end = plb__devmodel_stage(m, &p->nz[gpu], PLB__STAGE_COMPUTE, start, work);
+	if (!(end - start >= 0.1 * work))
+		end = start + 0.1 * work;
 	p->r->ran[op][cls]++;
 	p->r->busy_s[cls] += end - p->now;
 	return push(p, (struct pev){.t = end, .type = E_END, .node = n->idx, .pu = pu, .id = g->id,
-				    .t0 = p->now});
+				    .t0 = start, .copy = copy});
 }
 
 static int open_node(struct pipe *p, struct pnode *n, const struct plb__pipe_opts *o,
@@ -126,7 +172,7 @@ static int open_node(struct pipe *p, struct pnode *n, const struct plb__pipe_opt
 			ops[m].types |= (cfg->ops[m].ms[k] > 0) << k;
 	}
 	struct plb__tasks_cfg tc = {.policy = pol, .nops = cfg->nops, .ops = ops, .npu = n->npu,
-				    .type = type, .est_error = err_e,
+				    .type = type, .est_error = err_e, .blind_copies = o->blind_copies,
 				    .seed = o->seed ^ (uint64_t)n->idx * 0x9E3779B97F4A7C15ULL,
 				    .finished = finished, .ctx = n};
 	int rc = 0;
@@ -139,10 +185,30 @@ static int open_node(struct pipe *p, struct pnode *n, const struct plb__pipe_opt
 			 n->npu ? why : "no emulated PUs: a pipeline's node needs emu PUs");
 		return n->npu && rc == PLB_ENOMEM ? PLB_ENOMEM : PLB_ECONFIG;
 	}
-	for (int m = 0; m < cfg->nops && !o->learn; m++)
+	for (int m = 0; m < cfg->nops && !o->learn; m++) {
 		for (int k = 0; k < PLB__OP_CLASSES; k++)
 			if (cfg->ops[m].ms[k] > 0 && plb__tasks_estimate(n->t, m, k, cfg->ops[m].ms[k] / 1e3))
 				return PLB_EINVAL;
+		/* and its inputs' copies between classes, by the node's first PU
+		 * of each (what an earlier run would have measured) */
+		int first[PLB__OP_CLASSES] = {-1, -1, -1};
+		for (int u = n->npu - 1; u >= 0; u--)
+			first[class_of(p, n->gpu[u])] = n->gpu[u];
+		for (int f = 0; f < PLB__OP_CLASSES; f++)
+			for (int y = 0; y < PLB__OP_CLASSES; y++) {
+				if (f == y || first[f] < 0 || first[y] < 0)
+					continue;
+				double c = 0;
+				for (int j = 0; j < m; j++) {
+					double mb = cfg->ops[j].out_mb * cfg->ops[j].tasks;
+					if (!(cfg->ops[m].after_mask >> j & 1) || !(mb > 0))
+						continue;
+					c += (f ? transfer_s(p, first[f], mb) : 0) + (y ? transfer_s(p, first[y], mb) : 0);
+				}
+				if (c > 0 && plb__tasks_estimate_copy(n->t, m, f, y, c))
+					return PLB_EINVAL;
+			}
+	}
 	return plb__driver_init_source(&n->d, &plb__tasks_source, n->t, n->npu, 1, grant, NULL, n);
 }
 
@@ -158,7 +224,7 @@ static int step(struct pipe *p, const struct pev *e)
 			plb__tasks_close(n->t);
 	} else {
 		struct plb__block_done s = {.grant_id = e->id, .finish = p->now,
-					    .exec_s = e->t - e->t0};
+					    .exec_s = e->t - e->t0, .xfer_s = e->copy};
 		p->end = p->now;
 		p->r->tasks++;
 		rc = plb__driver_done(&n->d, e->pu, &s);
@@ -175,6 +241,7 @@ static void fini(struct pipe *p)
 		plb__driver_fini(&p->node[i].d);
 		plb__tasks_destroy(p->node[i].t);
 		free(p->node[i].gpu);
+		free(p->node[i].ran_on);
 	}
 	free(p->node);
 	free(p->nz);

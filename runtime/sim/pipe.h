@@ -5,9 +5,14 @@
  * ready tasks to its emulated PUs through the balancer's driver, as the
  * worker daemon is to; a task takes its op's time for the PU's model class
  * ([op] cpu, gpu, mic), times 1 + noise N(0, 1) of the PU's model (at
- * least a tenth of it). The schedulers start from the true mean times
- * (estimates from an earlier run), with the estimate error applied, or
- * from nothing (learn). Deterministic for a seed. */
+ * least a tenth of it). Data stays where it was made: a task's inputs
+ * (the outputs of the tasks of the ops it waits for, [op] out_mb each)
+ * made in another memory are copied first (a device's to the host by its
+ * model's transfer curve, the host's to a device by that device's; CPU
+ * PUs share the host's memory), and the copy is reported apart from the
+ * compute. The schedulers start from the true mean times (estimates from
+ * an earlier run), with the estimate error applied, or from nothing
+ * (learn). Deterministic for a seed. */
 #ifndef PLB_SIM_PIPE_H
 #define PLB_SIM_PIPE_H
 
@@ -19,6 +24,7 @@ struct plb__pipe_opts {
 	int window;             /* 0: the file's */
 	double est_error;       /* < 0: the file's */
 	int learn;              /* 1: no estimates to start from */
+	int blind_copies;       /* 1: the schedulers leave copies out (balancer/tasks.h) */
 	uint64_t seed;
 };
 
@@ -30,7 +36,9 @@ struct plb__pipe_result {
 	char scheduler[16];
 	/* tasks run, by op and model class (cpu, gpu, mic) */
 	long ran[PLB__TASKS_MAX_OPS][PLB__OP_CLASSES];
-	double busy_s[PLB__OP_CLASSES]; /* compute time, by class */
+	double busy_s[PLB__OP_CLASSES]; /* busy time (copies and compute), by class */
+	long copies;                    /* inputs copied between memories */
+	double copy_mb, copy_s;         /* what they moved and the time they took */
 	int pus[PLB__OP_CLASSES];       /* PUs, by class */
 };
 

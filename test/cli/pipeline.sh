@@ -1,6 +1,7 @@
 # plbsim's pipeline runs (a scenario with [op] sections): under every
 # scheduler every instance and task is done, no task runs on a class its
-# op has no time for, a node without an accelerator runs everything on
+# op has no time for, an input made in another memory is copied (and
+# only then), a node without an accelerator runs everything on
 # its CPUs, the makespan is no less than the work over the PUs, runs are
 # repeatable for a seed; the options that do not apply are refused, and
 # an app refuses a config with [op] sections.
@@ -19,8 +20,10 @@ noise = 0.05
 [model g]
 class = gpu
 compute = poly 0 0.001
+transfer = poly 0.0001 0.0001
 noise = 0.03
 [op Read]
+out_mb = 10
 cpu = 5
 [op Filter]
 after = Read
@@ -50,6 +53,10 @@ for r in rows:
     assert r["ran"]["Filter"]["cpu"] + r["ran"]["Filter"]["gpu"] == 120, r
     assert r["makespan_s"] >= bound * 0.9, (r["makespan_s"], bound)   # 0.9: the noise
     assert r["window"] == 6 and r["sched_us_task"] > 0, r
+    # data stays where it was made: Read's 10 MB (made on a CPU) copied
+    # for each Filter task on the GPU, nothing else moves
+    assert r["copies"] == r["ran"]["Filter"]["gpu"] and r["copy_mb"] == 10 * r["copies"], r
+    assert r["copy_s"] > 0 or r["copies"] == 0, r
 PY
 # the accelerator-friendly op mostly on the GPU under pams (10x there)
 check "pams: Filter mostly on the GPU" python3 -c "
@@ -70,6 +77,7 @@ sed -i '/^\[model g\]/,/^noise = 0.03/d' "$TMP/cpu.ini"
 "$PLBSIM" "$TMP/cpu.ini" --scheduler all --json >"$TMP/o" 2>&1; rc=$?
 check "CPUs only: every scheduler runs (got $rc)" test $rc = 0
 check "... and does every task" test "$(grep -c '"tasks":240' "$TMP/o")" = 4
+check "... copying nothing (one memory)" test "$(grep -c '"copies":0,' "$TMP/o")" = 4
 sed -e 's/^emu = g c c c/emu = g/' -e '/^\[model c\]/,/^noise = 0.05/d' "$TMP/p.ini" >"$TMP/gpu.ini"
 "$PLBSIM" "$TMP/gpu.ini" --scheduler pams >"$TMP/o" 2>&1; rc=$?
 check "an op no PU runs: exit 1 (got $rc)" test $rc = 1
@@ -84,7 +92,10 @@ refused "--scheduler on a scenario without ops" config/sim/mm-1.ini --scheduler 
 refused "--scheduler bogus" "$TMP/p.ini" --scheduler bogus
 refused "--window 0" "$TMP/p.ini" --window 0
 refused "--estimate-error -1" "$TMP/p.ini" --estimate-error -1
+refused "--blind-copies on a scenario without ops" config/sim/mm-1.ini --blind-copies
+"$PLBSIM" "$TMP/p.ini" --scheduler pams --blind-copies --json >"$TMP/o" 2>&1; rc=$?
+check "--blind-copies: runs, every task done (got $rc)" eval 'test $rc = 0 && grep -q "\"tasks\":240" "$TMP/o"'
 "$BUILD/plb-null" --config "$TMP/p.ini" >"$TMP/o" 2>&1; rc=$?
 check "an app with a pipeline config: fails (got $rc)" test $rc != 0
-check "... naming the file, the line of the first [op] and why" grep -q "p.ini:14: \[op Read\]: pipelines run in plbsim only" "$TMP/o"
+check "... naming the file, the line of the first [op] and why" grep -q "p.ini:15: \[op Read\]: pipelines run in plbsim only" "$TMP/o"
 finish

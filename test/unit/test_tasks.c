@@ -370,6 +370,80 @@ static void test_types_and_lost(void **state)
 	assert_non_null(strstr(why, "waits for itself or a later operation"));
 }
 
+/* Data stays where it was made: a task made ready by a GPU's output has
+ * its inputs there (plb__tasks_home), and its speedup counts the copy
+ * back to the host: pams gives the GPU the task whose inputs it holds;
+ * measured copies (a done's xfer_s) refine the expected copy; the input
+ * tasks are listed. */
+static void test_data_where_made(void **state)
+{
+	(void)state;
+	static const struct plb__pipe_op ops[2] = {{0, 1, ALL}, {1, 1, ALL}};
+	int type[2] = {0, 1};
+	plb__tasks_t *t = make(PLB__TASKS_PAMS, 2, ops, 2, type, 0, NULL);
+	assert_int_equal(plb__tasks_estimate(t, 0, 0, 1.0), 0);
+	assert_int_equal(plb__tasks_estimate(t, 0, 1, 1.0), 0);
+	assert_int_equal(plb__tasks_estimate(t, 1, 0, 1.0), 0);
+	assert_int_equal(plb__tasks_estimate(t, 1, 1, 0.5), 0);
+	assert_int_equal(plb__tasks_estimate_copy(t, 1, 1, 0, 2.0), 0);        /* GPU -> host */
+	assert_int_equal(plb__tasks_estimate_copy(t, 1, 9, 0, 2.0), PLB_EINVAL);
+	assert_int_equal(plb__tasks_admit(t, 10, 0), 0);
+	assert_int_equal(plb__tasks_admit(t, 20, 0), 0);
+	struct plb__grant a = take(t, 0, 0), b = take(t, 1, 0);     /* op 0 of each */
+	assert_int_equal(op_of(t, &a), 0);
+	assert_int_equal(op_of(t, &b), 0);
+	finish(t, 0, &a, 1.0, 1.0);     /* instance a.offset's input on the host */
+	finish(t, 1, &b, 1.0, 1.0);     /* b.offset's on the GPU */
+	/* both op 1 tasks ready: the one on the GPU's output gains 3 / 0.5 = 6
+	 * there, the other 1 / 0.5 = 2: the GPU takes the first */
+	struct plb__grant g = take(t, 1, 1);
+	assert_int_equal(op_of(t, &g), 1);
+	assert_int_equal(g.offset, b.offset);
+	assert_int_equal(plb__tasks_home(t, g.id), 1);
+	uint64_t in[4];
+	assert_int_equal(plb__tasks_inputs(t, g.id, in, 4), 1);
+	assert_int_equal(in[0], b.id);
+	struct plb__grant c = take(t, 0, 1);
+	assert_int_equal(c.offset, a.offset);
+	assert_int_equal(plb__tasks_home(t, c.id), 0);
+	assert_int_equal(plb__tasks_inputs(t, a.id, in, 4), 0);     /* op 0 reads nothing */
+	/* a measured copy moves the mean: host -> GPU, 1.0 s */
+	struct plb__block_done s = {.grant_id = c.id, .exec_s = 1, .xfer_s = 0, .finish = 2};
+	assert_int_equal(plb__tasks_done(t, 0, &s), 0);
+	plb__tasks_destroy(t);
+	/* heft counts the copy in the finish time. op 0: CPU 2 s, GPU 1 s;
+	 * op 1: CPU 1 s, GPU 1.5 s, and 5 s to bring its input back from the
+	 * GPU. Instances 1 and 3's op 0 queue on the GPU, 2's on the CPU; once
+	 * 1's op 0 ends on the GPU (t = 1), its op 1 would end at 3 on the CPU
+	 * but for the copy (8), at 3.5 on the GPU: the GPU's queue gets it,
+	 * and the CPU's next is instance 2's own op 1. */
+	t = make(PLB__TASKS_HEFT, 2, ops, 2, type, 0, NULL);
+	assert_int_equal(plb__tasks_estimate(t, 0, 0, 2.0), 0);
+	assert_int_equal(plb__tasks_estimate(t, 0, 1, 1.0), 0);
+	assert_int_equal(plb__tasks_estimate(t, 1, 0, 1.0), 0);
+	assert_int_equal(plb__tasks_estimate(t, 1, 1, 1.5), 0);
+	assert_int_equal(plb__tasks_estimate_copy(t, 1, 1, 0, 5.0), 0);
+	for (uint64_t i = 1; i <= 3; i++)
+		assert_int_equal(plb__tasks_admit(t, i, 0), 0);
+	struct plb__grant x = take(t, 1, 0);
+	assert_int_equal(x.offset, 1);
+	finish(t, 1, &x, 1.0, 1.0);
+	struct plb__grant y = take(t, 0, 1.0);
+	assert_int_equal(y.offset, 2);
+	finish(t, 0, &y, 2.0, 2.0);
+	/* the CPU's next is instance 2's op 1 (its input on the host), not 1's */
+	y = take(t, 0, 2.0);
+	assert_int_equal(op_of(t, &y), 1);
+	assert_int_equal(y.offset, 2);
+	y = take(t, 1, 2.0);
+	assert_int_equal(y.offset, 3);
+	finish(t, 1, &y, 1.0, 3.0);
+	y = take(t, 1, 3.0);
+	assert_int_equal(op_of(t, &y), 1);
+	assert_int_equal(y.offset, 1);
+	plb__tasks_destroy(t);
+}
+
 /* ---- random pipelines through the driver ---------------------------------- */
 
 struct bed {
@@ -498,6 +572,7 @@ int main(void)
 		cmocka_unit_test(test_heft),
 		cmocka_unit_test(test_estimate_error),
 		cmocka_unit_test(test_types_and_lost),
+		cmocka_unit_test(test_data_where_made),
 		cmocka_unit_test(test_random_pipelines),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
