@@ -1,0 +1,492 @@
+/* Hierarchical partitioning with functional performance models (see
+ * hpart.h): FPMs, the GPA, and INPA with IDPA nested (and the paper's
+ * baselines: multiple and single constant performance models, and the
+ * homogeneous split). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "balancer/hpart.h"
+#include "balancer/layout.h"
+
+/* ---- functional performance models --------------------------------------- */
+
+int plb__fpm_add(struct plb__fpm *f, double x, double t)
+{
+	if (!f || !(x > 0) || !(t > 0) || !isfinite(x) || !isfinite(t))
+		return PLB_EINVAL;
+	int k = 0;
+	while (k < f->n && f->x[k] < x)
+		k++;
+	if (k < f->n && f->x[k] == x) {
+		f->t[k] = t;
+		return 0;
+	}
+	if (f->n == PLB__FPM_MAX) {
+		/* the nearest pair (in log size) becomes its mean */
+		int best = 0;
+		double bd = INFINITY;
+		for (int i = 0; i + 1 < f->n; i++) {
+			double dd = log(f->x[i + 1] / f->x[i]);
+			if (dd < bd) {
+				bd = dd;
+				best = i;
+			}
+		}
+		f->x[best] = (f->x[best] + f->x[best + 1]) / 2;
+		f->t[best] = (f->t[best] + f->t[best + 1]) / 2;
+		memmove(f->x + best + 1, f->x + best + 2, (size_t)(f->n - best - 2) * sizeof *f->x);
+		memmove(f->t + best + 1, f->t + best + 2, (size_t)(f->n - best - 2) * sizeof *f->t);
+		f->n--;
+		k = 0;
+		while (k < f->n && f->x[k] < x)
+			k++;
+		if (k < f->n && f->x[k] == x) {
+			f->t[k] = t;
+			return 0;
+		}
+	}
+	memmove(f->x + k + 1, f->x + k, (size_t)(f->n - k) * sizeof *f->x);
+	memmove(f->t + k + 1, f->t + k, (size_t)(f->n - k) * sizeof *f->t);
+	f->x[k] = x;
+	f->t[k] = t;
+	f->n++;
+	return 0;
+}
+
+/* the times never falling with size: tm[k] = max(t[0..k]) */
+static void envelope(const struct plb__fpm *f, double *tm)
+{
+	for (int k = 0; k < f->n; k++)
+		tm[k] = k && tm[k - 1] > f->t[k] ? tm[k - 1] : f->t[k];
+}
+
+double plb__fpm_time(const struct plb__fpm *f, double x)
+{
+	double tm[PLB__FPM_MAX];
+	if (!f || !f->n || !(x >= 0))
+		return NAN;
+	envelope(f, tm);
+	if (x <= f->x[0])
+		return tm[0] * x / f->x[0];
+	int n = f->n;
+	if (x >= f->x[n - 1])
+		return tm[n - 1] * x / f->x[n - 1];
+	int k = 0;
+	while (f->x[k + 1] < x)
+		k++;
+	return tm[k] + (tm[k + 1] - tm[k]) * (x - f->x[k]) / (f->x[k + 1] - f->x[k]);
+}
+
+double plb__fpm_size(const struct plb__fpm *f, double t)
+{
+	double tm[PLB__FPM_MAX];
+	if (!f || !f->n || !(t > 0))
+		return 0;
+	envelope(f, tm);
+	int n = f->n;
+	if (t < tm[0])
+		return f->x[0] * t / tm[0];
+	/* the last point whose time is at most t */
+	int k = n - 1;
+	while (tm[k] > t)
+		k--;
+	if (k == n - 1)
+		return f->x[n - 1] * t / tm[n - 1];
+	return f->x[k] + (f->x[k + 1] - f->x[k]) * (t - tm[k]) / (tm[k + 1] - tm[k]);
+}
+
+struct rem {
+	double r;
+	int i;
+};
+
+static int by_rem(const void *a, const void *b)
+{
+	const struct rem *x = a, *y = b;
+	return x->r != y->r ? (x->r > y->r ? -1 : 1) : x->i - y->i;
+}
+
+double plb__gpa(const struct plb__fpm *f, int n, long total, long min_each, long *out)
+{
+	if (!f || n < 1 || !out || min_each < 0 || total < (long)n * min_each)
+		return NAN;
+	for (int i = 0; i < n; i++)
+		if (!f[i].n)
+			return NAN;
+	/* the time at which the sizes sum to total: between 0 and the least
+	 * time any one takes for all of it */
+	double lo = 0, hi = INFINITY;
+	for (int i = 0; i < n; i++)
+		hi = fmin(hi, plb__fpm_time(&f[i], (double)total));
+	for (int it = 0; it < 200 && hi - lo > 1e-15 * hi; it++) {
+		double mid = (lo + hi) / 2, s = 0;
+		for (int i = 0; i < n; i++)
+			s += plb__fpm_size(&f[i], mid);
+		if (s >= (double)total)
+			hi = mid;
+		else
+			lo = mid;
+	}
+	struct rem *r = malloc((size_t)n * sizeof *r);
+	if (!r)
+		return NAN;
+	long sum = 0;
+	for (int i = 0; i < n; i++) {
+		double x = plb__fpm_size(&f[i], hi);
+		out[i] = (long)floor(x);
+		if (out[i] < min_each)
+			out[i] = min_each;
+		r[i] = (struct rem){x - (double)out[i], i};
+		sum += out[i];
+	}
+	qsort(r, (size_t)n, sizeof *r, by_rem);
+	/* short: one more to the largest remainders; over (the raised
+	 * minimums): one less from the smallest above their minimum */
+	for (int k = 0; sum < total; k = (k + 1) % n, sum++)
+		out[r[k].i]++;
+	for (int k = n - 1; sum > total; k = (k + n - 1) % n)
+		if (out[r[k].i] > min_each) {
+			out[r[k].i]--;
+			sum--;
+		}
+	free(r);
+	double T = 0;
+	for (int i = 0; i < n; i++)
+		T = fmax(T, plb__fpm_time(&f[i], (double)out[i]));
+	return T;
+}
+
+double plb__equal_time_bound(int n, double (*time)(void *ctx, int k, double area), void *ctx,
+			     double W)
+{
+	if (n < 1 || !time || !(W > 0))
+		return NAN;
+	/* hi: a time by which the fastest device alone runs all of it */
+	double hi = INFINITY;
+	for (int k = 0; k < n; k++)
+		hi = fmin(hi, time(ctx, k, W));
+	double lo = 0;
+	for (int it = 0; it < 200 && hi - lo > 1e-9 * hi; it++) {
+		double T = (lo + hi) / 2, sum = 0;
+		for (int k = 0; k < n && sum < W; k++) {
+			double a0 = 0, a1 = W;
+			for (int b = 0; b < 60 && a1 - a0 > 1e-9 * W; b++) {
+				double am = (a0 + a1) / 2;
+				if (time(ctx, k, am) <= T)
+					a0 = am;
+				else
+					a1 = am;
+			}
+			sum += a0;
+		}
+		if (sum >= W)
+			hi = T;
+		else
+			lo = T;
+	}
+	return hi;
+}
+
+/* ---- INPA and IDPA --------------------------------------------------------- */
+
+static const char *const method_names[] = {"fpm", "multiple-cpm", "single-cpm", "homogeneous"};
+
+const char *plb__hpart_method_name(enum plb__hpart_method m)
+{
+	return (unsigned)m < PLB__HPART_NMETHOD ? method_names[m] : "?";
+}
+
+struct st {
+	const struct plb__hpart_cfg *c;
+	struct plb__hpart *h;
+	struct plb__fpm *dev;   /* by device, in blocks of area */
+	struct plb__fpm *node;  /* by node, in blocks of area */
+	struct plb__fpm *tmp;   /* scratch: one node's devices in columns */
+	long *lw;
+	double *speed;          /* by device: blocks of area a second, last measured */
+	double *best_area;      /* by node: the areas of the best partition measured */
+};
+
+/* n columns among node i's devices in proportion to w[] (or equally). */
+static void share(int n, int p, const double *w, int *d)
+{
+	double sum = 0;
+	for (int j = 0; j < p; j++)
+		sum += w ? w[j] : 1;
+	int used = 0;
+	for (int j = 0; j < p; j++) {
+		d[j] = (int)floor((double)n * (w ? w[j] : 1) / sum);
+		used += d[j];
+	}
+	for (int j = 0; used < n; j = (j + 1) % p, used++)
+		d[j]++;
+}
+
+/* Benchmarks node i's devices on their slices; the slowest's time. */
+static double bench_node(struct st *s, int i)
+{
+	struct plb__hpart *h = s->h;
+	double worst = 0;
+	for (int j = 0; j < s->c->p[i]; j++) {
+		int k = h->off[i] + j, d = h->d[k];
+		h->t_dev[k] = 0;
+		if (!d)
+			continue;
+		double t = s->c->bench(s->c->ctx, i, j, h->m[i], d);
+		h->benches++;
+		h->t_dev[k] = t;
+		double area = (double)h->m[i] * d;
+		if (t > 0 && isfinite(t)) {
+			plb__fpm_add(&s->dev[k], area, t);
+			s->speed[k] = area / t;
+		}
+		worst = fmax(worst, t);
+	}
+	return worst;
+}
+
+static double imbalance(const double *t, int n)
+{
+	double lo = INFINITY, hi = 0;
+	for (int i = 0; i < n; i++)
+		if (t[i] > 0) {
+			lo = fmin(lo, t[i]);
+			hi = fmax(hi, t[i]);
+		}
+	return hi > 0 ? (hi - lo) / hi : 0;
+}
+
+/* IDPA on node i (its rectangle set): its slices, iterated for FPM and
+ * MCPM. Returns the node's time. */
+static double idpa(struct st *s, int i)
+{
+	const struct plb__hpart_cfg *c = s->c;
+	struct plb__hpart *h = s->h;
+	int p = c->p[i], *d = h->d + h->off[i], m = h->m[i], n = h->n[i];
+	double w[64];
+	int iter = c->method == PLB__HPART_FPM || c->method == PLB__HPART_MCPM ? c->max_iter : 1;
+	/* the first split: equal, or (single CPM, or a device measured before)
+	 * by speed */
+	int known = 1;
+	for (int j = 0; j < p && j < 64; j++) {
+		w[j] = s->speed[h->off[i] + j];
+		known &= w[j] > 0;
+	}
+	share(n, p, known && c->method != PLB__HPART_HOMOG && p <= 64 ? w : NULL, d);
+	double t = 0, best_t = INFINITY;
+	int best_d[64];
+	for (int it = 0; it < iter; it++) {
+		t = bench_node(s, i);
+		if (t < best_t && p <= 64) {    /* the best split measured */
+			best_t = t;
+			memcpy(best_d, d, (size_t)p * sizeof *d);
+		}
+		if (it + 1 == iter || imbalance(h->t_dev + h->off[i], p) <= c->eps2)
+			break;
+		if (c->method == PLB__HPART_MCPM) {
+			for (int j = 0; j < p && j < 64; j++)
+				w[j] = s->speed[h->off[i] + j];
+			share(n, p, w, d);
+			continue;
+		}
+		/* GPA in columns: each device's FPM with sizes over m */
+		for (int j = 0; j < p; j++) {
+			const struct plb__fpm *f = &s->dev[h->off[i] + j];
+			s->tmp[j] = *f;
+			for (int k = 0; k < f->n; k++)
+				s->tmp[j].x[k] = f->x[k] / m;
+			if (!f->n)      /* never measured: its speed as any other's */
+				plb__fpm_add(&s->tmp[j], 1, t / (n > 0 ? n : 1));
+		}
+		if (isnan(plb__gpa(s->tmp, p, n, 0, s->lw)))
+			break;
+		int same = 1;
+		for (int j = 0; j < p; j++) {
+			same &= d[j] == (int)s->lw[j];
+			d[j] = (int)s->lw[j];
+		}
+		if (same)
+			break;  /* a fixed point: its times are those just measured */
+	}
+	if (p <= 64 && best_t < t) {
+		/* ended on a worse split than one measured (a model that will
+		 * learn more at the next node iteration): the better one, its
+		 * times those it was measured at */
+		memcpy(d, best_d, (size_t)p * sizeof *d);
+		for (int j = 0; j < p; j++)
+			h->t_dev[h->off[i] + j] = d[j] ? c->bench(c->ctx, i, j, m, d[j]) : 0;
+		h->benches += p;
+		t = best_t;
+	}
+	h->t_node[i] = t;
+	return t;
+}
+
+/* The node's layout from its areas. */
+static int place(struct st *s, const double *area)
+{
+	struct plb__hpart *h = s->h;
+	int nc = plb__layout_blocks(area, s->c->q, s->c->N, h->m, h->n, h->col, h->row, h->at);
+	return nc < 0 ? nc : 0;
+}
+
+static void seed(struct st *s)
+{
+	/* each device once at a 1 x 1 slice: the FPMs' first point, and the
+	 * single CPM's speeds */
+	const struct plb__hpart_cfg *c = s->c;
+	for (int i = 0; i < c->q; i++)
+		for (int j = 0; j < c->p[i]; j++) {
+			int k = s->h->off[i] + j;
+			double t = c->bench(c->ctx, i, j, 1, 1);
+			s->h->benches++;
+			if (t > 0 && isfinite(t)) {
+				plb__fpm_add(&s->dev[k], 1, t);
+				s->speed[k] = 1 / t;
+			}
+		}
+}
+
+void plb__hpart_fini(struct plb__hpart *h)
+{
+	if (!h)
+		return;
+	free(h->m);
+	free(h->n);
+	free(h->col);
+	free(h->row);
+	free(h->at);
+	free(h->off);
+	free(h->d);
+	free(h->t_node);
+	free(h->t_dev);
+	memset(h, 0, sizeof *h);
+}
+
+static int inpa(struct st *s, double *area)
+{
+	const struct plb__hpart_cfg *c = s->c;
+	struct plb__hpart *h = s->h;
+	int q = c->q, rc;
+	int iter = c->method == PLB__HPART_FPM || c->method == PLB__HPART_MCPM ? c->max_iter : 1;
+	if (c->method == PLB__HPART_SCPM || c->method == PLB__HPART_FPM || c->method == PLB__HPART_MCPM)
+		seed(s);
+	for (int i = 0; i < q; i++) {
+		area[i] = 1;
+		if (c->method == PLB__HPART_SCPM) {
+			area[i] = 0;
+			for (int j = 0; j < c->p[i]; j++)
+				area[i] += s->speed[h->off[i] + j];
+		}
+	}
+	double best = INFINITY;
+	for (int it = 0; it < iter; it++) {
+		h->inter_iters = it + 1;
+		if ((rc = place(s, area)))
+			return rc;
+		double worst = 0;
+		for (int i = 0; i < q; i++) {
+			double t = idpa(s, i);
+			if (t > 0)
+				plb__fpm_add(&s->node[i], (double)h->m[i] * h->n[i], t);
+			worst = fmax(worst, t);
+		}
+		if (worst < best) {     /* the best partition measured */
+			best = worst;
+			memcpy(s->best_area, area, (size_t)q * sizeof *area);
+		}
+		h->imbalance = imbalance(h->t_node, q);
+		if (h->imbalance <= c->eps1) {
+			h->converged = 1;
+			break;
+		}
+		if (it + 1 == iter)
+			break;
+		if (c->method == PLB__HPART_MCPM) {
+			for (int i = 0; i < q; i++)
+				area[i] = (double)h->m[i] * h->n[i] / h->t_node[i];
+			continue;
+		}
+		if (isnan(plb__gpa(s->node, q, (long)c->N * c->N, 1, s->lw)))
+			return PLB_EINVAL;
+		int same = 1;
+		for (int i = 0; i < q; i++) {
+			same &= fabs(area[i] - (double)s->lw[i]) < 0.5;
+			area[i] = (double)s->lw[i];
+		}
+		if (same) {
+			h->converged = 1;       /* the GPA gives what it was given */
+			break;
+		}
+	}
+	if (!h->converged && h->inter_iters > 1 && memcmp(s->best_area, area, (size_t)q * sizeof *area)) {
+		/* stopped at max_iter on a partition worse than one measured:
+		 * that one, its devices' splits found again on what is known now */
+		memcpy(area, s->best_area, (size_t)q * sizeof *area);
+		if ((rc = place(s, area)))
+			return rc;
+		for (int i = 0; i < q; i++)
+			idpa(s, i);
+		h->imbalance = imbalance(h->t_node, q);
+	}
+	h->half_perimeters = 0;
+	h->half_perimeters_lb = 0;
+	for (int i = 0; i < q; i++) {
+		h->half_perimeters += h->m[i] + h->n[i];
+		h->half_perimeters_lb += 2 * sqrt((double)h->m[i] * h->n[i]);
+	}
+	return 0;
+}
+
+int plb__hpart_run(const struct plb__hpart_cfg *c, struct plb__hpart *h)
+{
+	memset(h, 0, sizeof *h);
+	if (!c || c->q < 1 || !c->p || c->N < 1 || !c->bench || c->max_iter < 1 ||
+	    (unsigned)c->method >= PLB__HPART_NMETHOD || !(c->eps1 >= 0) || !(c->eps2 >= 0))
+		return PLB_EINVAL;
+	int ndev = 0, maxp = 0;
+	for (int i = 0; i < c->q; i++) {
+		if (c->p[i] < 1)
+			return PLB_EINVAL;
+		ndev += c->p[i];
+		maxp = c->p[i] > maxp ? c->p[i] : maxp;
+	}
+	int q = c->q;
+	h->q = q;
+	h->ndev = ndev;
+	h->m = calloc((size_t)q, sizeof *h->m);
+	h->n = calloc((size_t)q, sizeof *h->n);
+	h->col = calloc((size_t)q, sizeof *h->col);
+	h->row = calloc((size_t)q, sizeof *h->row);
+	h->at = calloc((size_t)q, sizeof *h->at);
+	h->off = calloc((size_t)q + 1, sizeof *h->off);
+	h->d = calloc((size_t)ndev, sizeof *h->d);
+	h->t_node = calloc((size_t)q, sizeof *h->t_node);
+	h->t_dev = calloc((size_t)ndev, sizeof *h->t_dev);
+	struct st s = {.c = c, .h = h};
+	s.dev = calloc((size_t)ndev, sizeof *s.dev);
+	s.node = calloc((size_t)q, sizeof *s.node);
+	s.tmp = calloc((size_t)maxp, sizeof *s.tmp);
+	s.lw = calloc((size_t)(ndev > maxp ? ndev : maxp), sizeof *s.lw);
+	s.speed = calloc((size_t)ndev, sizeof *s.speed);
+	double *area = calloc((size_t)q, sizeof *area);
+	s.best_area = calloc((size_t)q, sizeof *s.best_area);
+	int rc = PLB_ENOMEM;
+	if (h->m && h->n && h->col && h->row && h->at && h->off && h->d && h->t_node && h->t_dev &&
+	    s.dev && s.node && s.tmp && s.lw && s.speed && area && s.best_area) {
+		for (int i = 0; i < q; i++)
+			h->off[i + 1] = h->off[i] + c->p[i];
+		rc = inpa(&s, area);
+	}
+	free(s.dev);
+	free(s.node);
+	free(s.tmp);
+	free(s.lw);
+	free(s.speed);
+	free(s.best_area);
+	free(area);
+	if (rc)
+		plb__hpart_fini(h);
+	return rc;
+}

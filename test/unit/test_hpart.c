@@ -1,0 +1,247 @@
+/* Hierarchical partitioning with functional performance models
+ * (balancer/hpart.c): the FPMs read their points back and never fall; the
+ * GPA splits by speed on constant-speed models and equalises times on
+ * others; INPA with IDPA nested gives a layout whose columns and slices
+ * sum right, converges on devices whose speed depends on the size (a GPU
+ * that saturates, and one that falls when its slice leaves its memory)
+ * within 6% of the bound where slices are many columns, where the
+ * multiple-CPM baseline does not converge, and matches the CPM baselines
+ * where speeds are constant; bad arguments are refused. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "balancer/hpart.h"
+
+static void test_fpm(void **state)
+{
+	(void)state;
+	struct plb__fpm f = {0};
+	assert_true(isnan(plb__fpm_time(&f, 1)));
+	assert_int_equal(plb__fpm_add(&f, 0, 1), PLB_EINVAL);
+	assert_int_equal(plb__fpm_add(&f, 10, 2), 0);
+	assert_int_equal(plb__fpm_add(&f, 40, 4), 0);
+	assert_int_equal(plb__fpm_add(&f, 20, 5), 0);   /* slower than 40: the envelope */
+	assert_true(fabs(plb__fpm_time(&f, 5) - 1) < 1e-12);       /* 10's speed below it */
+	assert_true(fabs(plb__fpm_time(&f, 30) - 5) < 1e-12);      /* never falls: 5 up to 40 */
+	assert_true(fabs(plb__fpm_time(&f, 80) - 10) < 1e-12);     /* 40's speed past it */
+	for (double t = 0.5; t < 20; t *= 1.3) {
+		double x = plb__fpm_size(&f, t);
+		assert_true(plb__fpm_time(&f, x) <= t * (1 + 1e-12));
+		assert_true(plb__fpm_time(&f, x * 1.001 + 1e-9) > t || x >= 20);
+	}
+	assert_int_equal(plb__fpm_add(&f, 20, 3), 0);   /* replaced */
+	assert_int_equal(f.n, 3);
+	assert_true(fabs(plb__fpm_time(&f, 20) - 3) < 1e-12);
+	for (int k = 0; k < 200; k++)                   /* capped */
+		assert_int_equal(plb__fpm_add(&f, 1 + k * 0.37, 1 + k), 0);
+	assert_true(f.n <= PLB__FPM_MAX);
+	for (int k = 0; k + 1 < f.n; k++)
+		assert_true(f.x[k] < f.x[k + 1]);
+}
+
+static void test_gpa(void **state)
+{
+	(void)state;
+	struct plb__fpm f[3] = {{0}};
+	double speed[3] = {1, 2, 5};
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(plb__fpm_add(&f[i], 100, 100 / speed[i]), 0);
+	long out[3];
+	double T = plb__gpa(f, 3, 800, 1, out);
+	assert_int_equal(out[0] + out[1] + out[2], 800);
+	assert_true(labs(out[0] - 100) <= 1 && labs(out[1] - 200) <= 1 && labs(out[2] - 500) <= 1);
+	assert_true(fabs(T - 100) <= 1.0 + 1e-9);
+	/* size-dependent: a device twice as fast up to 100 units, then as slow
+	 * as the other: equal times, not equal speeds */
+	struct plb__fpm g[2] = {{0}};
+	assert_int_equal(plb__fpm_add(&g[0], 100, 50), 0);
+	assert_int_equal(plb__fpm_add(&g[0], 400, 350), 0);
+	assert_int_equal(plb__fpm_add(&g[1], 100, 100), 0);
+	T = plb__gpa(g, 2, 300, 0, out);
+	double t0 = plb__fpm_time(&g[0], (double)out[0]), t1 = plb__fpm_time(&g[1], (double)out[1]);
+	assert_int_equal(out[0] + out[1], 300);
+	assert_true(fabs(t0 - t1) <= 1.0 + 1e-9);
+	assert_true(out[0] > 100 && out[0] < 200);
+	assert_true(isnan(plb__gpa(g, 2, 1, 1, out)));  /* 1 unit, at least 1 each */
+}
+
+/* Devices: a CPU core (constant speed), a GPU that saturates with size,
+ * one whose slice falls out of its memory past a size. Time for one step
+ * on m x d blocks: area / speed(area). */
+struct cluster {
+	int q, p[16];
+	int kind[16][8];        /* 0 CPU, 1 GPU, 2 GPU with a memory cliff, 3 constant fast */
+	long benches;
+};
+
+static double speed_of(int kind, double area)
+{
+	switch (kind) {
+	case 0:
+		return 1.0;
+	case 1:
+		return 12.0 * area / (area + 40);
+	case 2:
+		return area > 300 ? 2.0 : 10.0 * area / (area + 20);
+	default:
+		return 4.0;
+	}
+}
+
+static double bench(void *ctx, int i, int j, int m, int d)
+{
+	struct cluster *c = ctx;
+	c->benches++;
+	double area = (double)m * d;
+	return area / speed_of(c->kind[i][j], area);
+}
+
+/* the product's step time under partition h: the slowest device's true time */
+static double step_time(const struct cluster *c, const struct plb__hpart *h)
+{
+	double worst = 0;
+	for (int i = 0; i < h->q; i++)
+		for (int j = 0; j < c->p[i]; j++) {
+			int d = h->d[h->off[i] + j];
+			if (d)
+				worst = fmax(worst, bench((void *)c, i, j, h->m[i], d));
+		}
+	return worst;
+}
+
+static void check_layout(const struct cluster *c, const struct plb__hpart *h, int N)
+{
+	long area = 0;
+	for (int i = 0; i < h->q; i++) {
+		int sum = 0;
+		for (int j = 0; j < c->p[i]; j++)
+			sum += h->d[h->off[i] + j];
+		assert_int_equal(sum, h->n[i]);
+		assert_true(h->m[i] >= 1 && h->n[i] >= 1);
+		area += (long)h->m[i] * h->n[i];
+	}
+	assert_int_equal(area, (long)N * N);
+	assert_true((double)h->half_perimeters >= h->half_perimeters_lb - 1e-9);
+}
+
+static struct cluster mixed(int gpukind)
+{
+	struct cluster c = {.q = 6};
+	for (int i = 0; i < c.q; i++) {
+		c.p[i] = 4;
+		for (int j = 0; j < 4; j++)
+			c.kind[i][j] = j == 0 && i < 3 ? gpukind : 0;
+	}
+	return c;
+}
+
+/* device k of the cluster (nodes in order) on area a */
+static double true_time(void *ctx, int k, double a)
+{
+	const struct cluster *c = ctx;
+	for (int i = 0; i < c->q; k -= c->p[i], i++)
+		if (k < c->p[i])
+			return a / speed_of(c->kind[i][k], a);
+	return INFINITY;
+}
+
+/* The least step time any split of the N x N blocks over the devices can
+ * have: the equal-time split of the area over their true time functions,
+ * whole blocks and the 2-D layout aside. */
+static double bound(const struct cluster *c, int N)
+{
+	int n = 0;
+	for (int i = 0; i < c->q; i++)
+		n += c->p[i];
+	return plb__equal_time_bound(n, true_time, (void *)c, (double)N * N);
+}
+
+static void run_all(struct cluster *c, int N, double *t, int *converged, int *benches)
+{
+	struct plb__hpart_cfg cfg = {.q = c->q, .p = c->p, .N = N, .eps1 = 0.05, .eps2 = 0.05,
+				     .max_iter = 30, .bench = bench, .ctx = c};
+	for (int m = 0; m < PLB__HPART_NMETHOD; m++) {
+		struct plb__hpart h;
+		cfg.method = (enum plb__hpart_method)m;
+		assert_int_equal(plb__hpart_run(&cfg, &h), 0);
+		check_layout(c, &h, N);
+		t[m] = step_time(c, &h);
+		converged[m] = h.converged;
+		benches[m] = h.benches;
+		plb__hpart_fini(&h);
+	}
+}
+
+static void test_fpm_converges_and_wins(void **state)
+{
+	(void)state;
+	double t[PLB__HPART_NMETHOD];
+	int conv[PLB__HPART_NMETHOD], nb[PLB__HPART_NMETHOD];
+	/* a saturating GPU, and one with a memory cliff, on half the nodes:
+	 * at N = 256 (slices of many columns) the FPM partition converges
+	 * within 6% of the bound, no worse than any baseline and ahead of
+	 * the single-CPM and homogeneous ones */
+	for (int gk = 1; gk <= 2; gk++) {
+		struct cluster c = mixed(gk);
+		run_all(&c, 256, t, conv, nb);
+		double lb = bound(&c, 256);
+		if (!conv[PLB__HPART_FPM] || !(t[PLB__HPART_FPM] <= 1.06 * lb))
+			fail_msg("gpu kind %d: fpm %.2f (converged %d) against a bound %.2f", gk,
+				 t[PLB__HPART_FPM], conv[PLB__HPART_FPM], lb);
+		for (int m = 1; m < PLB__HPART_NMETHOD; m++)
+			if (!(t[PLB__HPART_FPM] <= 1.001 * t[m]))
+				fail_msg("gpu kind %d: fpm %.2f, %s %.2f", gk, t[PLB__HPART_FPM],
+					 plb__hpart_method_name((enum plb__hpart_method)m), t[m]);
+		assert_true(t[PLB__HPART_FPM] < t[PLB__HPART_SCPM] && t[PLB__HPART_FPM] < t[PLB__HPART_HOMOG]);
+	}
+	/* where speed depends on size and slices are few columns (N = 64),
+	 * the constant models do not converge: multiple-CPM runs to its
+	 * iteration limit and benchmarks more; the FPMs converge */
+	for (int gk = 1; gk <= 2; gk++) {
+		struct cluster c = mixed(gk);
+		run_all(&c, 64, t, conv, nb);
+		if (!conv[PLB__HPART_FPM] || conv[PLB__HPART_MCPM] || !(nb[PLB__HPART_FPM] < nb[PLB__HPART_MCPM]))
+			fail_msg("gpu kind %d, N = 64: fpm converged %d (%d benchmarks), multiple-cpm %d (%d)", gk,
+				 conv[PLB__HPART_FPM], nb[PLB__HPART_FPM], conv[PLB__HPART_MCPM], nb[PLB__HPART_MCPM]);
+	}
+	struct cluster c;
+	/* constant speeds: the CPM methods are as good */
+	c = mixed(3);
+	run_all(&c, 128, t, conv, nb);
+	assert_true(fabs(t[PLB__HPART_FPM] - t[PLB__HPART_SCPM]) <= 0.05 * t[PLB__HPART_SCPM]);
+}
+
+static void test_bad_args(void **state)
+{
+	(void)state;
+	struct cluster c = mixed(1);
+	struct plb__hpart h;
+	struct plb__hpart_cfg cfg = {.q = c.q, .p = c.p, .N = 2, .eps1 = 0.05, .eps2 = 0.05,
+				     .max_iter = 10, .bench = bench, .ctx = &c};
+	assert_int_equal(plb__hpart_run(&cfg, &h), PLB_EINVAL);        /* 6 nodes in 2 x 2 */
+	cfg.N = 64;
+	cfg.bench = NULL;
+	assert_int_equal(plb__hpart_run(&cfg, &h), PLB_EINVAL);
+	cfg.bench = bench;
+	cfg.max_iter = 0;
+	assert_int_equal(plb__hpart_run(&cfg, &h), PLB_EINVAL);
+	assert_string_equal(plb__hpart_method_name(PLB__HPART_MCPM), "multiple-cpm");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_fpm),
+		cmocka_unit_test(test_gpa),
+		cmocka_unit_test(test_fpm_converges_and_wins),
+		cmocka_unit_test(test_bad_args),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
