@@ -11,7 +11,24 @@
 
 /* ---- functional performance models --------------------------------------- */
 
+/* the times never falling with size: tm[k] = max(t[0..k]) */
+static void envelope(struct plb__fpm *f)
+{
+	for (int k = 0; k < f->n; k++)
+		f->tm[k] = k && f->tm[k - 1] > f->t[k] ? f->tm[k - 1] : f->t[k];
+}
+
+static int add(struct plb__fpm *f, double x, double t);
+
 int plb__fpm_add(struct plb__fpm *f, double x, double t)
+{
+	int rc = add(f, x, t);
+	if (!rc)
+		envelope(f);
+	return rc;
+}
+
+static int add(struct plb__fpm *f, double x, double t)
 {
 	if (!f || !(x > 0) || !(t > 0) || !isfinite(x) || !isfinite(t))
 		return PLB_EINVAL;
@@ -54,19 +71,12 @@ int plb__fpm_add(struct plb__fpm *f, double x, double t)
 	return 0;
 }
 
-/* the times never falling with size: tm[k] = max(t[0..k]) */
-static void envelope(const struct plb__fpm *f, double *tm)
-{
-	for (int k = 0; k < f->n; k++)
-		tm[k] = k && tm[k - 1] > f->t[k] ? tm[k - 1] : f->t[k];
-}
 
 double plb__fpm_time(const struct plb__fpm *f, double x)
 {
-	double tm[PLB__FPM_MAX];
 	if (!f || !f->n || !(x >= 0))
 		return NAN;
-	envelope(f, tm);
+	const double *tm = f->tm;
 	if (x <= f->x[0])
 		return tm[0] * x / f->x[0];
 	int n = f->n;
@@ -80,17 +90,22 @@ double plb__fpm_time(const struct plb__fpm *f, double x)
 
 double plb__fpm_size(const struct plb__fpm *f, double t)
 {
-	double tm[PLB__FPM_MAX];
 	if (!f || !f->n || !(t > 0))
 		return 0;
-	envelope(f, tm);
+	const double *tm = f->tm;
 	int n = f->n;
 	if (t < tm[0])
 		return f->x[0] * t / tm[0];
-	/* the last point whose time is at most t */
-	int k = n - 1;
-	while (tm[k] > t)
-		k--;
+	/* the last point whose time is at most t (tm never falls: bisect) */
+	int lo = 0, hi = n - 1;
+	while (lo < hi) {
+		int mid = (lo + hi + 1) / 2;
+		if (tm[mid] <= t)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	int k = lo;
 	if (k == n - 1)
 		return f->x[n - 1] * t / tm[n - 1];
 	return f->x[k] + (f->x[k + 1] - f->x[k]) * (t - tm[k]) / (tm[k + 1] - tm[k]);
@@ -119,14 +134,34 @@ double plb__gpa(const struct plb__fpm *f, int n, long total, long min_each, long
 	double lo = 0, hi = INFINITY;
 	for (int i = 0; i < n; i++)
 		hi = fmin(hi, plb__fpm_time(&f[i], (double)total));
-	for (int it = 0; it < 200 && hi - lo > 1e-15 * hi; it++) {
-		double mid = (lo + hi) / 2, s = 0;
+	/* the sum of sizes is piecewise linear in the time: regula falsi
+	 * (Illinois), with a bisection step where it stalls, to a sum within
+	 * a quarter unit above total (whole units are shared out below) */
+	double flo = -(double)total, fhi = 0;
+	for (int i = 0; i < n; i++)
+		fhi += plb__fpm_size(&f[i], hi);
+	fhi -= (double)total;
+	int side = 0;
+	for (int it = 0; it < 200 && hi - lo > 1e-9 * hi && fhi > 0.25; it++) {
+		double mid = fhi - flo > 0 ? hi - fhi * (hi - lo) / (fhi - flo) : (lo + hi) / 2;
+		if (!(mid > lo && mid < hi) || it % 8 == 7)
+			mid = (lo + hi) / 2;
+		double fm = -(double)total;
 		for (int i = 0; i < n; i++)
-			s += plb__fpm_size(&f[i], mid);
-		if (s >= (double)total)
+			fm += plb__fpm_size(&f[i], mid);
+		if (fm >= 0) {
 			hi = mid;
-		else
+			fhi = fm;
+			if (side == 1)
+				flo /= 2;
+			side = 1;
+		} else {
 			lo = mid;
+			flo = fm;
+			if (side == -1)
+				fhi /= 2;
+			side = -1;
+		}
 	}
 	struct rem *r = malloc((size_t)n * sizeof *r);
 	if (!r)

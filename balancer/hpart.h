@@ -28,6 +28,7 @@
 struct plb__fpm {
 	int n;
 	double x[PLB__FPM_MAX], t[PLB__FPM_MAX];
+	double tm[PLB__FPM_MAX];        /* max(t[0..k]): kept by plb__fpm_add */
 };
 
 /* Adds the point (x, t), x > 0, t > 0 (a point at an x already there
