@@ -104,7 +104,11 @@ need=$((team + nemu + 1))
 if [ "$cores" -lt "$need" ]; then
 	echo "(this machine has $cores cores for $((team + nemu)) PUs and the master: the emulated devices' real"
 	echo " work shares cores with the team and the master, so this timing says how the machine copes"
-	echo " with the load, not what such a cluster would do; the simulator's table above is that)"
+	if [ "$APP" = mm ]; then
+		echo " with the load, not what such a cluster would do; the simulator's table above is that)"
+	else
+		echo " with the load, not what such a cluster would do; make demo (plb-mm) shows the simulator's)"
+	fi
 fi
 if /usr/bin/python3 -c 'import matplotlib' 2>/dev/null; then
 	scripts/plb-plot "$BUILD/demo-trace.json" -o "$BUILD/demo" | sed -n 's/^\(.*-gantt.png\)$/Gantt chart of the run: \1/p'
