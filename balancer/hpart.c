@@ -423,6 +423,8 @@ static int inpa(struct st *s, double *area)
 		double worst = 0;
 		for (int i = 0; i < q; i++) {
 			double t = idpa(s, i);
+			if (c->comm)
+				h->t_node[i] = t += c->comm(c->ctx, i, h->m[i], h->n[i]);
 			if (t > 0)
 				plb__fpm_add(&s->node[i], (double)h->m[i] * h->n[i], t);
 			worst = fmax(worst, t);
@@ -462,7 +464,10 @@ static int inpa(struct st *s, double *area)
 		if ((rc = place(s, area)))
 			return rc;
 		for (int i = 0; i < q; i++)
-			idpa(s, i);
+			if (c->comm)
+				h->t_node[i] = idpa(s, i) + c->comm(c->ctx, i, h->m[i], h->n[i]);
+			else
+				idpa(s, i);
 		h->imbalance = imbalance(h->t_node, q);
 	}
 	h->half_perimeters = 0;

@@ -71,12 +71,17 @@ struct plb__hpart_cfg {
 	enum plb__hpart_method method;
 	/* device j of node i's time for one step on a slice of m x d blocks */
 	double (*bench)(void *ctx, int i, int j, int m, int d);
+	/* if not NULL: node i's time a step to receive the pivots of its m x n
+	 * rectangle (m + n blocks), added to its devices' for the nodes'
+	 * balance (the paper balances the kernel alone) */
+	double (*comm)(void *ctx, int i, int m, int n);
 	void *ctx;
 };
 
 /* The partition: node i's rectangle m[i] x n[i] blocks at (row[i], at[i])
  * in column col[i]; its devices' slices d[off[i] + j] blocks wide (they
- * sum to n[i]); the last benchmarked times (node: its slowest device's);
+ * sum to n[i]); the last benchmarked times (node: its slowest device's,
+ * plus its communication where the configuration gives it);
  * the iterations and benchmarks made; the sum of half-perimeters (in
  * blocks) and its lower bound 2 sum sqrt(m_i n_i). */
 struct plb__hpart {

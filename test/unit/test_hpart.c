@@ -218,6 +218,53 @@ static void test_fpm_converges_and_wins(void **state)
 	assert_true(fabs(t[PLB__HPART_FPM] - t[PLB__HPART_SCPM]) <= 0.05 * t[PLB__HPART_SCPM]);
 }
 
+static double comm_const(void *ctx, int i, int m, int n)
+{
+	(void)ctx;
+	(void)i;
+	return 0.5 * (m + n);
+}
+
+/* With the pivots' transfer given, a node's time counts it and the nodes
+ * are balanced on the sum: the node with the most work no longer gets
+ * the largest rectangle's transfer on top */
+static void test_comm_counted(void **state)
+{
+	(void)state;
+	struct cluster c = mixed(1);
+	struct plb__hpart_cfg cfg = {.q = c.q, .p = c.p, .N = 128, .eps1 = 0.05, .eps2 = 0.05,
+				     .max_iter = 30, .method = PLB__HPART_FPM, .bench = bench,
+				     .comm = comm_const, .ctx = &c};
+	struct plb__hpart h;
+	assert_int_equal(plb__hpart_run(&cfg, &h), 0);
+	double with = 0, without = 0;
+	for (int i = 0; i < h.q; i++) {
+		double comp = 0;
+		for (int j = 0; j < c.p[i]; j++) {
+			int d = h.d[h.off[i] + j];
+			if (d)
+				comp = fmax(comp, bench(&c, i, j, h.m[i], d));
+		}
+		assert_true(fabs(h.t_node[i] - (comp + 0.5 * (h.m[i] + h.n[i]))) <= 1e-9 * h.t_node[i]);
+		with = fmax(with, h.t_node[i]);
+	}
+	plb__hpart_fini(&h);
+	cfg.comm = NULL;
+	assert_int_equal(plb__hpart_run(&cfg, &h), 0);
+	for (int i = 0; i < h.q; i++) {
+		double comp = 0;
+		for (int j = 0; j < c.p[i]; j++) {
+			int d = h.d[h.off[i] + j];
+			if (d)
+				comp = fmax(comp, bench(&c, i, j, h.m[i], d));
+		}
+		without = fmax(without, comp + 0.5 * (h.m[i] + h.n[i]));
+	}
+	plb__hpart_fini(&h);
+	if (!(with <= without * 1.001))
+		fail_msg("with the transfer counted %.2f, without %.2f", with, without);
+}
+
 static void test_bad_args(void **state)
 {
 	(void)state;
@@ -241,6 +288,7 @@ int main(void)
 		cmocka_unit_test(test_fpm),
 		cmocka_unit_test(test_gpa),
 		cmocka_unit_test(test_fpm_converges_and_wins),
+		cmocka_unit_test(test_comm_counted),
 		cmocka_unit_test(test_bad_args),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
