@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# make bench-links: the master's link as the limit, for real. Four emulated
+# hosts (scripts/netns-hosts.sh: network namespaces on a bridge, TCP
+# between them; needs root), the master alone on the first, workers with
+# emulated PUs on the other three; the first host's link shaped with tc
+# (tbf) to each RATE of RATES (default "1gbit 200mbit") both ways, and
+# [network] link_gbps set to it. plb-bs (options drawn on the nodes: the
+# prices come back, 8 bytes an option in single) and plb-mm (A to every
+# node, then B's columns out and C's back) on them, the report's ratio
+# against its link-aware bound (the larger of the PUs' bound and the
+# run's bytes over link_gbps) and the link's share of the bound; then the
+# same cluster in plbsim (its links and the units' bytes as the run's),
+# and the runtime's ratio over plbsim's. The emulated PUs' models are
+# fast, so the link bounds the run. Figures only: this machine is shared.
+set -euo pipefail
+BUILD=${BUILD:-build}
+RATES=${RATES:-1gbit 200mbit}
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+NS=$PWD/scripts/netns-hosts.sh
+if ! bash "$NS" check; then
+	echo "bench-links: no network namespaces here (needs root and iproute2)" >&2
+	exit 1
+fi
+if ! command -v tc >/dev/null; then
+	echo "bench-links: no tc (Debian: iproute2)" >&2
+	exit 1
+fi
+T=$(mktemp -d)
+P=plbl$$x
+trap '"$NS" down $P; rm -rf "$T"' EXIT
+"$NS" up $P 4
+printf '%s1 slots=1\n%s2 slots=1\n%s3 slots=1\n%s4 slots=1\n' $P $P $P $P >"$T/hosts"
+
+gbps() { # 1gbit -> 1, 200mbit -> 0.2
+	python3 -c "import re,sys; m=re.fullmatch(r'([0-9.]+)(g|m)bit', sys.argv[1]); print(float(m[1]) * (1 if m[2] == 'g' else 1e-3))" "$1"
+}
+shape() { # shape RATE: the first host's link both ways (its side and the bridge's)
+	ip netns exec ${P}1 tc qdisc replace dev eth0 root tbf rate "$1" burst 512kb latency 100ms
+	ip netns exec ${P}br tc qdisc replace dev b1 root tbf rate "$1" burst 512kb latency 100ms
+}
+# config GBPS IN OUT: the cluster (IN / OUT: a unit's bytes, for plbsim)
+config() {
+	cat <<INI
+[run]
+units = 1
+pipeline = 2
+in_bytes = $2
+out_bytes = $3
+[network]
+link_gbps = $1
+latency_us = 100
+[node b]
+host = ${P}2
+emu = fast fast
+[node c]
+host = ${P}3
+emu = fast slow
+[node d]
+host = ${P}4
+emu = slow
+[model fast]
+class = gpu
+compute = poly 0.002 1e-9
+[model slow]
+class = cpu
+compute = poly 0.001 4e-9
+INI
+}
+jget() { python3 -c "import json,sys; d=[json.loads(l) for l in sys.stdin if l.startswith('{')][-1]; print(d['$1'])"; }
+
+printf '%-8s %-28s %9s %9s %9s %8s %9s %8s\n' link run makespan bound link_s ratio sim_ratio rt/sim
+for rate in $RATES; do
+	shape "$rate"
+	g=$(gbps "$rate")
+	for job in "bs --n 20000000 --prec single" "mm --n 2048 --prec single"; do
+		set -- $job
+		app=$1
+		# a unit's bytes: bs: none in, 8 out; mm: a column of B in and of C out
+		case $app in
+		bs) ib=0 ob=8 ;;
+		mm) ib=8192 ob=8192 ;;
+		esac
+		config "$g" $ib $ob >"$T/c.ini"
+		# rank 0, the master, alone on the first host; a worker on each other
+		out=$("$NS" mpirun ${P}1 --hostfile "$T/hosts" -np 4 "$PWD/$BUILD/plb-$app" \
+			--config "$T/c.ini" "${@:2}" --json 2>"$T/err") || { cat "$T/err" >&2; continue; }
+		span=$(jget makespan_s <<<"$out") lb=$(jget lower_bound_s <<<"$out") ls=$(jget link_bound_s <<<"$out")
+		# plbsim: the same cluster with the run's units
+		units=$(jget units <<<"$out")
+		sed -i "s/^units = 1$/units = $units/" "$T/c.ini"
+		sim=$("$BUILD/plbsim" "$T/c.ini" --policy plb-hac --json 2>/dev/null |
+			python3 -c "import json,sys; print(json.load(sys.stdin)['ratio'])")
+		python3 -c "
+s, lb, ls, sim = $span, $lb, $ls, $sim
+print('%-8s %-28s %9.3f %9.3f %9.3f %8.3f %9.3f %8.3f' % ('$rate', '$job', s, lb, ls, s / lb, sim, s / lb / sim))"
+	done
+done
