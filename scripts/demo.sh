@@ -12,7 +12,8 @@
 #      core it has). plb-mm (make demo APP=bs|kmeans|grn: that app) on the
 #      cluster under mpirun (one process with make MPI=0), verified, then
 #      the same job on the CPU team alone, the two compared, and the run's
-#      Gantt chart ($BUILD/demo-gantt.png). Where the machine has fewer
+#      Gantt chart ($BUILD/demo-gantt.png), and the same cluster in
+#      plbsim as on a machine with a core for each PU. Where the machine has fewer
 #      cores than the cluster has PUs plus the master, PUs share cores, and
 #      the demo says so: the timing then shows how this machine copes, not
 #      what the cluster would do.
@@ -100,15 +101,25 @@ c=$(makespan "$BUILD/demo-report.txt")
 echo
 awk -v c="$c" -v a="$alone" -v t="$team" 'BEGIN {
 	printf "cluster %.3f s; its CPU team alone (cpu = %d, one process) %.3f s: the cluster is %.2fx as fast\n", c, t, a, a / c }'
+# the same cluster in plbsim, as on a machine with a core for each PU and
+# the master: the team an emulated PU at its measured rate
+units_run=$(sed -n 's/^  units *\([0-9]*\) of [0-9]* done.*/\1/p' "$BUILD/demo-report.txt" | tail -n 1)
+{
+	sed -e "s/^units = 1$/units = ${units_run:-$units}/" -e "s/^cpu = $team$/emu = team ${emu_a[*]}/" \
+		-e "/^emu = ${emu_a[*]}$/d" "$BUILD/demo-cluster.ini"
+	printf '[model team]\nclass = cpu\ncompute = poly 0.001 %s\n' \
+		"$(awk -v p="$per" -v t="$team" 'BEGIN { printf "%.6g", p / t }')"
+} >"$BUILD/demo-sim.ini"
+sed -e '/^\[node b\]/,/^emu = /d' -e "s/^emu = team .*/emu = team/" "$BUILD/demo-sim.ini" >"$BUILD/demo-sim-team.ini"
+sc=$("$BUILD/plbsim" "$BUILD/demo-sim.ini" --json 2>/dev/null | python3 -c "import json,sys; print(json.load(sys.stdin)['makespan_s'])" || echo nan)
+st=$("$BUILD/plbsim" "$BUILD/demo-sim-team.ini" --json 2>/dev/null | python3 -c "import json,sys; print(json.load(sys.stdin)['makespan_s'])" || echo nan)
+awk -v c="$sc" -v a="$st" 'BEGIN {
+	printf "in plbsim, with a core for every PU and the master: cluster %.3f s, its CPU team alone %.3f s: %.2fx as fast\n", c, a, a / c }'
 need=$((team + nemu + 1))
 if [ "$cores" -lt "$need" ]; then
 	echo "(this machine has $cores cores for $((team + nemu)) PUs and the master: the emulated devices' real"
 	echo " work shares cores with the team and the master, so this timing says how the machine copes"
-	if [ "$APP" = mm ]; then
-		echo " with the load, not what such a cluster would do; the simulator's table above is that)"
-	else
-		echo " with the load, not what such a cluster would do; make demo (plb-mm) shows the simulator's)"
-	fi
+	echo " with the load, not what such a cluster would do: the plbsim line above is that)"
 fi
 if /usr/bin/python3 -c 'import matplotlib' 2>/dev/null; then
 	scripts/plb-plot "$BUILD/demo-trace.json" -o "$BUILD/demo" | sed -n 's/^\(.*-gantt.png\)$/Gantt chart of the run: \1/p'

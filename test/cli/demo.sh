@@ -3,6 +3,7 @@
 # sized to this machine's cores (a CPU team of half of them, 1 below 4;
 # emulated devices on the others): plb-mm under mpirun finishes,
 # verified, with its report, the comparison with the CPU team alone, the
+# same cluster in plbsim with a core for every PU (ahead of its team), the
 # note on shared cores where the machine has too few, and the Gantt chart.
 . test/cli/lib.bash
 B=${BUILD:-build}
@@ -22,6 +23,12 @@ check "plb-mm report" grep -q "policy plb-hac on $B/demo-cluster.ini" <<<"$out"
 check "plb-mm coverage ok" grep -q "4096 of 4096 done, coverage ok" <<<"$out"
 check "the comparison with the CPU team alone" \
 	grep -q "^cluster [0-9.]* s; its CPU team alone (cpu = $team, one process) [0-9.]* s: the cluster is [0-9.]*x as fast$" <<<"$out"
+check "the same cluster in plbsim, a core for every PU: faster than its team" python3 - "$out" <<'PY'
+import re, sys
+m = re.search(r"^in plbsim, with a core for every PU and the master: cluster ([0-9.]+) s, its CPU team alone ([0-9.]+) s: ([0-9.]+)x as fast$", sys.argv[1], re.M)
+assert m, "no plbsim line"
+assert float(m[1]) < float(m[2]), m[0]     # emulated devices add to the team
+PY
 nemu=$((cores - team - 1)); [ $nemu -lt 2 ] && nemu=2; [ $nemu -gt 6 ] && nemu=6
 if [ "$cores" -lt $((team + nemu + 1)) ]; then
 	check "too few cores: said so" grep -q "so this timing says how the machine copes" <<<"$out"
