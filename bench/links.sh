@@ -9,8 +9,9 @@
 # node, then B's columns out and C's back) on them, the report's ratio
 # against its link-aware bound (the larger of the PUs' bound and the
 # run's bytes over link_gbps) and the link's share of the bound; then the
-# same cluster in plbsim (its links and the units' bytes as the run's),
-# and the runtime's ratio over plbsim's. The emulated PUs' models are
+# same cluster in plbsim (its links and the units' bytes as the run's;
+# plb-bs's is config/sim/link-bs.ini), and the runtime's ratio over
+# plbsim's. The emulated PUs' models are
 # fast, so the link bounds the run. Figures only: this machine is shared.
 set -euo pipefail
 BUILD=${BUILD:-build}

@@ -158,6 +158,8 @@ int plb__run_report(struct plb__run *r, double wall)
 		rep->link_bound_s = fmax(r->bytes_out, r->bytes_in) / (p->cfg.link_gbps * 1e9 / 8);
 		if (rep->link_bound_s > rep->lower_bound_s)
 			rep->lower_bound_s = rep->link_bound_s;
+		if (rep->eq_optimum_s < rep->lower_bound_s)  /* one round beats no link either */
+			rep->eq_optimum_s = rep->lower_bound_s;
 		snprintf(res->note + strlen(res->note), sizeof res->note - strlen(res->note),
 			 makespan < rep->link_bound_s
 			 ? "; the master's link at [network] link_gbps, which this run beat: the link is faster than that"

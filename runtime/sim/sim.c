@@ -846,6 +846,9 @@ int plb__sim_run(const struct plb__config *cfg, const struct plb__sim_opts *o,
 		: "true curves of the emulated PUs, E = F + G";
 	if ((s.use_net || cfg->ncouple) && (rc = extra_bound(&s, models, res)))
 		snprintf(err, errlen, "out of memory");
+	/* no schedule beats the links or the couplings, one round's neither */
+	if (res->rep.eq_optimum_s < res->rep.lower_bound_s)
+		res->rep.eq_optimum_s = res->rep.lower_bound_s;
 	res->rep.wall_s = plb__now() - w0;
 out:
 	free(models);
