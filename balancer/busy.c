@@ -41,6 +41,7 @@ void plb__busy_sync(struct plb__balancer *b, int pu)
 	s->lost = u->lost;
 	int ready = b->model && plb__model_ready(&b->model[pu]);
 	s->rate = ready ? u->rate : 0;
+	s->trip_rate = s->rate > 0 ? s->rate / (1 + fmax(0, u->lk_slope) * s->rate) : 0;
 	s->t_minb = ready ? plb__model_eval_memo(&b->model[pu], b->p.min_block) : INFINITY;
 }
 

@@ -129,6 +129,9 @@ struct plb__busiest {
 struct plb__bsum {
 	double lo, hi;          /* its outstanding grants' least and greatest pred_end */
 	double rate;            /* plb__pu.rate, 0 without a ready model */
+	double trip_rate;       /* the same with its blocks' round trip per unit
+				 * (lk_slope) counted: what a piece of a late
+				 * block runs at, its output's way back included */
 	double t_minb;          /* its model's time for min_block (redo_end) */
 	uint64_t declined;      /* the late block whose pieces it is too slow for */
 	int busy;               /* grants out and not lost */

@@ -53,13 +53,15 @@ void plb__note_rate(struct plb__balancer *b, int pu)
 }
 
 /* The free PUs' rate together: what they would run a late block's range
- * at. */
+ * at, each piece's way back counted (a re-run sends the block's output
+ * again: where the link is what made the block late, the pieces are no
+ * sooner). */
 static double free_rate(const struct plb__balancer *b)
 {
 	double rate = 0;
 	for (int i = 0; i < b->n; i++)
 		if (!b->pu[i].lost && b->pu[i].nout == 0)
-			rate += b->pu[i].rate;
+			rate += b->bs[i].trip_rate;
 	return rate;
 }
 
@@ -133,13 +135,13 @@ static double redo_end(struct plb__balancer *b, double now)
 		const struct plb__bsum *u = &b->bs[i];
 		b->x[i] = INFINITY;
 		/* rate > 0: a ready model (busy_sync) */
-		if (i == rx->pu || u->lost || u->declined == rx->id || !(u->rate > 0))
+		if (i == rx->pu || u->lost || u->declined == rx->id || !(u->trip_rate > 0))
 			continue;
 		b->x[i] = now + plb__busy_for(b, i, now);
 		/* from above: by then this one alone would have run it, so
 		 * the root is below each such time; Newton starts at the least,
 		 * not at the slowest PU's, fewer steps (each a scan) away */
-		T = fmin(T, b->x[i] + rest / u->rate);
+		T = fmin(T, b->x[i] + rest / u->trip_rate);
 		any = 1;
 	}
 	/* g(T), the sum of rate x (T - free) over the PUs free before T,
@@ -150,8 +152,8 @@ static double redo_end(struct plb__balancer *b, double now)
 		double r = 0, rxf = 0;
 		for (int i = 0; i < b->n; i++)
 			if (b->x[i] < T) {
-				r += b->bs[i].rate;
-				rxf += b->bs[i].rate * b->x[i];
+				r += b->bs[i].trip_rate;
+				rxf += b->bs[i].trip_rate * b->x[i];
 			}
 		double next = (rest + rxf) / r;
 		if (!(next < T))

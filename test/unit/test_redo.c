@@ -157,6 +157,56 @@ static void test_wake_after_predicted_end(void **state)
 	plb__balancer_destroy(b);
 }
 
+/* How long after its predicted end a late block of PU 0 (it never ends)
+ * is to be run again by PU 1, free once the pool is empty (the wake-up
+ * time it is given), whose blocks' round trips took lk seconds a unit
+ * (its output's way back over a busy link: link_s in its samples). */
+static double redo_delay(double lk)
+{
+	plb__balancer_t *b;
+	assert_int_equal(plb__balancer_create(NULL, "plb-hac", 2, 100000, &b), 0);
+	four_linear_samples(b, 0, 2);
+	struct plb__grant g0, g1;
+	double now = 0, due = NAN, at = NAN;
+	assert_int_equal(plb__balancer_next(b, 0, now, &g0), PLB__NEXT_GRANT);
+	due = now + g0.predicted_s;
+	for (int guard = 0; guard < 100000 && isnan(at); guard++) {
+		int rc = plb__balancer_next(b, 1, now, &g1);
+		if (rc == PLB__NEXT_WAIT) {     /* the pool is empty: woken to re-run it */
+			at = plb__balancer_wake(b);
+			break;
+		}
+		assert_int_equal(rc, PLB__NEXT_GRANT);
+		if (g1.kind == PLB__GRANT_REDO) {       /* late enough already */
+			at = now;
+			break;
+		}
+		/* the round trip is reported, the time kept as the compute's
+		 * alone: the two cases meet the late block at the same times */
+		double t = 0.01 + 1e-5 * (double)g1.units;
+		now += t;
+		struct plb__block_done s = {g1.id, t, 0, now, lk * (double)g1.units};
+		assert_int_equal(plb__balancer_done(b, 1, &s), 0);
+	}
+	plb__balancer_destroy(b);
+	assert_true(isfinite(at));
+	return at - due;
+}
+
+/* A re-run counts its pieces' way back: where a PU's blocks take far
+ * longer to come back than to compute (its output queued on the master's
+ * link), re-running a late block on it pays only once the block is late by
+ * that much more, since the pieces' outputs queue on the same link. A
+ * round trip of 1e-4 s a unit against 1e-5 s of compute puts the re-run
+ * several times as far past the block's predicted end. */
+static void test_redo_counts_the_way_back(void **state)
+{
+	(void)state;
+	double plain = redo_delay(0), linked = redo_delay(1e-4);
+	if (!(plain > 0 && linked > 3 * plain))
+		fail_msg("re-run %.4f s after the predicted end without a link cost, %.4f s with", plain, linked);
+}
+
 /* A block that lost its race with its re-run is refused as stale, and its
  * time still goes into its PU's model (it says how the PU ran), unless it
  * says nothing: a report of 0 s adds no sample, as for any block. PU 0
@@ -363,6 +413,7 @@ static void test_redo_pieces_end_together(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_redo_counts_the_way_back),
 		cmocka_unit_test(test_no_wake_without_free_pus),
 		cmocka_unit_test(test_no_wake_for_untrained_free_pu),
 		cmocka_unit_test(test_wake_after_predicted_end),
