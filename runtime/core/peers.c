@@ -127,11 +127,33 @@ void plb__peer_out(struct plb *p, int k)
 	pe->rank = -1;
 }
 
+/* With [network] link_gbps: the time the master's link needs for the
+ * inputs and outputs of every block out (a worker waits for its input,
+ * and its messages wait behind its own outputs and the others' on that
+ * link: a slow link with large outputs had a worker taken out for a
+ * silence that was its output crossing). 0 without link_gbps. */
+static double owed_s(const struct plb__run *r)
+{
+	const struct plb *p = r->p;
+	if (!(p->cfg.link_gbps > 0) || !r->job)
+		return 0;
+	double in = 0, out = 0;
+	for (int i = 0; i < r->npu; i++)
+		for (int s = 0; s < PLB__MAX_GRANTS; s++)
+			if (r->pu[i].s[s].used) {
+				in += (double)r->pu[i].s[s].units * (double)r->job->in_unit;
+				out += (double)r->pu[i].s[s].units * (double)r->job->out_unit;
+			}
+	/* both ways counted on one: an allowance, not a plan */
+	return (in + out) / (p->cfg.link_gbps * 1e9 / 8);
+}
+
 /* How long worker k may be silent in a run: [network] peer_timeout_min_s,
  * or PEER_GAP_FACTOR times its longest silence so far (a worker whose
  * loop stalls on a loaded machine, or whose messages queue behind a large
  * one on a slow link) or PEER_BLOCK_FACTOR times the longest predicted
- * time of a block it has out (large blocks move large messages), if more;
+ * time of a block it has out (large blocks move large messages), or the
+ * master's link's time for every output still out (link_gbps), if more;
  * never past peer_timeout_s. A worker says ALIVE every fifth of
  * peer_timeout_min_s when it has nothing else to say. */
 #define PEER_GAP_FACTOR   4
@@ -146,6 +168,7 @@ static double peer_limit(const struct plb__run *r, int k, double *block)
 			if (r->pu[i].s[s].used && isfinite(r->pu[i].s[s].predicted_s))
 				*block = fmax(*block, r->pu[i].s[s].predicted_s);
 	double t = fmax(PEER_GAP_FACTOR * pe->gap, PEER_BLOCK_FACTOR * *block);
+	t = fmax(t, PEER_BLOCK_FACTOR * owed_s(r));
 	return fmin(fmax(t, plb__peer_timeout_min(&p->cfg)), p->cfg.peer_timeout_s);
 }
 
