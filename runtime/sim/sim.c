@@ -29,8 +29,10 @@ struct ev {
 	uint64_t ver;
 };
 
-/* A coupled PU's block, stage by stage (its times are not known ahead). */
-enum { J_XQ, J_X, J_CQ, J_C, J_END };
+/* A coupled PU's block, stage by stage (its times are not known ahead):
+ * granted and on its way (J_WAY: not a queued block yet), its transfer
+ * queued and running, its compute queued and running, ended. */
+enum { J_WAY, J_XQ, J_X, J_CQ, J_C, J_END };
 
 struct job {
 	struct plb__grant g;
@@ -299,6 +301,7 @@ static int sim_grant(void *ctx, int pu, const struct plb__grant *g)
 	}
 	p->used[slot] = 1;
 	p->jobs[slot].g = *g;
+	p->jobs[slot].state = J_WAY;
 	s->outq[s->noutq].pu = pu;
 	s->outq[s->noutq++].slot = slot;
 	trace(s, s->now, pu, "grant", g, 0, 0);

@@ -6,7 +6,8 @@
  *  - a run whose bytes need longer than its compute ends no sooner than
  *    its bytes take over the master's link (its bound says so), and nodes
  *    with links of their own run their transfers side by side;
- *  - a coupled PU's stage runs slower exactly while its culprit computes;
+ *  - a coupled PU's stage runs slower exactly while its culprit computes,
+ *    also with two grants on it at once;
  *  - the bound of coupled PUs is the best subset's: a PU that costs its
  *    node more than it adds is left out;
  *  - a couple rule that names nothing, or itself, is refused with file:line;
@@ -184,6 +185,50 @@ static void test_couple_stretch(void **state)
 	}
 }
 
+/* A coupled PU holding two grants (pipeline = 2): a grant on its way is
+ * no queued block. The second grant's job looked queued before it
+ * arrived (its slot's state read as "transfer queued"), so the first
+ * arrival started both transfers, and the second's compute ended with a
+ * transfer that ended before it began: plb__balancer_done refused the
+ * negative time and the run failed. Every block's transfer starts no
+ * sooner than its grant left, and ends before its compute starts. */
+static void test_couple_two_grants(void **state)
+{
+	(void)state;
+	const char *text = "[run]\nunits = 20000\npipeline = 2\n[node a]\nemu = g c\n"
+			   "couple = g compute 1.2 while c; g transfer 1.1 while c\n"
+			   "[model g]\nclass = gpu\ncompute = poly 1e-4 1e-6\ntransfer = poly 1e-4 2e-6\n"
+			   "[model c]\nclass = cpu\ncompute = poly 0 1e-5\n";
+	struct plb__config cfg;
+	load_text(text, &cfg);
+	for (int p = 0; plb__policy_name(p); p++) {
+		struct plb__sim_result r;
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *csv = open_memstream(&buf, &len);
+		assert_non_null(csv);
+		run(&cfg, plb__policy_name(p), &r, csv);
+		fclose(csv);
+		int dones = 0;
+		for (char *l = strtok(buf, "\n"); l; l = strtok(NULL, "\n")) {
+			double t, ex, xf;
+			int pu;
+			char ev[16];
+			if (sscanf(l, "%lf,%d,%15[^,],%*[^,],%*[^,],%*[^,],%*[^,],%lf,%lf", &t, &pu, ev, &ex,
+				   &xf) == 5 && !strcmp(ev, "done")) {
+				if (!(ex >= 0 && xf >= 0))
+					fail_msg("%s: a block of PU %d computed %g s after a transfer of %g s",
+						 plb__policy_name(p), pu, ex, xf);
+				dones++;
+			}
+		}
+		assert_true(dones >= 2);
+		free(buf);
+		plb__sim_result_fini(&r);
+	}
+	plb__config_fini(&cfg);
+}
+
 /* g alone runs 1e6 units a second; c, 1e5, halves g's pace while it
  * computes: together 0.6e6 a second, so the best plan leaves c out and
  * T_lb is g's alone (1 s for 1e6 units, with its fixed 0.5 ms a block:
@@ -314,6 +359,7 @@ int main(void)
 		cmocka_unit_test(test_net_shares),
 		cmocka_unit_test(test_link_bound),
 		cmocka_unit_test(test_couple_stretch),
+		cmocka_unit_test(test_couple_two_grants),
 		cmocka_unit_test(test_couple_bound),
 		cmocka_unit_test(test_couple_refused),
 		cmocka_unit_test(test_couple_probe),
