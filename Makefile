@@ -4,7 +4,7 @@
 # or grn: that app's demo instead),
 # `make bench` prints the benchmark figures (`make bench-robust` its 200 drawn
 # clusters alone), `make bench-cpu` plb-mm against one BLAS call, `make bench-bs`
-# `make bench-grn` and `make bench-kmeans` those apps' figures, `make bench-gpu` the GPU ones, `make bench-opencl` the OpenCL ones, `make bench-pipeline` the pipeline schedulers', `make bench-hpart` hierarchical partitioning's. Missing Debian packages are
+# `make bench-grn` and `make bench-kmeans` those apps' figures, `make bench-gpu` the GPU ones, `make bench-opencl` the OpenCL ones, `make bench-pipeline` the pipeline schedulers', `make bench-hpart` hierarchical partitioning's, `make bench-coexec` a node's PUs together against each alone. Missing Debian packages are
 # installed first (scripts/install-deps.sh). Options:
 #   V=1                  show commands
 #   SANITIZE=address,undefined | SANITIZE=thread
@@ -170,7 +170,7 @@ ALL_OBJ   := $(call obj,$(foreach l,$(LAYERS),$(call layer_src,$l)) \
              $(foreach k,$(KERNELS),$(call kern_src,$k)) $(wildcard apps/*/*.c) \
              $(TEST_SRC) $(BENCH_SRC))
 
-.PHONY: all install uninstall test demo bench bench-robust bench-hosts bench-links bench-iterations bench-cpu bench-bs bench-grn bench-kmeans bench-gpu bench-opencl bench-pipeline bench-hpart clean deps layers coverage mutants faults fuzz
+.PHONY: all install uninstall test demo bench bench-robust bench-hosts bench-links bench-iterations bench-cpu bench-bs bench-grn bench-kmeans bench-gpu bench-opencl bench-pipeline bench-hpart bench-coexec clean deps layers coverage mutants faults fuzz
 all: $(PLBSIM) $(APP_BINS) $(TESTS) $(BENCHES) $(LIBPLB_A) $(LIBPLB_SO)
 
 # Installs what is missing; re-checked when the script changes.
@@ -364,6 +364,10 @@ bench-opencl: all
 # hierarchical partitioning (FPMs, two levels, the 2-D layout) against its baselines
 bench-hpart: all
 	$(Q)$(BUILD)/bench/hpart
+
+# a node's PUs together against each alone in plbsim (the calibrated H100 node)
+bench-coexec: all
+	$(Q)PLBSIM=$(PLBSIM) python3 scripts/coexec-bench.py config/sim/h100-mm-*.ini
 
 # the node schedulers of pipelines (fcfs, heft, padas, pams) in plbsim
 bench-pipeline: all

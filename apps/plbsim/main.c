@@ -25,6 +25,8 @@ static void usage(FILE *f)
 		"  --trace FILE    write the run as trace events (JSON: Perfetto, chrome://tracing,\n"
 		"                  plb-plot; one policy)\n"
 		"  --csv FILE      write every grant/done/fail/lost event as CSV (one policy)\n"
+		"  --runs N        run it N times, each starting from the models the one\n"
+		"                  before left (plb's --runs with --models); report the last\n"
 		"  --solve-us US   charge US microseconds per solve instead of the measured\n"
 		"                  CPU time: runs become repeatable to the bit\n"
 		"  --set KEY=VAL   override a [balancer] parameter (repeatable)\n"
@@ -134,6 +136,35 @@ static int valid_policy(const char *name)
 	return 0;
 }
 
+/* Runs cfg `runs` times under o's policy, each run's noise seeded one
+ * past the one before and its models started from what the run before
+ * left (as plb's iterations and its models file carry them); the last
+ * run's result in *res, and only the last writes the CSV and trace. */
+static int warm_runs(const struct plb__config *cfg, const struct plb__sim_opts *o0, int runs,
+		     struct plb__sim_result *res, char *err, size_t errlen)
+{
+	struct plb__sim_opts o = *o0;
+	struct plb__sim_kept kept;
+	if (runs == 1)
+		return plb__sim_run(cfg, &o, res, err, errlen);
+	if (plb__sim_kept_init(&kept, cfg->npu)) {
+		snprintf(err, errlen, "out of memory");
+		return PLB_ENOMEM;
+	}
+	o.kept = &kept;
+	int rc = 0;
+	for (int r = 0; r < runs && !rc; r++) {
+		o.seed = o0->seed + (uint64_t)r;
+		o.csv = r == runs - 1 ? o0->csv : NULL;
+		o.trace = r == runs - 1 ? o0->trace : NULL;
+		rc = plb__sim_run(cfg, &o, res, err, errlen);
+		if (!rc && r < runs - 1)
+			plb__sim_result_fini(res);
+	}
+	plb__sim_kept_fini(&kept);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -153,6 +184,7 @@ int main(int argc, char **argv)
 		{"from-models", required_argument, 0, 'M'},
 		{"kind", required_argument, 0, 'k'},
 		{"units", required_argument, 0, 'U'},
+		{"runs", required_argument, 0, 'R'},
 		{"help", no_argument, 0, 'h'},
 		{0, 0, 0, 0},
 	};
@@ -162,7 +194,7 @@ int main(int argc, char **argv)
 	double units = 0;
 	long lv;
 	const char *sets[64];
-	int nsets = 0, json = 0, have_seed = 0;
+	int nsets = 0, json = 0, have_seed = 0, runs = 1;
 	unsigned long long seed = 0;
 	double solve_us = NAN;
 	char *end;
@@ -255,6 +287,15 @@ int main(int argc, char **argv)
 				return EXIT_USAGE;
 			}
 			break;
+		case 'R':
+			errno = 0;
+			lv = strtol(optarg, &end, 10);
+			if (errno || *end || end == optarg || lv < 1 || lv > 1000) {
+				fprintf(stderr, "plbsim: --runs: '%s'; accepted: an integer in [1, 1000]\n", optarg);
+				return EXIT_USAGE;
+			}
+			runs = (int)lv;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -346,6 +387,8 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	cJSON *arr = json && all ? cJSON_CreateArray() : NULL;
+	if (all && !json && runs > 1)
+		printf("run %d of %d of each policy, with the models its runs before left\n", runs, runs);
 	if (all && !json)
 		printf("%-8s %10s %10s %10s %7s %9s %7s %5s %6s %9s %s\n", "policy",
 		       "makespan", "T_lb", "T_eq", "ratio", "imbalance", "blocks", "gap",
@@ -354,7 +397,7 @@ int main(int argc, char **argv)
 	for (int k = 0; all ? plb__policy_name(k) != NULL : k < 1; k++) {
 		o.policy = all ? plb__policy_name(k) : policy;
 		struct plb__sim_result res;
-		if (plb__sim_run(&cfg, &o, &res, err, sizeof err) != 0) {
+		if (warm_runs(&cfg, &o, runs, &res, err, sizeof err) != 0) {
 			fprintf(stderr, "plbsim: %s: %s\n", o.policy, err);
 			rc = EXIT_FAIL;
 			break;
@@ -368,6 +411,8 @@ int main(int argc, char **argv)
 		}
 		if (json) {
 			cJSON *obj = plb__report_json(r);
+			if (runs > 1 && obj)
+				cJSON_AddNumberToObject(obj, "runs", runs);
 			if (arr) {
 				cJSON_AddItemToArray(arr, obj);
 			} else {
@@ -382,6 +427,10 @@ int main(int argc, char **argv)
 			       plb__report_ratio(r), r->imbalance, r->blocks, r->gap_blocks,
 			       r->solves, r->solver_ms_mean, r->coverage_ok ? "ok" : "FAILED");
 		} else {
+			if (runs > 1)
+				printf("run %d of %d, with the models the runs before left (seeds %llu-%llu)\n",
+				       runs, runs, (unsigned long long)o.seed,
+				       (unsigned long long)o.seed + (unsigned long long)runs - 1);
 			plb__report_text(r, stdout);
 		}
 		plb__sim_result_fini(&res);

@@ -696,6 +696,60 @@ static int extra_bound(struct sim *s, const struct plb__devmodel **models,
 	return 0;
 }
 
+int plb__sim_kept_init(struct plb__sim_kept *k, int npu)
+{
+	*k = (struct plb__sim_kept){.npu = npu};
+	k->n = calloc((size_t)npu + 1, sizeof *k->n);
+	k->cliff = malloc(((size_t)npu + 1) * sizeof *k->cliff);
+	k->s = malloc(((size_t)npu * PLB__SIM_KEEP + 1) * sizeof *k->s);
+	if (!k->n || !k->cliff || !k->s) {
+		plb__sim_kept_fini(k);
+		return PLB_ENOMEM;
+	}
+	for (int i = 0; i < npu; i++)
+		k->cliff[i] = INFINITY;
+	return 0;
+}
+
+void plb__sim_kept_fini(struct plb__sim_kept *k)
+{
+	free(k->n);
+	free(k->cliff);
+	free(k->s);
+	*k = (struct plb__sim_kept){0};
+}
+
+/* The models an earlier run left (plb__sim_kept), before the first grant. */
+static int kept_in(struct sim *s, const struct plb__sim_kept *k, char *err, size_t errlen)
+{
+	if (k->npu != s->n) {
+		snprintf(err, errlen, "models kept for %d PUs given to a run of %d", k->npu, s->n);
+		return PLB_EINVAL;
+	}
+	for (int i = 0; i < s->n; i++) {
+		int rc = k->n[i] ? plb__balancer_model_set(s->b, i, &k->s[(size_t)i * PLB__SIM_KEEP],
+							   k->n[i], k->cliff[i])
+				 : 0;
+		if (rc) {
+			snprintf(err, errlen, "PU %d: its kept model: %s", i, plb_strerror(rc));
+			return rc;
+		}
+	}
+	return 0;
+}
+
+static void kept_out(const struct sim *s, struct plb__sim_kept *k)
+{
+	for (int i = 0; i < s->n; i++) {
+		double cliff = INFINITY;
+		int n = isnan(s->lost_at[i])
+			? plb__balancer_model_get(s->b, i, &k->s[(size_t)i * PLB__SIM_KEEP], PLB__SIM_KEEP, &cliff)
+			: 0;
+		k->n[i] = n > 0 ? (n < PLB__SIM_KEEP ? n : PLB__SIM_KEEP) : 0;
+		k->cliff[i] = cliff;
+	}
+}
+
 int plb__sim_run(const struct plb__config *cfg, const struct plb__sim_opts *o,
 		 struct plb__sim_result *res, char *err, size_t errlen)
 {
@@ -756,6 +810,8 @@ int plb__sim_run(const struct plb__config *cfg, const struct plb__sim_opts *o,
 	}
 	for (int i = 0; i < s.n && !rc; i++)
 		rc = plb__balancer_node(s.b, i, cfg->pus[i].node);
+	if (!rc && o->kept && (rc = kept_in(&s, o->kept, err, errlen)))
+		goto out;
 	if (rc || (rc = sim_links(&s)) || (rc = sim_couple(&s))) {
 		snprintf(err, errlen, "out of memory");
 		goto out;
@@ -840,6 +896,8 @@ int plb__sim_run(const struct plb__config *cfg, const struct plb__sim_opts *o,
 		goto out;
 	}
 	fill_report(&s, res);
+	if (o->kept)
+		kept_out(&s, o->kept);
 	plb__trace_run(o->trace, 0, s.makespan, "run", o->policy, cfg->units);
 	plb__trace_models(o->trace, s.b, s.n, s.makespan);
 	res->rep.lower_bound_s = plb__bound_lower(models, s.n, cfg->units, cfg->pipeline > 1);

@@ -12,10 +12,26 @@
 
 #include <stdio.h>
 
+#include "balancer/balancer.h"
 #include "balancer/driver.h"
 #include "runtime/config/config.h"
 #include "runtime/config/report.h"
 #include "runtime/config/trace.h"
+
+/* Models carried from one run to the next, as plb's iterations and its
+ * models file carry them: per PU up to PLB__SIM_KEEP samples, oldest
+ * first, and the block size where its throughput fell (INFINITY: none).
+ * A run given one starts each PU with samples from them (no training) and
+ * leaves its own there at its end (none for a PU it lost). */
+#define PLB__SIM_KEEP 256
+struct plb__sim_kept {
+	int npu;
+	int *n;
+	double *cliff;
+	struct plb__sample *s;  /* npu x PLB__SIM_KEEP */
+};
+PLB_WUR int plb__sim_kept_init(struct plb__sim_kept *k, int npu);
+void plb__sim_kept_fini(struct plb__sim_kept *k);
 
 struct plb__sim_opts {
 	const char *policy;
@@ -28,6 +44,7 @@ struct plb__sim_opts {
 	/* called after every balancer call the run makes (driver.h), for tests */
 	void (*drive_log)(void *ctx, const struct plb__driver_call *c);
 	void *ctx;
+	struct plb__sim_kept *kept;     /* models in and out, or NULL: cold */
 };
 
 /* The result of one run; free with plb__sim_result_fini. */

@@ -1,6 +1,7 @@
 # plbsim's command line: bad options are refused with exit 2 (as the
 # apps) and a message saying what is accepted; a bad scenario exits 1;
-# --json has every key of the contract; --csv writes one line per event;
+# --json has every key of the contract; --runs N reports the N-th run,
+# warm; --csv writes one line per event;
 # --params lists the balancer parameters; a valid --set changes the run
 # (solver = 2 is refused past 64 PUs); a
 # run that loses PUs says so and covers the domain, and one that cannot
@@ -24,6 +25,13 @@ refused "out of range --set" "out of range" $S --set end_fraction=2
 refused "no scenario" "exactly one scenario" --policy greedy
 refused "trace with all" "--trace needs a single --policy" $S --policy all --trace "$TMP/t.json"
 refused "csv with all" "--csv needs a single --policy" $S --policy all --csv "$TMP/t.csv"
+refused "--runs 0" "accepted: an integer in \[1, 1000\]" $S --runs 0
+# --runs 3: the third run's report, warm (plb-hac trains no PU), and
+# another than the cold one
+warm=$("$PLBSIM" $S --policy plb-hac --solve-us 100 --runs 3 --json)
+check "--runs 3: runs 3 in the JSON" grep -q '"runs":[[:space:]]*3' <<<"$warm"
+check "--runs 3: no training block in the warm run" \
+	python3 -c "import json,sys; sys.exit(json.loads(sys.argv[1])['training_blocks'] != 0)" "$warm"
 # SLSQP alone past 64 PUs (dense: seconds a solve) is refused at start
 refused "solver=2 on 1024 PUs" "solver = 2 (SLSQP only) takes at most 64 PUs, and the cluster has 1024" \
 	config/sim/large-1024.ini --set solver=2

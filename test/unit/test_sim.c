@@ -1,5 +1,6 @@
 /* The simulator end to end: determinism, coverage under random failures,
- * bounds that are bounds, and every policy on every scenario of config/sim. */
+ * bounds that are bounds, models kept from one run for the next, and every
+ * policy on every scenario of config/sim. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -151,6 +152,44 @@ static void test_pipelined(void **state)
 	plb__config_fini(&cfg);
 }
 
+/* Models kept from a run warm the next (plbsim --runs, as plb's models
+ * file): each PU leaves samples, the warm run trains no PU and covers the
+ * domain, a PU lost leaves none, and models kept for another number of
+ * PUs are refused. */
+static void test_kept_models(void **state)
+{
+	(void)state;
+	struct plb__config cfg;
+	load("test/data/small.ini", &cfg);
+	struct plb__sim_kept k;
+	assert_int_equal(plb__sim_kept_init(&k, cfg.npu), 0);
+	struct plb__sim_opts o = {.policy = "plb-hac", .seed = 1, .solve_us = 100, .kept = &k};
+	struct plb__sim_result cold, warm;
+	char err[256];
+	assert_int_equal(plb__sim_run(&cfg, &o, &cold, err, sizeof err), 0);
+	assert_true(cold.rep.training_blocks > 0);
+	for (int i = 0; i < cfg.npu; i++)
+		assert_true(k.n[i] > 0);
+	o.seed = 2;
+	assert_int_equal(plb__sim_run(&cfg, &o, &warm, err, sizeof err), 0);
+	assert_true(warm.rep.coverage_ok);
+	assert_int_equal(warm.rep.training_blocks, 0);
+	plb__sim_result_fini(&cold);
+	plb__sim_result_fini(&warm);
+	/* PU 0 dies early: it leaves no model */
+	cfg.models[cfg.pus[0].model].fail_t = 0.01;
+	assert_int_equal(plb__sim_run(&cfg, &o, &warm, err, sizeof err), 0);
+	assert_int_equal(k.n[0], 0);
+	plb__sim_result_fini(&warm);
+	plb__sim_kept_fini(&k);
+	assert_int_equal(plb__sim_kept_init(&k, cfg.npu + 1), 0);
+	assert_int_not_equal(plb__sim_run(&cfg, &o, &warm, err, sizeof err), 0);
+	assert_non_null(strstr(err, "models kept for"));
+	plb__sim_result_fini(&warm);
+	plb__sim_kept_fini(&k);
+	plb__config_fini(&cfg);
+}
+
 /* Every PU dead: the run reports a stall, it does not hang or crash. PU i
  * dies at 0.01 (i + 1) s: together they can do about 73,000 of the
  * 100,000 units before the last dies, so no schedule can finish (at 0.05
@@ -251,6 +290,7 @@ int main(void)
 		cmocka_unit_test(test_deterministic),
 		cmocka_unit_test(test_random_failures),
 		cmocka_unit_test(test_pipelined),
+		cmocka_unit_test(test_kept_models),
 		cmocka_unit_test(test_all_dead_stalls),
 		cmocka_unit_test(test_late_wake),
 		cmocka_unit_test(test_every_policy_every_scenario),
