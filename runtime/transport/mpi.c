@@ -82,6 +82,14 @@ struct mpi_transport {
 				 * it completes (settle), then dropped */
 	} *in;
 	int nin, capin;
+	/* forgotten[r]: rank r was taken out (mpi_forget). Its messages'
+	 * tails get no receive again: a tail receive of its that forget
+	 * cancelled before the tail came leaves that tail unmatched, and the
+	 * next tail receive posted for the rank (should it come back) would
+	 * take it instead of its own: MPI_ERR_TRUNCATE where it is larger (a
+	 * master died so behind a 200 Mbit/s link), another block's bytes
+	 * where not. NULL until a rank is forgotten. */
+	unsigned char *forgotten;
 	size_t apart_min;
 	int npend, cap;
 	int *idx;
@@ -265,6 +273,11 @@ static int take_incoming(struct mpi_transport *m, void **out, int *src)
 				 count, from);
 			return PLB_EIO;
 		}
+		if (apart && !x->tail && m->forgotten && m->forgotten[x->src]) {
+			plb__msg_free(x->buf);  /* from a rank taken out: ignored */
+			drop_incoming(m, i--);
+			continue;
+		}
 		if (apart && !x->tail) {
 			int rc = post_tail(m, x);
 			if (rc)
@@ -371,6 +384,7 @@ static void mpi_destroy(struct plb__transport *t)
 	for (int i = 0; i < m->nin; i++)
 		plb__msg_free(m->in[i].buf);    /* (complete or from a rank gone) */
 	free(m->in);
+	free(m->forgotten);
 	free(m->dst);
 	free(m->req);
 	free(m->buf);
@@ -394,11 +408,16 @@ static void keep_gone(struct mpi_transport *m, void *buf)
 
 /* A send to a dead rank never completes: cancel what is queued for it and
  * stop waiting for it; its buffers are kept to the end (MPI may still read
- * them), or leaked if there is no room to keep them. */
+ * them), or leaked if there is no room to keep them. No tail of its is
+ * received again (forgotten). */
 static void mpi_forget(struct plb__transport *t, int dst)
 {
 	struct mpi_transport *m = (struct mpi_transport *)t;
 	int k = 0;
+	if (!m->forgotten)
+		m->forgotten = calloc((size_t)t->size + 1, 1);
+	if (m->forgotten && dst >= 0 && dst < t->size)
+		m->forgotten[dst] = 1;
 	for (int i = 0; i < m->npend; i++) {
 		if (m->dst[i] == dst) {
 			MPI_Cancel(&m->req[i]);

@@ -3,12 +3,15 @@
  * place hook says, whole, and settle returns once it is in; a tail from a
  * rank that died and was forgotten (taken out) does not hold settle past
  * its grace (it fails the run after its timeout without it): settle
- * returns 0 and the run goes on.
+ * returns 0 and the run goes on; a rank taken out that is alive after all
+ * has no tail received or placed again (nor delivered), and its other
+ * messages still come.
  *
  * Each case runs this program again under `mpirun --enable-recovery -np 2`
  * (its ranks do the case, rank 0 prints what it saw); the cases here read
  * that. Skipped in a build without MPI. */
 #define _DEFAULT_SOURCE
+#include <math.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -38,18 +41,23 @@ static void *place(void *ctx, int src, const struct plb__hdr *h)
 	return h->tail == TAIL ? ctx : NULL;
 }
 
-/* rank 1: a DONE of TAIL bytes of output (byte i is i % 251), its tail
- * apart (PLB_MPI_APART_MIN is set below it) */
-static int send_done(struct plb__transport *t)
+/* rank 1: a DONE of n bytes of output (byte i is i % 251), its tail
+ * apart (PLB_MPI_APART_MIN is set to TAIL / 2: n at least that) */
+static int send_done_of(struct plb__transport *t, size_t n)
 {
-	void *m = plb__msg_alloc(PLB__MSG_DONE, TAIL);
+	void *m = plb__msg_alloc(PLB__MSG_DONE, n);
 	if (!m)
 		return PLB_ENOMEM;
-	plb__msg_hdr(m)->tail = TAIL;
+	plb__msg_hdr(m)->tail = n;
 	unsigned char *p = plb__msg_data(m);
-	for (size_t i = 0; i < TAIL; i++)
+	for (size_t i = 0; i < n; i++)
 		p[i] = (unsigned char)(i % 251);
 	return t->ops->send(t, 0, m);
+}
+
+static int send_done(struct plb__transport *t)
+{
+	return send_done_of(t, TAIL);
 }
 
 /* rank 0: polls for s seconds, or until a message is delivered (its tail
@@ -102,6 +110,55 @@ static int part(const char *name, int argc, char **argv)
 			printf("RESULT got=%d settle=%d wrong=%zu waited=%.2f\n", got, s, bad,
 			       plb__now() - t0);
 		}
+	} else if (!strcmp(name, "back")) {
+		/* rank 1 was taken out, and is not dead: it sends two DONEs
+		 * whose tails travel apart (of two sizes) and a message
+		 * without one. Rank 0 posts no tail receive for it (one that
+		 * took another message's tail failed with MPI_ERR_TRUNCATE),
+		 * places nothing of it, and the rank's other message still
+		 * comes. Neither ends with MPI_Finalize (rank 1's tails are
+		 * never received). */
+		t->no_finalize = 1;
+		if (t->rank == 1) {
+			void *small = plb__msg_alloc(PLB__MSG_ALIVE, 0);
+			rc = send_done(t) || send_done_of(t, TAIL / 2) || !small ||
+			     t->ops->send(t, 0, small);
+			/* alive until rank 0 says it is done */
+			for (double end = plb__now() + 40; plb__now() < end;) {
+				void *m = NULL;
+				int src;
+				if (t->ops->recv(t, &m, &src)) {
+					plb__msg_free(m);
+					break;
+				}
+				usleep(1000);
+			}
+		} else {
+			t->ops->forget(t, 1);
+			int got = 0, bad = 0, alive = 0;
+			t->place = place;
+			t->place_ctx = out;
+			/* until its other message has come (however slow the
+			 * start), and half a second more for anything after it */
+			double end = plb__now() + 30;
+			while (plb__now() < end && !bad) {
+				void *m = NULL;
+				int src, r = t->ops->recv(t, &m, &src);
+				if (r < 0)
+					bad = r;
+				if (r > 0) {
+					got++;
+					if (plb__msg_hdr(m)->type == PLB__MSG_ALIVE && !alive++)
+						end = fmin(end, plb__now() + 0.5);
+					plb__msg_free(m);
+				}
+				usleep(100);
+			}
+			void *done = plb__msg_alloc(PLB__MSG_ALIVE, 0);
+			if (done && !t->ops->send(t, 1, done) && t->ops->flush(t, 5))
+				printf("(rank 1 may not have heard the end: %s)\n", t->err);
+			printf("RESULT got=%d alive=%d places=%d err=%d\n", got, alive, place_calls, bad);
+		}
 	} else if (!strcmp(name, "dead")) {
 		/* rank 1 dies with its tail under way; rank 0 takes it out.
 		 * The tail cannot arrive whole: its test turns off the
@@ -149,7 +206,7 @@ static void run_case(const char *name, const char *mca, char *res, size_t len)
 		 "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 60 mpirun "
 		 "--oversubscribe --bind-to none --enable-recovery -np 2 %s "
 		 "-x PLB_MPI_APART_MIN=%zu '%s' --part %s 2>&1",
-		 mca, TAIL, self, name);
+		 mca, TAIL / 2, self, name);
 	FILE *p = popen(cmd, "r");
 	assert_non_null(p);
 	char line[256];
@@ -198,6 +255,19 @@ static void test_dead_rank_does_not_hold_settle(void **state)
 	assert_true(waited < 5);
 }
 
+static void test_rank_back_after_forget(void **state)
+{
+	(void)state;
+	char r[512];
+	int got = -2, alive = -2, places = -2, err = -2;
+	run_case("back", "", r, sizeof r);
+	assert_int_equal(sscanf(r, "got=%d alive=%d places=%d err=%d", &got, &alive, &places, &err), 4);
+	assert_int_equal(err, 0);
+	assert_int_equal(places, 0);    /* no tail of a rank taken out placed */
+	assert_int_equal(got, 1);       /* its DONEs dropped, */
+	assert_int_equal(alive, 1);     /* its other message delivered */
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "--part"))
@@ -209,6 +279,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_tail_placed_whole),
 		cmocka_unit_test(test_dead_rank_does_not_hold_settle),
+		cmocka_unit_test(test_rank_back_after_forget),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
