@@ -127,15 +127,27 @@ void plb__peer_out(struct plb *p, int k)
 	pe->rank = -1;
 }
 
-/* With [network] link_gbps: the time the master's link needs for the
- * inputs and outputs of every block out (a worker waits for its input,
- * and its messages wait behind its own outputs and the others' on that
- * link: a slow link with large outputs had a worker taken out for a
- * silence that was its output crossing). 0 without link_gbps. */
-static double owed_s(const struct plb__run *r)
+/* The time the master's link needs for the blocks out: a worker waits
+ * for its input, and its messages wait behind its own outputs and the
+ * others' on that link (a slow link with large outputs had a worker taken
+ * out for a silence that was its output crossing). With [network]
+ * link_gbps, the inputs and outputs of every block out at that rate (both
+ * ways counted on one: an allowance, not a plan); without it, their
+ * outputs at the rate the run's messages have come in so far, once 1 MB
+ * came (*rate, bytes a second). That rate is the link's where the link
+ * bounds the run, and less where it idles: then the outputs out take
+ * about as long as the blocks that make them, which the limit allows
+ * anyway. (The time a tail's receive is open measures nothing: Open MPI's
+ * TCP path had the bytes in before the receive was posted, 2,550 Gbit/s
+ * over a 200 Mbit/s link.) 0 where neither is known. */
+#define OWED_MEASURE_BYTES 1e6
+static double owed_s(const struct plb__run *r, double *rate)
 {
 	const struct plb *p = r->p;
-	if (!(p->cfg.link_gbps > 0) || !r->job)
+	double el = r->now - r->t0;
+	*rate = p->cfg.link_gbps > 0 ? p->cfg.link_gbps * 1e9 / 8
+		: r->bytes_in >= OWED_MEASURE_BYTES && el > 0 ? r->bytes_in / el : 0;
+	if (!r->job || !(*rate > 0))
 		return 0;
 	double in = 0, out = 0;
 	for (int i = 0; i < r->npu; i++)
@@ -144,8 +156,7 @@ static double owed_s(const struct plb__run *r)
 				in += (double)r->pu[i].s[s].units * (double)r->job->in_unit;
 				out += (double)r->pu[i].s[s].units * (double)r->job->out_unit;
 			}
-	/* both ways counted on one: an allowance, not a plan */
-	return (in + out) / (p->cfg.link_gbps * 1e9 / 8);
+	return (p->cfg.link_gbps > 0 ? in + out : out) / *rate;
 }
 
 /* How long worker k may be silent in a run: [network] peer_timeout_min_s,
@@ -153,7 +164,7 @@ static double owed_s(const struct plb__run *r)
  * loop stalls on a loaded machine, or whose messages queue behind a large
  * one on a slow link) or PEER_BLOCK_FACTOR times the longest predicted
  * time of a block it has out (large blocks move large messages), or the
- * master's link's time for every output still out (link_gbps), if more;
+ * master's link's time for every output still out (owed_s), if more;
  * never past peer_timeout_s. A worker says ALIVE every fifth of
  * peer_timeout_min_s when it has nothing else to say. */
 #define PEER_GAP_FACTOR   4
@@ -168,7 +179,8 @@ static double peer_limit(const struct plb__run *r, int k, double *block)
 			if (r->pu[i].s[s].used && isfinite(r->pu[i].s[s].predicted_s))
 				*block = fmax(*block, r->pu[i].s[s].predicted_s);
 	double t = fmax(PEER_GAP_FACTOR * pe->gap, PEER_BLOCK_FACTOR * *block);
-	t = fmax(t, PEER_BLOCK_FACTOR * owed_s(r));
+	double rate;
+	t = fmax(t, PEER_BLOCK_FACTOR * owed_s(r, &rate));
 	return fmin(fmax(t, plb__peer_timeout_min(&p->cfg)), p->cfg.peer_timeout_s);
 }
 
@@ -184,8 +196,18 @@ static int rank_lost(struct plb__run *r, int k, double silent, double limit, dou
 	struct plb__peer *pe = &p->peer[k];
 	struct plb__watch *wt = &r->watch;
 	int rank = pe->rank;
-	plb__log(PLB__LOG_ERROR, "master", "rank %d (%s) has said nothing for %.1f s, longer than its limit of %.2f s (its longest silence before %.2f s, its longest block out predicted at %.2f s; [network] peer_timeout_min_s = %g s, peer_timeout_s = %g s): taken out of the run at %.2f s; the blocks of its %d PUs go to the others",
-		 rank, pe->host, silent, limit, pe->gap, block, plb__peer_timeout_min(&p->cfg),
+	char link[160];
+	double rate, owed = owed_s(r, &rate);
+	if (p->cfg.link_gbps > 0)
+		snprintf(link, sizeof link, "the blocks out owed the master's link %.2f s at [network] link_gbps = %g",
+			 owed, p->cfg.link_gbps);
+	else if (rate > 0)
+		snprintf(link, sizeof link, "the blocks out owed the master's link %.2f s at the %.3g Gbit/s its messages came at",
+			 owed, rate * 8 / 1e9);
+	else
+		snprintf(link, sizeof link, "the master's link not measured yet; [network] link_gbps unset");
+	plb__log(PLB__LOG_ERROR, "master", "rank %d (%s) has said nothing for %.1f s, longer than its limit of %.2f s (its longest silence before %.2f s, its longest block out predicted at %.2f s, %s; [network] peer_timeout_min_s = %g s, peer_timeout_s = %g s): taken out of the run at %.2f s; the blocks of its %d PUs go to the others",
+		 rank, pe->host, silent, limit, pe->gap, block, link, plb__peer_timeout_min(&p->cfg),
 		 p->cfg.peer_timeout_s, r->now - r->t0, pe->npu);
 	size_t n = strlen(wt->lost_note);
 	snprintf(wt->lost_note + n, sizeof wt->lost_note - n, "%srank %d on %s at %.2f s", n ? ", " : "",
