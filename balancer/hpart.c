@@ -2,6 +2,7 @@
  * hpart.h): FPMs, the GPA, and INPA with IDPA nested (and the paper's
  * baselines: multiple and single constant performance models, and the
  * homogeneous split). */
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -241,6 +242,7 @@ struct st {
 	long *lw;
 	double *speed;          /* by device: blocks of area a second, last measured */
 	double *best_area;      /* by node: the areas of the best partition measured */
+	int sub;                /* a slice's unit: 1/sub blocks (cfg.sub, 1 at least) */
 };
 
 /* n columns among node i's devices in proportion to w[] (or equally). */
@@ -264,9 +266,10 @@ static double bench_node(struct st *s, int i)
 	struct plb__hpart *h = s->h;
 	double worst = 0;
 	for (int j = 0; j < s->c->p[i]; j++) {
-		int k = h->off[i] + j, d = h->d[k];
+		int k = h->off[i] + j;
+		double d = (double)h->d[k] / s->sub;
 		h->t_dev[k] = 0;
-		if (!d)
+		if (!h->d[k])
 			continue;
 		double t = s->c->bench(s->c->ctx, i, j, h->m[i], d);
 		h->benches++;
@@ -298,7 +301,7 @@ static double idpa(struct st *s, int i)
 {
 	const struct plb__hpart_cfg *c = s->c;
 	struct plb__hpart *h = s->h;
-	int p = c->p[i], *d = h->d + h->off[i], m = h->m[i], n = h->n[i];
+	int p = c->p[i], *d = h->d + h->off[i], m = h->m[i], n = h->n[i] * s->sub;
 	double w[64];
 	int iter = c->method == PLB__HPART_FPM || c->method == PLB__HPART_MCPM ? c->max_iter : 1;
 	/* the first split: equal, or (single CPM, or a device measured before)
@@ -325,12 +328,13 @@ static double idpa(struct st *s, int i)
 			share(n, p, w, d);
 			continue;
 		}
-		/* GPA in columns: each device's FPM with sizes over m */
+		/* GPA in columns (of 1/sub blocks): each device's FPM with
+		 * sizes over m */
 		for (int j = 0; j < p; j++) {
 			const struct plb__fpm *f = &s->dev[h->off[i] + j];
 			s->tmp[j] = *f;
 			for (int k = 0; k < f->n; k++)
-				s->tmp[j].x[k] = f->x[k] / m;
+				s->tmp[j].x[k] = f->x[k] / m * s->sub;
 			if (!f->n)      /* never measured: its speed as any other's */
 				plb__fpm_add(&s->tmp[j], 1, t / (n > 0 ? n : 1));
 		}
@@ -350,7 +354,7 @@ static double idpa(struct st *s, int i)
 		 * times those it was measured at */
 		memcpy(d, best_d, (size_t)p * sizeof *d);
 		for (int j = 0; j < p; j++)
-			h->t_dev[h->off[i] + j] = d[j] ? c->bench(c->ctx, i, j, m, d[j]) : 0;
+			h->t_dev[h->off[i] + j] = d[j] ? c->bench(c->ctx, i, j, m, (double)d[j] / s->sub) : 0;
 		h->benches += p;
 		t = best_t;
 	}
@@ -483,7 +487,8 @@ int plb__hpart_run(const struct plb__hpart_cfg *c, struct plb__hpart *h)
 {
 	memset(h, 0, sizeof *h);
 	if (!c || c->q < 1 || !c->p || c->N < 1 || !c->bench || c->max_iter < 1 ||
-	    (unsigned)c->method >= PLB__HPART_NMETHOD || !(c->eps1 >= 0) || !(c->eps2 >= 0))
+	    (unsigned)c->method >= PLB__HPART_NMETHOD || !(c->eps1 >= 0) || !(c->eps2 >= 0) ||
+	    c->sub < 0 || (long)c->N * (c->sub > 1 ? c->sub : 1) > INT_MAX / 2)
 		return PLB_EINVAL;
 	int ndev = 0, maxp = 0;
 	for (int i = 0; i < c->q; i++) {
@@ -504,7 +509,7 @@ int plb__hpart_run(const struct plb__hpart_cfg *c, struct plb__hpart *h)
 	h->d = calloc((size_t)ndev, sizeof *h->d);
 	h->t_node = calloc((size_t)q, sizeof *h->t_node);
 	h->t_dev = calloc((size_t)ndev, sizeof *h->t_dev);
-	struct st s = {.c = c, .h = h};
+	struct st s = {.c = c, .h = h, .sub = c->sub > 1 ? c->sub : 1};
 	s.dev = calloc((size_t)ndev, sizeof *s.dev);
 	s.node = calloc((size_t)q, sizeof *s.node);
 	s.tmp = calloc((size_t)maxp, sizeof *s.tmp);

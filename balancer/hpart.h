@@ -69,8 +69,14 @@ struct plb__hpart_cfg {
 	double eps1, eps2;      /* INPA's and IDPA's imbalance to stop at (0.05, 0.05) */
 	int max_iter;           /* INPA's and IDPA's iterations at most (each) */
 	enum plb__hpart_method method;
-	/* device j of node i's time for one step on a slice of m x d blocks */
-	double (*bench)(void *ctx, int i, int j, int m, int d);
+	/* device j of node i's time for one step on a slice of m x d blocks
+	 * (d a whole number of 1/sub blocks) */
+	double (*bench)(void *ctx, int i, int j, int m, double d);
+	/* a device's slice is a whole number of 1/sub blocks wide: b, a
+	 * block's columns, for slices of whole columns of elements (a
+	 * device's gemm takes any width; the pivots a node receives are its
+	 * rectangle's, whatever its slices); 0 or 1: whole blocks */
+	int sub;
 	/* if not NULL: node i's time a step to receive the pivots of its m x n
 	 * rectangle (m + n blocks), added to its devices' for the nodes'
 	 * balance (the paper balances the kernel alone) */
@@ -79,8 +85,8 @@ struct plb__hpart_cfg {
 };
 
 /* The partition: node i's rectangle m[i] x n[i] blocks at (row[i], at[i])
- * in column col[i]; its devices' slices d[off[i] + j] blocks wide (they
- * sum to n[i]); the last benchmarked times (node: its slowest device's,
+ * in column col[i]; its devices' slices d[off[i] + j] 1/sub blocks wide
+ * (they sum to n[i] sub); the last benchmarked times (node: its slowest device's,
  * plus its communication where the configuration gives it);
  * the iterations and benchmarks made; the sum of half-perimeters (in
  * blocks) and its lower bound 2 sum sqrt(m_i n_i). */

@@ -17,7 +17,7 @@
  * the layout aside, plus the least communication a node can have, 2
  * sqrt(N^2 / q) blocks), the iterations and benchmarks the partitioner
  * made, the sum of half-perimeters over its lower bound. Figures only.
- * Usage: bench/hpart [--quick] */
+ * Usage: bench/hpart [--quick] [--sub K] */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
 #endif
@@ -37,6 +37,7 @@ enum { CPU, GPU_NEW, GPU_OLD };
 struct cluster {
 	int q, *p, *kind;       /* kind: by device (node i's j-th at off[i] + j) */
 	int *off;
+	int sub;                /* a device's slice: whole 1/sub blocks (hpart.h) */
 };
 
 static double gflops(int kind, double m, double d)
@@ -52,14 +53,14 @@ static double gflops(int kind, double m, double d)
 	}
 }
 
-static double dev_time(const struct cluster *c, int i, int j, int m, int d)
+static double dev_time(const struct cluster *c, int i, int j, int m, double d)
 {
 	if (d <= 0)
 		return 0;
 	return 2 * m * d * B * B * B / (gflops(c->kind[c->off[i] + j], m, d) * 1e9);
 }
 
-static double bench(void *ctx, int i, int j, int m, int d)
+static double bench(void *ctx, int i, int j, int m, double d)
 {
 	return dev_time(ctx, i, j, m, d);
 }
@@ -119,7 +120,7 @@ static double step_time(const struct cluster *c, const struct plb__hpart *h)
 	for (int i = 0; i < h->q; i++) {
 		double t = 0;
 		for (int j = 0; j < c->p[i]; j++)
-			t = fmax(t, dev_time(c, i, j, h->m[i], h->d[h->off[i] + j]));
+			t = fmax(t, dev_time(c, i, j, h->m[i], (double)h->d[h->off[i] + j] / c->sub));
 		worst = fmax(worst, t + (h->m[i] + h->n[i]) * B * B * 8 / LINK_BPS);
 	}
 	return worst;
@@ -127,11 +128,23 @@ static double step_time(const struct cluster *c, const struct plb__hpart *h)
 
 int main(int argc, char **argv)
 {
-	int quick = argc > 1 && !strcmp(argv[1], "--quick");
+	int quick = 0, sub = (int)B;
+	for (int a = 1; a < argc; a++) {
+		if (!strcmp(argv[a], "--quick")) {
+			quick = 1;
+		} else if (!strcmp(argv[a], "--sub") && a + 1 < argc && atoi(argv[a + 1]) >= 1) {
+			sub = atoi(argv[++a]);
+		} else {
+			fprintf(stderr, "usage: bench/hpart [--quick] [--sub K]: K, a device's slice in 1/K blocks (default %d, a block's columns; 1: whole blocks)\n", (int)B);
+			return 2;
+		}
+	}
 	struct cluster c = make_cluster(90, 2, 1);
+	c.sub = sub;
 	printf("90 nodes: a CPU PU of 7 cores and a GPU (new on 15 nodes, old on 30), or two CPU PUs\n"
 	       "(30 nodes); b = 128, a 10 Gbit/s link a node; the step time over its bound, the\n"
-	       "partitioner's node iterations and benchmarks, the half-perimeters over their lower bound\n\n");
+	       "partitioner's node iterations and benchmarks, the half-perimeters over their lower bound;\n"
+	       "a device's slice a whole number of 1/%d blocks\n\n", sub);
 	static const int Ns[] = {128, 256, 512, 1024};
 	for (int with_comm = 0; with_comm < 2; with_comm++) {
 		printf(with_comm ? "\nthe nodes balanced with their pivots' transfer counted:\n"
@@ -149,7 +162,8 @@ int main(int argc, char **argv)
 				struct plb__hpart_cfg cfg = {.q = c.q, .p = c.p, .N = N, .eps1 = 0.05,
 							     .eps2 = 0.05, .max_iter = 20,
 							     .method = (enum plb__hpart_method)m, .bench = bench,
-							     .comm = with_comm ? comm : NULL, .ctx = &c};
+							     .comm = with_comm ? comm : NULL, .ctx = &c,
+							     .sub = sub};
 				if (plb__hpart_run(&cfg, &h)) {
 					printf(" %25s", "error");
 					continue;
@@ -166,11 +180,12 @@ int main(int argc, char **argv)
 	}
 	/* 65,536 PUs in two levels */
 	struct cluster big = make_cluster(8192, 8, 0);  /* 8 PUs a node: 7 CPU teams and a GPU */
+	big.sub = sub;
 	int N = quick ? 2048 : 4096;
 	struct plb__hpart h;
 	struct plb__hpart_cfg cfg = {.q = big.q, .p = big.p, .N = N, .eps1 = 0.05, .eps2 = 0.05,
 				     .max_iter = 10, .method = PLB__HPART_FPM, .bench = bench,
-				     .comm = comm, .ctx = &big};
+				     .comm = comm, .ctx = &big, .sub = sub};
 	double t0 = plb__now(), c0 = plb__cpu_now();
 	int rc = plb__hpart_run(&cfg, &h);
 	double wall = plb__now() - t0, cpu = plb__cpu_now() - c0;
