@@ -11,6 +11,7 @@
 
 #include "balancer/balancer.h"
 #include "runtime/config/config.h"
+#include "runtime/sim/layout2d.h"
 #include "runtime/sim/pipe.h"
 #include "from_models.h"
 #include "runtime/sim/sim.h"
@@ -25,6 +26,14 @@ static void usage(FILE *f)
 		"  --trace FILE    write the run as trace events (JSON: Perfetto, chrome://tracing,\n"
 		"                  plb-plot; one policy)\n"
 		"  --csv FILE      write every grant/done/fail/lost event as CSV (one policy)\n"
+		"  --layout 2d     the 2-D blocked product C = A B instead: the emulated PUs\n"
+		"                  partitioned in two levels (nodes' rectangles, PUs' slices);\n"
+		"                  a model's compute is its time for one step on a slice of\n"
+		"                  that many b x b blocks (docs/HIERARCHICAL.md)\n"
+		"  --n N           with --layout 2d: the matrices' side, in elements\n"
+		"  --block B       with --layout 2d: the block's side (default 128)\n"
+		"  --partitioner P with --layout 2d: fpm (default), multiple-cpm, single-cpm,\n"
+		"                  homogeneous, or all\n"
 		"  --runs N        run it N times, each starting from the models the one\n"
 		"                  before left (plb's --runs with --models); report the last\n"
 		"  --solve-us US   charge US microseconds per solve instead of the measured\n"
@@ -128,6 +137,61 @@ static int pipeline(const struct plb__config *cfg, const char *sched, struct plb
 	return 0;
 }
 
+/* The 2-D layout's partitioners (--layout 2d): one, or all as a table
+ * (or JSON lines). */
+static int layout2d(const struct plb__config *cfg, const char *part, long n, int b,
+		    uint64_t seed, int json)
+{
+	int all = !part || !strcmp(part, "all");
+	char err[512] = "";
+	if (!json && all)
+		printf("%-13s %11s %11s %7s %11s %6s %7s %9s %6s\n", "partitioner", "step_s", "bound_s",
+		       "ratio", "product_s", "iters", "benches", "converged", "hp");
+	for (int k = 0; all ? k < PLB__HPART_NMETHOD : k < 1; k++) {
+		enum plb__hpart_method m = (enum plb__hpart_method)k;
+		for (int i = 0; !all && i < PLB__HPART_NMETHOD; i++)
+			if (!strcmp(part, plb__hpart_method_name((enum plb__hpart_method)i)))
+				m = (enum plb__hpart_method)i;
+		struct plb__sim2d_opts o = {.n = n, .b = b, .method = m, .seed = seed};
+		struct plb__sim2d_result r;
+		if (plb__sim2d_run(cfg, &o, &r, err, sizeof err)) {
+			fprintf(stderr, "plbsim: %s\n", err);
+			return EXIT_FAIL;
+		}
+		const struct plb__hpart *h = &r.part;
+		double hp = (double)h->half_perimeters / h->half_perimeters_lb;
+		if (json) {
+			cJSON *obj = cJSON_CreateObject();
+			cJSON_AddStringToObject(obj, "partitioner", plb__hpart_method_name(m));
+			cJSON_AddNumberToObject(obj, "blocks", r.N);
+			cJSON_AddNumberToObject(obj, "step_s", r.step_s);
+			cJSON_AddNumberToObject(obj, "bound_s", r.bound_s);
+			cJSON_AddNumberToObject(obj, "ratio", r.step_s / r.bound_s);
+			cJSON_AddNumberToObject(obj, "product_s", r.product_s);
+			cJSON_AddNumberToObject(obj, "node_iterations", h->inter_iters);
+			cJSON_AddNumberToObject(obj, "benchmarks", h->benches);
+			cJSON_AddBoolToObject(obj, "converged", h->converged);
+			cJSON_AddNumberToObject(obj, "half_perimeters", (double)h->half_perimeters);
+			cJSON_AddNumberToObject(obj, "half_perimeters_lb", h->half_perimeters_lb);
+			cJSON_AddNumberToObject(obj, "pivot_bytes_step", r.bytes_step);
+			char *txt = cJSON_PrintUnformatted(obj);
+			puts(txt);
+			free(txt);
+			cJSON_Delete(obj);
+		} else if (all) {
+			printf("%-13s %11.6g %11.6g %7.4f %11.6g %6d %7d %9s %6.4f\n", plb__hpart_method_name(m),
+			       r.step_s, r.bound_s, r.step_s / r.bound_s, r.product_s, h->inter_iters,
+			       h->benches,
+			       m == PLB__HPART_SCPM || m == PLB__HPART_HOMOG ? "-" : h->converged ? "yes" : "no",
+			       hp);
+		} else {
+			plb__sim2d_print(cfg, &r, stdout);
+		}
+		plb__sim2d_result_fini(&r);
+	}
+	return 0;
+}
+
 static int valid_policy(const char *name)
 {
 	for (int i = 0; plb__policy_name(i); i++)
@@ -185,6 +249,10 @@ int main(int argc, char **argv)
 		{"kind", required_argument, 0, 'k'},
 		{"units", required_argument, 0, 'U'},
 		{"runs", required_argument, 0, 'R'},
+		{"layout", required_argument, 0, 'Y'},
+		{"n", required_argument, 0, 'N'},
+		{"block", required_argument, 0, 'b'},
+		{"partitioner", required_argument, 0, 'Q'},
 		{"help", no_argument, 0, 'h'},
 		{0, 0, 0, 0},
 	};
@@ -194,7 +262,9 @@ int main(int argc, char **argv)
 	double units = 0;
 	long lv;
 	const char *sets[64];
-	int nsets = 0, json = 0, have_seed = 0, runs = 1;
+	int nsets = 0, json = 0, have_seed = 0, runs = 1, layout = 0, block = 128;
+	long side = 0;
+	const char *partitioner = NULL;
 	unsigned long long seed = 0;
 	double solve_us = NAN;
 	char *end;
@@ -296,6 +366,42 @@ int main(int argc, char **argv)
 			}
 			runs = (int)lv;
 			break;
+		case 'Y':
+			if (strcmp(optarg, "2d")) {
+				fprintf(stderr, "plbsim: --layout: '%s'; accepted: 2d\n", optarg);
+				return EXIT_USAGE;
+			}
+			layout = 2;
+			break;
+		case 'N':
+			errno = 0;
+			side = strtol(optarg, &end, 10);
+			if (errno || *end || end == optarg || side < 1 || side > (1L << 40)) {
+				fprintf(stderr, "plbsim: --n: '%s'; accepted: an integer in [1, 2^40]\n", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'b':
+			errno = 0;
+			lv = strtol(optarg, &end, 10);
+			if (errno || *end || end == optarg || lv < 1 || lv > 65536) {
+				fprintf(stderr, "plbsim: --block: '%s'; accepted: an integer in [1, 65536]\n", optarg);
+				return EXIT_USAGE;
+			}
+			block = (int)lv;
+			break;
+		case 'Q': {
+			int ok = !strcmp(optarg, "all");
+			for (int i = 0; i < PLB__HPART_NMETHOD; i++)
+				ok |= !strcmp(optarg, plb__hpart_method_name((enum plb__hpart_method)i));
+			if (!ok) {
+				fprintf(stderr, "plbsim: --partitioner: '%s'; accepted: fpm | multiple-cpm | single-cpm | homogeneous | all\n",
+					optarg);
+				return EXIT_USAGE;
+			}
+			partitioner = optarg;
+			break;
+		}
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -334,6 +440,24 @@ int main(int argc, char **argv)
 	}
 	if (plb__params_check(&cfg.params, cfg.npu, err, sizeof err)) {
 		fprintf(stderr, "plbsim: %s: [balancer] %s\n", cfg.path, err);
+		goto out;
+	}
+	if (!layout && (side || block != 128 || partitioner)) {
+		fprintf(stderr, "plbsim: --n, --block and --partitioner go with --layout 2d\n");
+		goto out;
+	}
+	if (layout) {
+		if (!side) {
+			fprintf(stderr, "plbsim: --layout 2d needs --n N, the matrices' side in elements\n");
+			goto out;
+		}
+		if (policy || trace_path || csv_path || nsets || runs > 1 || cfg.nops) {
+			fprintf(stderr, "plbsim: --layout 2d partitions the scenario's emulated PUs for the 2-D product; it takes --n, --block, --partitioner, --seed and --json%s\n",
+				cfg.nops ? " (and no pipeline scenario)" : "");
+			goto out;
+		}
+		rc = layout2d(&cfg, partitioner ? partitioner : "fpm", side, block,
+			      have_seed ? seed : cfg.seed, json);
 		goto out;
 	}
 	if (cfg.nops) {

@@ -1,7 +1,7 @@
 # plbsim's command line: bad options are refused with exit 2 (as the
 # apps) and a message saying what is accepted; a bad scenario exits 1;
 # --json has every key of the contract; --runs N reports the N-th run,
-# warm; --csv writes one line per event;
+# warm; --layout 2d partitions for the 2-D product; --csv writes one line per event;
 # --params lists the balancer parameters; a valid --set changes the run
 # (solver = 2 is refused past 64 PUs); a
 # run that loses PUs says so and covers the domain, and one that cannot
@@ -25,6 +25,20 @@ refused "out of range --set" "out of range" $S --set end_fraction=2
 refused "no scenario" "exactly one scenario" --policy greedy
 refused "trace with all" "--trace needs a single --policy" $S --policy all --trace "$TMP/t.json"
 refused "csv with all" "--csv needs a single --policy" $S --policy all --csv "$TMP/t.csv"
+refused "--layout 3d" "accepted: 2d" $S --layout 3d
+refused "--layout 2d without --n" "needs --n N" $S --layout 2d
+refused "--n without --layout" "go with --layout 2d" $S --n 4096
+refused "--partitioner best" "accepted: fpm | multiple-cpm | single-cpm | homogeneous | all" $S --layout 2d --n 4096 --partitioner best
+refused "--layout 2d with --policy" "it takes --n, --block" $S --layout 2d --n 4096 --policy greedy
+# --layout 2d: a line of figures a partitioner, each step no sooner than its bound
+two=$("$PLBSIM" config/sim/hier-90.ini --layout 2d --n 16384 --partitioner all --json); rc=$?
+check "--layout 2d --json exits 0 (got $rc)" [ "$rc" -eq 0 ]
+check "--layout 2d: four partitioners, each step at or above its bound" python3 -c "
+import json, sys
+rows = [json.loads(l) for l in sys.argv[1].splitlines()]
+assert [r['partitioner'] for r in rows] == ['fpm', 'multiple-cpm', 'single-cpm', 'homogeneous'], rows
+assert all(r['step_s'] >= r['bound_s'] * (1 - 1e-9) and r['blocks'] == 128 for r in rows), rows
+" "$two"
 refused "--runs 0" "accepted: an integer in \[1, 1000\]" $S --runs 0
 # --runs 3: the third run's report, warm (plb-hac trains no PU), and
 # another than the cold one

@@ -1,0 +1,56 @@
+/* plbsim's two-level case (hierarchical partitioning, balancer/hpart.h):
+ * the heterogeneous 2-D blocked product C = A B of n x n doubles in b x b
+ * blocks, laid out over a scenario's nodes (CMA) and each node's
+ * rectangle cut into vertical slices among its emulated PUs, by one of
+ * the partitioners (the paper's FPM one, multiple- or single-CPM,
+ * homogeneous).
+ *
+ * A PU's [model] compute curve is its time for one step of the product
+ * on a slice of the given area in blocks (a unit is one b x b block of C
+ * updated by a pivot of width b: 2 b^3 flops); its noise is a benchmark's
+ * (one lognormal draw each); its transfer curve, speed changes and
+ * failures are not used. A node's [node] link_gbps carries its pivot row
+ * and column each step (m + n blocks of b^2 doubles into a node whose
+ * rectangle is m x n blocks), plus two latencies; without it the pivots
+ * cost nothing. Deterministic for a seed. */
+#ifndef PLB_SIM_LAYOUT2D_H
+#define PLB_SIM_LAYOUT2D_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "balancer/hpart.h"
+#include "runtime/config/config.h"
+
+struct plb__sim2d_opts {
+	long n;                 /* the matrices' side, in elements */
+	int b;                  /* the block's side (default 128) */
+	enum plb__hpart_method method;
+	uint64_t seed;
+};
+
+struct plb__sim2d_result {
+	enum plb__hpart_method method;
+	int N;                  /* blocks a side: ceil(n / b) */
+	double step_s;          /* the partition's step: its slowest node's time (true curves) */
+	double bound_s;         /* the step's lower bound (plb__sim2d_run) */
+	double product_s;       /* N steps */
+	double bytes_step;      /* pivot bytes into the nodes a step */
+	struct plb__hpart part; /* the partition (hpart.h), slices in element columns */
+};
+
+/* Partitions cfg's emulated PUs for o. The bound is the equal-time split
+ * of the step's N^2 blocks over every PU's true curve (whole blocks and
+ * the layout aside), plus the least a node's pivots can cost (a square
+ * rectangle of N^2 / q blocks over the fastest node link). 0, or a
+ * negative PLB_E code with a message in err (a scenario with no emulated
+ * PU, a node without one, n below b, more nodes than blocks). */
+PLB_WUR int plb__sim2d_run(const struct plb__config *cfg, const struct plb__sim2d_opts *o,
+			   struct plb__sim2d_result *r, char *err, size_t errlen);
+void plb__sim2d_result_fini(struct plb__sim2d_result *r);
+
+/* The result as text: the method's figures, then each node's rectangle
+ * and its PUs' slices (names from cfg). */
+void plb__sim2d_print(const struct plb__config *cfg, const struct plb__sim2d_result *r, FILE *f);
+
+#endif
