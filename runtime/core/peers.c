@@ -205,7 +205,7 @@ static int rank_lost(struct plb__run *r, int k, double silent, double limit, dou
 		snprintf(link, sizeof link, "the blocks out owed the master's link %.2f s at the %.3g Gbit/s its messages came at",
 			 owed, rate * 8 / 1e9);
 	else
-		snprintf(link, sizeof link, "the master's link not measured yet; [network] link_gbps unset");
+		snprintf(link, sizeof link, "the master's link not measured yet and [network] link_gbps unset");
 	plb__log(PLB__LOG_ERROR, "master", "rank %d (%s) has said nothing for %.1f s, longer than its limit of %.2f s (its longest silence before %.2f s, its longest block out predicted at %.2f s, %s; [network] peer_timeout_min_s = %g s, peer_timeout_s = %g s): taken out of the run at %.2f s; the blocks of its %d PUs go to the others",
 		 rank, pe->host, silent, limit, pe->gap, block, link, plb__peer_timeout_min(&p->cfg),
 		 p->cfg.peer_timeout_s, r->now - r->t0, pe->npu);

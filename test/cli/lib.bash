@@ -62,15 +62,16 @@ joined() {      # joined FILE: the master's stderr there (PLB_LOG=info) says
 taken_out() {   # taken_out LOG RANK HOST LO HI: the master's log says it took
 	# rank RANK on HOST (a grep pattern) out for its silence, and its limit
 	# follows the rule: at least LO s ([network] peer_timeout_min_s), 4x
-	# its longest silence before and 3x its longest block out, at most HI s
+	# its longest silence before, 3x its longest block out and 3x what
+	# the blocks out owed the master's link (where it says), at most HI s
 	# (peer_timeout_s), the silence past it (numbers as printed: to 0.05 s)
 	local v
 	v=$(grep -o "rank $2 ($3) has said nothing for .*: taken out of the run" "$1" | head -1 | sed -E \
-		's/.*nothing for ([0-9.]+) s, longer than its limit of ([0-9.]+) s \(its longest silence before ([0-9.]+) s, its longest block out predicted at ([0-9.]+) s; \[network\] peer_timeout_min_s = ([0-9.]+) s, peer_timeout_s = ([0-9.]+) s\).*/\1 \2 \3 \4 \5 \6/')
+		's/.*nothing for ([0-9.]+) s, longer than its limit of ([0-9.]+) s \(its longest silence before ([0-9.]+) s, its longest block out predicted at ([0-9.]+) s, (the blocks out owed the master.s link ([0-9.]+) s at [^;]*|the master.s link not measured yet and \[network\] link_gbps unset); \[network\] peer_timeout_min_s = ([0-9.]+) s, peer_timeout_s = ([0-9.]+) s\).*/\1 \2 \3 \4 \7 \8 \6/')
 	[ -n "$v" ] && echo "$v" | awk -v lo="$4" -v hi="$5" '
 		function atleast(x) { return $2 >= x - 0.02 || $2 >= hi - 0.005 }
-		NF == 6 && $5 == lo && $6 == hi && $1 >= $2 - 0.05 && $2 <= hi + 0.005 &&
-		atleast(lo) && atleast(4 * $3) && atleast(3 * $4) { ok = 1 }
+		(NF == 6 || NF == 7) && $5 == lo && $6 == hi && $1 >= $2 - 0.05 && $2 <= hi + 0.005 &&
+		atleast(lo) && atleast(4 * $3) && atleast(3 * $4) && atleast(3 * (NF == 7 ? $7 : 0)) { ok = 1 }
 		END { if (!ok) print "taken out: " $0 " against [" lo ", " hi "]" > "/dev/stderr"; exit !ok }'
 }
 json_get() {    # json_get KEY: from the (last) JSON line of $TMP/out
