@@ -88,8 +88,16 @@ int plb__sim2d_run(const struct plb__config *cfg, const struct plb__sim2d_opts *
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
-	for (int k = 0; k < cfg->npu; k++)
+	for (int k = 0; k < cfg->npu; k++) {
+		const struct plb__devmodel *m = &cfg->models[cfg->pus[k].model];
+		if (!(plb__curve_spec_eval(&m->compute, 1) > 0)) {
+			snprintf(err, errlen, "%s:%d: [model %s]: its compute takes 0 s for a block; the 2-D layout needs a time for every slice; accepted: a curve above 0 at 1 unit",
+				 cfg->path, m->line, m->name);
+			rc = PLB_ECONFIG;
+			goto out;
+		}
 		p[cfg->pus[k].node]++;
+	}
 	for (int i = 0; i < q; i++) {
 		if (!p[i]) {
 			snprintf(err, errlen, "%s:%d: node %s has no emulated PU (emu =): the 2-D layout partitions emulated PUs only",

@@ -4,7 +4,8 @@
  * the FPM one is ahead of the homogeneous split on unequal nodes and
  * within 10% of the bound; the pivots cost a node's link its rectangle's
  * half-perimeter each step; the same seed gives the same partition; bad
- * sizes and a node without emulated PUs are refused, saying why. */
+ * sizes, a node without emulated PUs and a PU of no time are refused,
+ * saying why. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -119,6 +120,8 @@ static void test_refused(void **state)
 	refused(text, 64, "4 nodes cannot each have a block");
 	refused("[run]\nunits = 10\n[node a]\nemu = c\n[node b]\ncpu = 1\n"
 		"[model c]\nclass = cpu\ncompute = poly 0 1\n", 640, "t.ini:5: node b has no emulated PU");
+	refused("[run]\nunits = 10\n[node a]\nemu = c z\n[model c]\nclass = cpu\ncompute = poly 0 1\n"
+		"[model z]\nclass = gpu\ncompute = poly 0 0\n", 640, "t.ini:8: [model z]: its compute takes 0 s");
 }
 
 int main(void)
