@@ -176,7 +176,8 @@ STATE="$DC.state"
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 rm -f "$LIMITS"
-export TXT JSON T DC LIMITS ROOT LIBS
+OUTDIR=$out
+export TXT JSON T DC LIMITS ROOT LIBS OUTDIR
 
 # which stages run
 want=()
@@ -354,7 +355,10 @@ stage_kernels() {
 
 # app_runs APP ARGS...: the app on gpu = 0, cpu = all and both, each twice
 # with one models file per config (the second run warm); the warm
-# makespans, both against the sum of the solo throughputs and the GPU's
+# makespans, both against the sum of the solo throughputs and the GPU's;
+# then the same node in plbsim from the warm run's models (--from-models,
+# --runs 2): how far the simulator is from the real node. The models
+# files and the scenario go to the output folder (sim_bridge).
 app_runs() {
 	local app=$1; shift
 	local c i
@@ -382,8 +386,32 @@ with open(f"{T}/apps.json", "a") as f:
     f.write(json.dumps({"figure": "app", "app": app, "args": args, "gpu_s": g, "cpu_s": c,
                         "both_s": b, "both_over_sum": 1 / b / s, "both_over_gpu": g / b}) + "\n")
 PY
+	sim_bridge "$app" || echo "plb-$app: the plbsim bridge failed (above); the app's figures stand"
 }
-export -f app_runs
+
+# sim_bridge APP: the warm both-run's models as a plbsim scenario, run warm
+sim_bridge() {
+	local app=$1 c units
+	for c in gpu cpu both; do cp "$T/m-$app-$c" "$OUTDIR/models-$app-$c.txt" 2>/dev/null; done
+	units=$(python3 -c "import json,sys; print([json.loads(l) for l in open(sys.argv[1]) if l.startswith('{')][-1]['units'])" \
+		"$T/r-$app-both-2") || return 1
+	"$DC/build/plbsim" "$T/a-both.ini" --from-models "$T/m-$app-both" --units "$units" \
+		>"$OUTDIR/sim-$app.ini" 2>"$T/e" || { cat "$T/e"; return 1; }
+	"$DC/build/plbsim" "$OUTDIR/sim-$app.ini" --policy plb-hac --runs 2 --json >"$T/s-$app" 2>"$T/e" ||
+		{ cat "$T/e"; return 1; }
+	python3 - "$app" "$T" <<'PY' | tee -a "$T/apps.txt"
+import json, sys
+app, T = sys.argv[1:]
+sim = json.load(open(f"{T}/s-{app}"))
+real = [json.loads(l) for l in open(f"{T}/r-{app}-both-2") if l.startswith("{")][-1]
+print(f"plb-{app} both in plbsim from its models: {sim['makespan_s']:.4f} s against the real "
+      f"{real['makespan_s']:.4f} s (its last report), sim/real {sim['makespan_s'] / real['makespan_s']:.3f}")
+with open(f"{T}/apps.json", "a") as f:
+    f.write(json.dumps({"figure": "sim_bridge", "app": app, "sim_s": sim["makespan_s"],
+                        "real_s": real["makespan_s"], "sim_ratio": sim["ratio"]}) + "\n")
+PY
+}
+export -f app_runs sim_bridge
 
 stage_apps() {
 	gpu_gate "$DC/build/plb-bs on gpu = 0"
