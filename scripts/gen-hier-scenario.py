@@ -2,11 +2,13 @@
 """A plbsim scenario shaped like Table 1 of the hierarchical-FPM paper
 (Clarke, Ilic, Lastovetsky, Sousa), for `plbsim --layout 2d`:
 
-  scripts/gen-hier-scenario.py [--nodes Q] [--link-gbps G] > hier.ini
+  scripts/gen-hier-scenario.py [--nodes Q] [--pus P] [--link-gbps G] > hier.ini
 
-Q nodes (default 90): one in six a CPU PU of 7 cores and a new GPU, one
-in three a CPU PU and an old GPU, the rest two CPU PUs; each node's link
-G Gbit/s (default 10). The devices are bench/hpart.c's: a step of the
+Q nodes (default 90) of P PUs (default 2): one node in six P - 1 CPU PUs
+of 7 cores and a new GPU, one in three P - 1 CPU PUs and an old GPU, the
+rest P CPU PUs; each node's link G Gbit/s (default 10). `--nodes 8192
+--pus 8` is the 65,536-PU cluster of bench/hpart.c's last line (there a
+node in four has a new GPU and one in four an old one). The devices are bench/hpart.c's: a step of the
 blocked product on a slice of `a` blocks of b = 128 is 2 a b^3 flops; a
 CPU PU runs 70 GFLOP/s (63 once its slice's C leaves 28 MB of cache), a
 new GPU 250 GFLOP/s at full occupancy (half of it at 20 blocks) and an
@@ -47,22 +49,25 @@ def gpu(peak, half, mem):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--nodes", type=int, default=90)
+    ap.add_argument("--pus", type=int, default=2)
     ap.add_argument("--link-gbps", type=float, default=10)
     a = ap.parse_args()
-    if a.nodes < 1:
-        raise SystemExit("gen-hier-scenario: --nodes: at least 1")
-    out = [f"; plbsim scenario drawn by scripts/gen-hier-scenario.py --nodes {a.nodes} --link-gbps {a.link_gbps:g}",
+    if a.nodes < 1 or a.pus < 2:
+        raise SystemExit("gen-hier-scenario: --nodes: at least 1; --pus: at least 2")
+    out = [f"; plbsim scenario drawn by scripts/gen-hier-scenario.py --nodes {a.nodes} --pus {a.pus} "
+           f"--link-gbps {a.link_gbps:g}",
            "; shaped like Table 1 of the hierarchical-FPM paper; for plbsim --layout 2d (a unit:",
            "; one b x b block of C updated by one pivot, b = 128: 2 b^3 flops)",
            "", "[run]", "units = 4194304", "policy = plb-hac", "seed = 1", "",
            "[network]", "latency_us = 50", ""]
     for i in range(a.nodes):
+        cpus = " ".join(["cpu7"] * (a.pus - 1))
         if i % 6 == 0:
-            pus = "cpu7 gpu-new"
+            pus = cpus + " gpu-new"
         elif i % 3 == 1:
-            pus = "cpu7 gpu-old"
+            pus = cpus + " gpu-old"
         else:
-            pus = "cpu7 cpu7"
+            pus = cpus + " cpu7"
         out += [f"[node n{i:03d}]", f"emu = {pus}", f"link_gbps = {a.link_gbps:g}", ""]
     out += ["; a CPU PU of 7 cores: 70 GFLOP/s, 63 once its slice's C leaves 28 MB",
             "[model cpu7]", "class = cpu", f"compute = {cpu()}", "noise = 0.02", "",
