@@ -157,6 +157,8 @@ int plb__sim2d_run(const struct plb__config *cfg, const struct plb__sim2d_opts *
 		least = 2 * sqrt(W / q) * b * b * 8 / (fast * 1e9 / 8) + 2 * cfg->latency_us * 1e-6;
 	r->bound_s = plb__equal_time_bound(cfg->npu, bound_time, &c, W) + least;
 	r->product_s = N * r->step_s;
+	double side = (double)N * b;
+	r->bytes_1d = (q + 2.0) * side * side * 8;
 	rc = 0;
 out:
 	free(p);
@@ -180,7 +182,8 @@ void plb__sim2d_print(const struct plb__config *cfg, const struct plb__sim2d_res
 		: ", stopped at its iteration limit (the best partition measured kept)");
 	fprintf(f, "  half-perimeters %ld blocks (%.4f of their lower bound %.1f)\n", h->half_perimeters,
 		(double)h->half_perimeters / h->half_perimeters_lb, h->half_perimeters_lb);
-	fprintf(f, "  pivots         %.4g MB into the nodes a step\n", r->bytes_step / 1e6);
+	fprintf(f, "  pivots         %.4g MB into the nodes a step, %.4g GB in all (plb's 1-D product: %.4g GB, A to each node and B's and C's columns once)\n",
+		r->bytes_step / 1e6, r->bytes_step * r->N / 1e9, r->bytes_1d / 1e9);
 	fprintf(f, "  node             rectangle (blocks)        at   PUs' slices (element columns)\n");
 	for (int i = 0; i < h->q; i++) {
 		char where[48], rect[48];

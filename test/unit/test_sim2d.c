@@ -69,6 +69,8 @@ static void test_partition_and_bound(void **state)
 		}
 		assert_int_equal(area, 48L * 48);
 		assert_true(fabs(r.bytes_step - bytes) <= 1e-6 * bytes);
+		/* the 1-D product: A to each of 4 nodes, B and C once */
+		assert_true(fabs(r.bytes_1d - 6.0 * 3072 * 3072 * 8) <= 1e-6 * r.bytes_1d);
 		assert_true(r.step_s >= r.bound_s * (1 - 1e-9));
 		assert_true(fabs(r.product_s - 48 * r.step_s) <= 1e-9 * r.product_s);
 		ratio[m] = r.step_s / r.bound_s;
