@@ -15,6 +15,7 @@
 #                        added for newer GPUs (those nvcc does not know are
 #                        dropped, saying so)
 #   OPENCL=0             do not build OpenCL code even when it is found
+#   OPENCV=0             do not build plb-nuclei (OpenCV's image operations) even when found
 #   MPI=0                build without MPI: apps run in one process only
 #   TEST_STRICT_SKIPS=1  make test fails a skip but for a part the build or
 #                        node lacks (no MPI, no CUDA, no GPU; CI sets it)
@@ -103,7 +104,7 @@ RUN_LIBS   = $(MPI_LIBS) -lhwloc -lpthread -ldl
 DEPS_OK   := $(BUILD)/.deps-ok-mpi$(MPI)
 ifeq ($(filter clean deps,$(MAKECMDGOALS)),)
 DEPS_EARLY := $(shell [ $(DEPS_OK) -nt scripts/install-deps.sh ] || \
-  { MPI=$(MPI) OPENCL=$(OPENCL) bash scripts/install-deps.sh >&2 && mkdir -p $(BUILD) && touch $(DEPS_OK); })
+  { MPI=$(MPI) OPENCL=$(OPENCL) OPENCV=$(OPENCV) bash scripts/install-deps.sh >&2 && mkdir -p $(BUILD) && touch $(DEPS_OK); })
 endif
 
 # OpenCL code (kernels/*/*_opencl.c, the opencl device class) is built
@@ -123,6 +124,27 @@ else ifneq ($(OPENCL),0)
 $(warning plb: building without OpenCL: $(wordlist 2,100,$(OPENCL_PROBE)))
 endif
 
+# OpenCV's image operations (kernels/*/*_opencv.cpp, C++ behind a C
+# interface) are built when scripts/opencv-probe.sh finds core and imgproc;
+# the apps that need them (OPENCV_APPS) are built only then. OPENCV=0
+# leaves them out.
+CXX         ?= c++
+OPENCV_APPS := nuclei
+ifeq ($(OPENCV),0)
+OPENCV_PROBE := none: OPENCV=0
+else
+OPENCV_PROBE := $(shell sh scripts/opencv-probe.sh '$(CXX)')
+endif
+HAVE_OPENCV := $(if $(filter ok,$(OPENCV_PROBE)),1,0)
+CXXFLAGS    := -std=c++17 $(OPT) -g -Wall -Wextra -fvisibility=hidden -fPIC -Iinclude -I. \
+               -I/usr/include/opencv4 -MMD -MP
+ifeq ($(HAVE_OPENCV),1)
+OPENCV_LIBS := -lopencv_imgproc -lopencv_core -lstdc++
+KERN_LIBS   += $(OPENCV_LIBS)
+else ifneq ($(OPENCV),0)
+$(warning plb: building without plb-nuclei: $(wordlist 2,100,$(OPENCV_PROBE)))
+endif
+
 # The layers, lowest first: a file includes headers of its own layer, of
 # lower ones and of include/ only (test/cli/layers.sh checks it). Each
 # layer is one library of every .c file under its folder, but those of a
@@ -132,7 +154,7 @@ LAYERS     := balancer/base balancer runtime/config runtime/transport runtime/de
               runtime/sim runtime/core
 # The bundled apps: apps/NAME/*.c is the program plb-NAME, and
 # kernels/NAME/ (*.c, and *.cu with CUDA), if there is one, its kernels.
-APPS       := mm null bs kmeans grn
+APPS       := mm null bs kmeans grn $(if $(filter 1,$(HAVE_OPENCV)),$(OPENCV_APPS))
 # What the apps link (the simulator engine is not part of a job), and
 # what plbsim links, top layer first.
 RUN_LAYERS := runtime/core runtime/device runtime/transport runtime/config balancer balancer/base
@@ -142,10 +164,12 @@ rwildcard   = $(foreach d,$(wildcard $(1:=/*)),$(call rwildcard,$d,$2) $(filter 
 layer_src   = $(filter-out $(foreach l,$(filter $1/%,$(LAYERS)),$l/%),$(call rwildcard,$1,*.c))
 layer_lib   = $(BUILD)/lib/libplb-$(notdir $1).a
 layer_libs  = $(foreach l,$1,$(call layer_lib,$l))
-kern_src    = $(filter-out %_opencl.c,$(wildcard kernels/$1/*.c)) $(if $(NVCC),$(wildcard kernels/$1/*.cu)) \
-              $(if $(filter 1,$(HAVE_OPENCL)),$(wildcard kernels/$1/*_opencl.c))
+kern_src    = $(if $(filter $(OPENCV_APPS),$1),$(if $(filter 1,$(HAVE_OPENCV)),$(kern_all)),$(kern_all))
+kern_all    = $(filter-out %_opencl.c,$(wildcard kernels/$1/*.c)) $(if $(NVCC),$(wildcard kernels/$1/*.cu)) \
+              $(if $(filter 1,$(HAVE_OPENCL)),$(wildcard kernels/$1/*_opencl.c)) \
+              $(if $(filter 1,$(HAVE_OPENCV)),$(wildcard kernels/$1/*_opencv.cpp))
 kern_lib    = $(if $(strip $(call kern_src,$1)),$(BUILD)/lib/libplbkern-$1.a)
-obj         = $(patsubst %.c,$(BUILD)/%.o,$(patsubst %.cu,$(BUILD)/%.cu.o,$1))
+obj         = $(patsubst %.c,$(BUILD)/%.o,$(patsubst %.cu,$(BUILD)/%.cu.o,$(patsubst %.cpp,$(BUILD)/%.cpp.o,$1)))
 
 KERNELS   := $(patsubst kernels/%/,%,$(wildcard kernels/*/))
 APP_BINS  := $(APPS:%=$(BUILD)/plb-%)
@@ -175,7 +199,7 @@ all: $(PLBSIM) $(APP_BINS) $(TESTS) $(BENCHES) $(LIBPLB_A) $(LIBPLB_SO)
 
 # Installs what is missing; re-checked when the script changes.
 $(DEPS_OK): scripts/install-deps.sh
-	$(Q)MPI=$(MPI) OPENCL=$(OPENCL) bash scripts/install-deps.sh
+	$(Q)MPI=$(MPI) OPENCL=$(OPENCL) OPENCV=$(OPENCV) bash scripts/install-deps.sh
 	$(Q)mkdir -p $(@D) && touch $@
 deps: $(DEPS_OK)
 
@@ -189,6 +213,11 @@ $(BUILD)/%.o: %.c $(PIC_STAMP) | $(DEPS_OK)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/%.cpp.o: %.cpp $(PIC_STAMP) | $(DEPS_OK)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CXX     $<")
+	$(Q)$(CXX) $(CXXFLAGS) -c $< -o $@
 
 $(BUILD)/%.cu.o: %.cu $(PIC_STAMP) | $(DEPS_OK)
 	@mkdir -p $(@D)
@@ -249,6 +278,8 @@ $(PLBSIM): $(call obj,$(wildcard apps/plbsim/*.c)) $(call layer_libs,$(SIM_LAYER
 # test_runtime runs the runtime in one process, and corrupts a grant
 # through the linker to prove plb_run's coverage check.
 $(BUILD)/test/test_runtime: TEST_LIBS = $(RUN_LIBS) -Wl,--wrap=plb__balancer_next
+# test_pipeline runs pipelines in one process.
+$(BUILD)/test/test_pipeline: TEST_LIBS = $(RUN_LIBS)
 # test_mpi_settle runs itself under mpirun: the MPI transport on two ranks.
 $(BUILD)/test/test_mpi_settle: TEST_LIBS = $(RUN_LIBS)
 # test_alloc fails each allocation of a balancer's job in turn.

@@ -694,6 +694,14 @@ int plb__tasks_task(const plb__tasks_t *t, uint64_t id, uint64_t *inst, int *op,
 	return 0;
 }
 
+int plb__tasks_of(const plb__tasks_t *t, uint64_t id)
+{
+	if (!t || !id || id > t->ntask)
+		return PLB_EINVAL;
+	const struct task *x = &t->task[id - 1];
+	return t->count[(size_t)x->inst * (size_t)t->c.nops + (size_t)x->op];
+}
+
 int plb__tasks_inputs(const plb__tasks_t *t, uint64_t id, uint64_t *ids, int max)
 {
 	if (!t || !id || id > t->ntask || max < 0)

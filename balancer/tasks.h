@@ -145,6 +145,8 @@ int plb__tasks_idle_waits(const plb__tasks_t *t, double now);
 /* Task id's instance, operation and index among its operation's tasks in
  * the instance. 0 or PLB_EINVAL. */
 int plb__tasks_task(const plb__tasks_t *t, uint64_t id, uint64_t *inst, int *op, int *index);
+/* How many tasks task id's operation has in its instance, or PLB_EINVAL. */
+int plb__tasks_of(const plb__tasks_t *t, uint64_t id);
 /* The tasks whose outputs task id reads (every task of the operations it
  * waits for, in its instance): their count (ids holds the first max of
  * them), or PLB_EINVAL. */

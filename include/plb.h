@@ -108,6 +108,14 @@ struct plb_block {
 	int member, members;    /* a kernel class with `whole`: this call is
 				 * member `member` (from 0) of the `members` of a
 				 * CPU team that run this block at once; else 0, 1 */
+	/* A pipeline's task (plb_run_pipeline; 0 and NULL otherwise): offset
+	 * is its instance, units 1, in and out the instance's; the task is
+	 * number `task` of the `tasks` its operation (index `op` in
+	 * plb_pipeline.ops) has in the instance; scratch is the instance's
+	 * scratch_bytes on its node, which its tasks share (zeroed when the
+	 * instance arrives; a task reads what the tasks it waits for wrote). */
+	void *scratch;
+	int op, task, tasks;
 };
 
 /* From a kernel's run, on the PU's thread: of the block blk's time, this
@@ -198,6 +206,65 @@ struct plb_job {
 #define PLB_IN_KEEP          1
 #define PLB_IN_UNCHANGED     2
 #define PLB_SHARED_UNCHANGED 4
+
+/* ---- Pipelines: several operations on each piece of data ----------------
+ *
+ * A pipeline is a set of operations, each run by a kernel, and the
+ * dataflow between them (an operation waits for those named in its after,
+ * in the same instance). An instance is one unit of the domain (an image
+ * tile, a chunk of a file): its input and output are in_unit and out_unit
+ * bytes, as a job's units. The master hands instances to the nodes on
+ * demand, up to a window each; each node's worker runs the instances'
+ * tasks on its PUs as they become ready, choosing by a scheduler (fcfs,
+ * heft, padas, pams: docs/PIPELINES.md) from what it learns of each
+ * operation's time on each kind of PU. A CPU PU of N cores runs N tasks at
+ * once, one a core. A task runs on one PU, so a kernel class with `whole`
+ * is called with member 0 of 1. */
+#define PLB_MAX_AFTER 8
+#define PLB_TASKS_LATER (-1)    /* plb_op.tasks: none until plb_task_expand */
+struct plb_op {
+	unsigned abi;           /* PLB_INIT */
+	const char *name;       /* unique in the pipeline; a config's [op NAME] of
+				 * the same name gives emulated PUs their times */
+	const char *kernel;     /* a name in plb_options.kernels: its class for a
+				 * PU's device runs the tasks there (none: that
+				 * kind of PU never runs this operation) */
+	const char *after[PLB_MAX_AFTER + 1];   /* operations above this one in
+						 * plb_pipeline.ops that it waits
+						 * for, NULL-ended */
+	int tasks;              /* tasks an instance has of it: 0 means 1;
+				 * PLB_TASKS_LATER: none until a task of an
+				 * operation it waits for calls plb_task_expand */
+};
+
+struct plb_pipeline {
+	unsigned abi;           /* PLB_INIT */
+	const struct plb_op *ops;
+	int nops;               /* 1 to 64 */
+	uint64_t instances;     /* 0: the config file's [run] units */
+	const void *shared;     /* sent once to every node, may be NULL */
+	size_t shared_bytes;
+	const void *in;         /* instance i's input: in + i * in_unit */
+	size_t in_unit;
+	void *out;              /* instance i's output: out + i * out_unit */
+	size_t out_unit;
+	size_t scratch_bytes;   /* each instance's scratch on its node (block.scratch) */
+	const char *scheduler;  /* NULL: the config's [run] scheduler (pams) */
+	int window;             /* instances a node holds at once; 0: [run] window,
+				 * else 4 a task slot of the node */
+};
+
+/* Master: run the pipeline over every instance; returns 0 when every
+ * instance's output is in pl->out, each from exactly one run of its tasks.
+ * plb_report and plb_result then tell this run. */
+PLB_API PLB_WUR int plb_run_pipeline(plb_t *p, const struct plb_pipeline *pl);
+/* From a pipeline task's kernel (on its PU's thread): the task's instance
+ * needs count (>= 0) tasks of operation op, which must wait, directly or
+ * through others, for the calling task's operation. The last call for an
+ * op counts, and it takes effect when the calling task ends well. 0, or
+ * PLB_EINVAL (not a pipeline task, an unknown op, one that does not wait
+ * for this task's). */
+PLB_API int plb_task_expand(const struct plb_block *blk, const char *op, int count);
 
 /* The figures of the master's last run (plb_result), as in plb_report. */
 struct plb_result {

@@ -2,7 +2,7 @@
 # Installs the Debian packages plb needs, idempotently: only what is missing,
 # with one `apt-get update` first when something is. `make` runs this when a
 # header or tool it needs is not found. Set PLB_NO_INSTALL=1 to only report;
-# MPI=0 (make MPI=0) leaves Open MPI out, OPENCL=0 the OpenCL packages; COVERAGE=1 (make coverage) adds
+# MPI=0 (make MPI=0) leaves Open MPI out, OPENCL=0 the OpenCL packages, OPENCV=0 OpenCV; COVERAGE=1 (make coverage) adds
 # gcovr.
 #
 # A package counts as there when dpkg lists it, or when what plb uses from
@@ -39,6 +39,10 @@ if [ "${OPENCL:-1}" != 0 ]; then
   "libclblast-dev     hdr:clblast_c.h lib:clblast" # plb-mm's (and k-means') OpenCL BLAS
   "pocl-opencl-icd    icd:"                       # an OpenCL device on the CPU: the tests run the class for real
   )
+fi
+
+if [ "${OPENCV:-1}" != 0 ]; then
+  pkgs+=("libopencv-imgproc-dev lib:opencv_imgproc")  # plb-nuclei's CPU image operations (OpenCV)
 fi
 
 if [ "${COVERAGE:-0}" = 1 ]; then

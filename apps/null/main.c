@@ -17,7 +17,14 @@
  * The kernel computes nothing but counts, through a reduction, the units
  * of each block and the sum of their indices; every run checks that the
  * sums are W and W (W - 1) / 2, i.e. that each unit counted exactly once
- * (a failure is an error, exit 1). */
+ * (a failure is an error, exit 1).
+ *
+ * A config with [op] sections (a plbsim pipeline scenario) is run as a
+ * pipeline (plb_run_pipeline): each unit an instance, each [op] an
+ * operation whose tasks do nothing but count themselves in their
+ * instance's output (each run checks every task ran once); emulated PUs
+ * take the [op] times of their model's class, so the run is the
+ * scenario plbsim runs. --scheduler and --window as plbsim's. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -28,6 +35,7 @@
 #include "apps/app.h"
 #include "kernels/null/null.h"
 #include "plb.h"
+#include "runtime/config/config.h"      /* a pipeline scenario's [op] sections */
 
 static void pause_s(double s)
 {
@@ -36,14 +44,90 @@ static void pause_s(double s)
 		nanosleep(&ts, NULL);
 }
 
+static const char *const schedulers[] = {"fcfs", "heft", "padas", "pams", NULL};
+
+/* Is the config (already read by plb_init) a pipeline scenario? */
+static int has_ops(const char *config)
+{
+	struct plb__config cfg;
+	char err[600];
+	if (plb__config_load(config, &cfg, err, sizeof err))
+		return 0;
+	int n = cfg.nops;
+	plb__config_fini(&cfg);
+	return n > 0;
+}
+
+/* The config's [op] sections as a pipeline of counting tasks, runs times
+ * (each checked), the last one reported. 0, or 1 after saying why. */
+static int run_pipeline(plb_t *p, const char *config, long units, const char *sched, long window,
+			const struct app_args *a)
+{
+	struct plb__config cfg;
+	char err[600];
+	if (plb__config_load(config, &cfg, err, sizeof err)) {
+		fprintf(stderr, "plb-null: %s\n", err);
+		return 1;
+	}
+	struct plb_op ops[64];
+	uint64_t want = 0, W = units ? (uint64_t)units : (uint64_t)cfg.units;
+	int rc = 0;
+	for (int m = 0; m < cfg.nops && m < 64 && !rc; m++) {
+		const struct plb__op *c = &cfg.ops[m];
+		ops[m] = (struct plb_op){PLB_INIT, .name = c->name, .kernel = "null.task",
+					 .tasks = c->tasks ? c->tasks : PLB_TASKS_LATER};
+		want += (uint64_t)c->tasks;
+		for (int j = 0, k = 0; j < m && !rc; j++) {
+			if (!(c->after_mask >> j & 1))
+				continue;
+			if (k == PLB_MAX_AFTER) {
+				fprintf(stderr, "plb-null: %s:%d: [op %s]: waits for more than %d ops; accepted: at most %d\n",
+					config, c->line, c->name, PLB_MAX_AFTER, PLB_MAX_AFTER);
+				rc = 1;
+			} else {
+				ops[m].after[k++] = cfg.ops[j].name;
+			}
+		}
+	}
+	uint64_t *out = W ? calloc((size_t)W, sizeof *out) : NULL;
+	if (!rc && !out) {
+		fprintf(stderr, "plb-null: %s\n", W ? "out of memory" : "no units: --units W or [run] units");
+		rc = 1;
+	}
+	struct plb_pipeline pl = {PLB_INIT, .ops = ops, .nops = cfg.nops, .instances = W,
+				  .out = out, .out_unit = sizeof *out, .scheduler = sched,
+				  .window = (int)window};
+	for (long k = 0; k < a->runs && !rc; k++) {
+		memset(out, 0, (size_t)W * sizeof *out);
+		if ((rc = plb_run_pipeline(p, &pl))) {
+			fprintf(stderr, "plb-null: %s\n", plb_errmsg(p));
+			break;
+		}
+		for (uint64_t i = 0; i < W && !rc; i++)
+			if (out[i] != want) {
+				fprintf(stderr, "plb-null: run %ld: instance %llu ran %llu tasks; expected %llu\n",
+					k + 1, (unsigned long long)i, (unsigned long long)out[i],
+					(unsigned long long)want);
+				rc = 1;
+			}
+	}
+	if (!rc)
+		rc = plb_report(p, stdout, a->json) ? 1 : 0;
+	fflush(stdout);
+	free(out);
+	plb__config_fini(&cfg);
+	return rc ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
-	static const struct plb_kernel *const kernels[] = {&plb__null_kernel};
-	struct plb_options o = {PLB_INIT, .kernels = kernels, .nkernels = 1};
+	static const struct plb_kernel *const kernels[] = {&plb__null_kernel, &plb__null_task_kernel};
+	struct plb_options o = {PLB_INIT, .kernels = kernels, .nkernels = 2};
 	struct app_args a = {.name = "plb-null", .synopsis = "mpirun -np K plb-null --config FILE [options]",
 			     .runs = 1};
 	double hold = 0, linger = 0;
-	long units = 0;
+	long units = 0, window = 0;
+	const char *sched = NULL;
 	const struct app_opt opts[] = {
 		APP_LONG_OPT("--units", "W", &units, 1, 1e15, "an integer in [1, 1e15]",
 			     "the domain's units (default: the file's [run] units)"),
@@ -53,6 +137,11 @@ int main(int argc, char **argv)
 			     "wait S seconds after the report, before ending"),
 		APP_LONG_OPT("--runs", "K", &a.runs, 1, 1e15, "an integer in [1, 1e15]",
 			     "K runs, each checked, the last one reported (default 1)"),
+		APP_WORD_OPT("--scheduler", "NAME", &sched, schedulers, "fcfs, heft, padas or pams",
+			     "a pipeline scenario's node scheduler (default: its\n"
+			     "[run] scheduler, else pams)"),
+		APP_LONG_OPT("--window", "N", &window, 1, 1 << 20, "an integer in [1, 2^20]",
+			     "a pipeline scenario's instances a node holds at once"),
 		APP_OPT_JSON(&a, "the report as one JSON object"),
 	};
 	int status = APP_COMMAND_LINE(&a, &o, opts, &argc, argv);
@@ -64,7 +153,11 @@ int main(int argc, char **argv)
 	int rc = plb_init(&argc, &argv, &o, &p);
 	if (!rc && !plb_is_master(p))
 		rc = plb_serve(p);
-	else if (!rc) {
+	else if (!rc && has_ops(o.config)) {
+		pause_s(hold);
+		rc = run_pipeline(p, o.config, units, sched, window, &a);
+		pause_s(linger);
+	} else if (!rc) {
 		pause_s(hold);
 		struct plb__null_tally t;
 		struct plb_job job = {PLB_INIT, .kernel = "null", .units = (uint64_t)units,

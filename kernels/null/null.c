@@ -1,6 +1,8 @@
 /* plb-null's kernel for plb (struct plb_kernel): it computes nothing but
  * counts, through a reduction, each block's units and the sum of their
  * indices, on a CPU or a GPU's PU (the tally lives in host memory). */
+#include <stdatomic.h>
+
 #include "kernels/null/null.h"
 #include "plb.h"
 
@@ -30,4 +32,20 @@ const struct plb_kernel plb__null_kernel = {
 	.cpu = {.run = null_run},
 	.cuda = {.run = null_run},      /* the tally lives in host memory */
 	.combine = null_combine,
+};
+
+/* A pipeline's task: one more task of its instance (its output, a count
+ * that tasks on other PUs may add to at once). */
+static int null_task(void *state, const struct plb_block *b)
+{
+	(void)state;
+	atomic_fetch_add((_Atomic uint64_t *)b->out, 1);
+	return 0;
+}
+
+const struct plb_kernel plb__null_task_kernel = {
+	PLB_INIT,
+	.name = "null.task",
+	.cpu = {.run = null_task},
+	.cuda = {.run = null_task},     /* the count lives in host memory */
 };

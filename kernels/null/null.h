@@ -13,5 +13,8 @@ struct plb__null_tally {
 
 /* The kernel "null": cpu and cuda, with combine. */
 extern const struct plb_kernel plb__null_kernel;
+/* The kernel "null.task", for a pipeline's tasks: each adds one to its
+ * instance's output (a uint64_t), so a run can check every task ran once. */
+extern const struct plb_kernel plb__null_task_kernel;
 
 #endif

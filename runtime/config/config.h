@@ -160,6 +160,8 @@ PLB_WUR int plb__config_load(const char *path, struct plb__config *cfg,
 PLB_WUR int plb__config_load_text(const char *path, const char *text, size_t len,
 				  struct plb__config *cfg, char *err, size_t errlen);
 void plb__config_fini(struct plb__config *cfg);
+/* The [op NAME] section of that name, or NULL. */
+const struct plb__op *plb__config_op(const struct plb__config *cfg, const char *name);
 
 /* Which config node section each worker rank gets: sections whose
  * host matches the rank's host name first, then the remaining ranks take

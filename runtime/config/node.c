@@ -498,3 +498,11 @@ int plb__nodes_assign(const struct plb__config *cfg, const char *const *hosts,
 	}
 	return 0;
 }
+
+const struct plb__op *plb__config_op(const struct plb__config *cfg, const char *name)
+{
+	for (int i = 0; name && i < cfg->nops; i++)
+		if (!strcmp(cfg->ops[i].name, name))
+			return &cfg->ops[i];
+	return NULL;
+}

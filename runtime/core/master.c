@@ -47,6 +47,9 @@ static int check(struct plb__run *r)
 	if (strlen(job->kernel) >= PLB__KERNEL_NAME_MAX)
 		return plb__fail(p, PLB_EINVAL, "plb_run: kernel name '%.40s...' is too long; accepted: up to %d characters",
 				 job->kernel, PLB__KERNEL_NAME_MAX - 1);
+	if (p->cfg.nops)
+		return plb__fail(p, PLB_EINVAL, "plb_run: %s:%d: [op %s]: this config describes a pipeline; accepted: plb_run_pipeline with it (plb-nuclei, plb-null), or plb_run with a config without [op] sections",
+				 p->cfg.path, p->cfg.ops[0].line, p->cfg.ops[0].name);
 	r->W = job->units ? job->units : (uint64_t)p->cfg.units;
 	if (!r->W)
 		return plb__fail(p, PLB_EINVAL, "plb_run: the domain's size is not known: job.units is 0 and %s has no [run] units; accepted: either, an integer >= 1",
@@ -308,6 +311,7 @@ int plb_run(plb_t *p, const struct plb_job *job)
 	int rc = check(&r);
 	if (rc)
 		return rc;
+	p->last_pipe = 0;
 	if (!(rc = open_run(&r, &wall0))) {
 		rc = begin(&r, &pc);
 		if (!rc)

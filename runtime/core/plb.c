@@ -195,10 +195,6 @@ static int master_init(struct plb *p, const struct plb_options *o)
 		p->have_cfg = 1;
 	if (!rc && p->cfg.warning[0])
 		plb__log(PLB__LOG_WARN, "plb", "%s", p->cfg.warning);
-	if (!rc && p->cfg.nops)
-		rc = plb__fail(p, PLB_ECONFIG, "%s:%d: [op %s]: pipelines run in plbsim only so far (plb %d.%d); accepted: a config without [op] sections",
-			       p->cfg.path, p->cfg.ops[0].line, p->cfg.ops[0].name, PLB_VERSION_MAJOR,
-			       PLB_VERSION_MINOR);
 	if (!rc) {
 		snprintf(p->policy, sizeof p->policy, "%s", o->policy ? o->policy : p->cfg.policy);
 		int i;
@@ -720,6 +716,7 @@ int plb_finalize(plb_t *p)
 	if (p->pu_left)
 		return rc;      /* a PU thread left in its kernel may still read p */
 	plb__run_result_free(p->last, p->npu);
+	plb__pipe_report_free(p->pipe_last);
 	if (p->master && p->models_path && !p->failed && p->nkept) {
 		int r = fin_report(p, plb__kept_save(p, p->models_path));
 		rc = rc ? rc : r;

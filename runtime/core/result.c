@@ -190,6 +190,10 @@ out:
 int plb_report(plb_t *p, FILE *f, int json)
 {
 	plb__api_begin(p);
+	if (p && p->master && p->last_pipe && p->pipe_last) {
+		int rc = plb__pipe_report_print(p->pipe_last, f, json);
+		return rc ? plb__fail(p, rc, "out of memory") : 0;
+	}
 	if (!p || !p->master || !p->last)
 		return p ? plb__fail(p, PLB_ESTATE, "plb_report: no run on this rank") : PLB_EINVAL;
 	struct plb__run_result *res = p->last;
@@ -235,6 +239,18 @@ int plb_result(const plb_t *p, struct plb_result *out)
 		return p ? plb__fail((struct plb *)p, PLB_EINVAL, "plb_result: no struct to fill") : PLB_EINVAL;
 	if (result_abi(p, out->abi, "struct plb_result"))
 		return PLB_EINVAL;
+	if (p->master && p->last_pipe && p->pipe_last) {
+		const struct plb__pipe_report *q = p->pipe_last;
+		/* a pipeline run: instances are its units, tasks its blocks,
+		 * task slots its PUs; no bound */
+		*out = (struct plb_result){
+			.abi = out->abi, .units = q->instances, .coverage_ok = q->coverage_ok,
+			.makespan_s = q->makespan_s, .lower_bound_s = NAN, .ratio = NAN,
+			.imbalance = NAN, .wall_s = q->wall_s, .bytes_sent = q->bytes_sent,
+			.bytes_received = q->bytes_received, .blocks = q->tasks, .npu = q->nslot,
+		};
+		return 0;
+	}
 	if (!p->master || !p->last)
 		return plb__fail((struct plb *)p, PLB_ESTATE, "plb_result: no run on this rank yet");
 	const struct plb__report *r = &p->last->rep;
@@ -260,6 +276,15 @@ int plb_pu_result(const plb_t *p, int pu, struct plb_pu_result *out)
 		return p ? plb__fail((struct plb *)p, PLB_EINVAL, "plb_pu_result: no struct to fill") : PLB_EINVAL;
 	if (result_abi(p, out->abi, "struct plb_pu_result"))
 		return PLB_EINVAL;
+	if (p->master && p->last_pipe && p->pipe_last) {
+		const struct plb__pipe_report *q = p->pipe_last;
+		if (pu < 0 || pu >= q->nslot)
+			return plb__fail((struct plb *)p, PLB_EINVAL, "plb_pu_result: task slot %d; accepted: 0 to %d (plb_result's npu - 1)",
+					 pu, q->nslot - 1);
+		*out = (struct plb_pu_result){out->abi, q->slot_name[pu], (double)q->slot_tasks[pu],
+					      q->makespan_s > 0 ? 1 - q->slot_busy[pu] / q->makespan_s : NAN};
+		return 0;
+	}
 	if (!p->master || !p->last)
 		return plb__fail((struct plb *)p, PLB_ESTATE, "plb_pu_result: no run on this rank yet");
 	const struct plb__report *r = &p->last->rep;

@@ -87,6 +87,8 @@ struct plb {
 	int npu;
 	struct plb__pu_desc *pu;        /* global PU list: workers in rank order */
 	struct plb__run_result *last;   /* the last run's report, NULL before one */
+	struct plb__pipe_report *pipe_last;     /* the last pipeline run's */
+	int last_pipe;          /* the last run was a pipeline's */
 	int runs;               /* plb_run calls so far */
 	struct plb__kept *kept; /* models kept between runs, one per kind */
 	int nkept;
@@ -106,6 +108,24 @@ struct plb {
 	/* worker */
 	struct plb__worker *wk;
 };
+
+/* The master's record of a pipeline run (pipeline.c). */
+struct plb__pipe_report {
+	char scheduler[16];
+	int window, nops, nslot;        /* window: the largest a node had */
+	uint64_t instances, done;
+	int coverage_ok;                /* every instance came back exactly once */
+	long tasks;
+	double makespan_s, wall_s, bytes_sent, bytes_received;
+	char (*op_name)[64];
+	long (*ran)[4];                 /* by op, device type: tasks run */
+	double (*op_s)[4];              /* by op, device type: their seconds */
+	char (*slot_name)[80];          /* a PU, or "a.cpu:3": core 3 of a CPU team */
+	long *slot_tasks;
+	double *slot_busy;              /* seconds in tasks */
+};
+void plb__pipe_report_free(struct plb__pipe_report *r);
+PLB_WUR int plb__pipe_report_print(const struct plb__pipe_report *r, FILE *f, int json);
 
 /* The master's record of one run (result.c). */
 struct plb__run_result {

@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "balancer/base/log.h"
+#include "runtime/core/pipe.h"
 #include "runtime/core/resident.h"
 #include "runtime/core/rt.h"
 #include "runtime/device/device.h"
@@ -28,6 +29,9 @@
 
 enum job_kind { JOB_BEGIN, JOB_BLOCK, JOB_END };
 enum out_kind { OUT_MSG, OUT_DROPPED, OUT_ENDED, OUT_LOST };
+/* a pipeline's (pipe.h): a task to a PU, a task back, a PU's kernels ready;
+ * their msg is a struct plb__task_job (or NULL), not a message */
+enum { JOB_TASK = 16, OUT_TASK, OUT_BEGUN };
 
 /* What the queues carry: a job (enum job_kind) to a PU's inbox from the
  * communication thread, a result (enum out_kind) to the outbox from a PU. */
@@ -56,6 +60,18 @@ struct wpu {
 	void *kstate;
 	int kinit, kerr, dead, start_err;
 	char err[256];
+	/* a pipeline run's: each op's kernel class, state, init error, and
+	 * (emu) its time from the config's [op] section (0: the model's) */
+	const struct plb_kernel_class *okc[PLB__TASKS_MAX_OPS];
+	void *ostate[PLB__TASKS_MAX_OPS];
+	int oerr[PLB__TASKS_MAX_OPS];
+	unsigned char oinit[PLB__TASKS_MAX_OPS];
+	double op_s[PLB__TASKS_MAX_OPS];
+};
+
+/* A pipeline's task slot: a PU, or member `member` of a CPU PU's team. */
+struct wslot {
+	int pu, member, type;
 };
 
 struct plb__worker {
@@ -98,7 +114,22 @@ struct plb__worker {
 	unsigned long pokes;    /* messages the transport said came (under mu) */
 	int waiting;            /* the communication thread sleeps: a message wakes it
 				 * (under mu) */
+	/* a pipeline run, PSTART to END (pipe.h); the communication thread's */
+	struct plb__wpipe *pipe;
+	void *pstart;           /* its PSTART (the shared data, unless borrowed) */
+	int pipe_run;           /* the master's run number */
+	int begun_left;         /* PUs whose kernels are not ready yet */
+	int pipe_ending;        /* END came: the pipeline closes once no task is out */
+	long tasks_out;         /* tasks on slots */
+	int pipe_news;          /* an instance came: the slots are to be asked */
+	int nops;
+	struct plb__wpipe_op ops[PLB__TASKS_MAX_OPS];
+	const struct plb_kernel *opk[PLB__TASKS_MAX_OPS];
+	struct wslot *slot;
+	int nslot;
 };
+
+static void pipe_close(struct plb__worker *w);
 
 /* Queue an item on q, guarded by mu, and (wake) wake cv's waiter. */
 static int enqueue_wake(pthread_mutex_t *mu, pthread_cond_t *cv, struct plb__fifo *q, int kind,
@@ -140,12 +171,15 @@ static void free_items(struct plb__fifo *q)
 {
 	struct item *it;
 	while ((it = plb__fifo_pop(q))) {
-		msg_done(it->msg);
+		if (it->kind >= JOB_TASK)
+			free(it->msg);
+		else
+			msg_done(it->msg);
 		free(it);
 	}
 }
 
-static void post(struct plb__worker *w, enum out_kind kind, void *msg)
+static void post(struct plb__worker *w, int kind, void *msg)
 {
 	if (enqueue(&w->mu, &w->cv, &w->outbox, kind, msg, 0)) {
 		/* Nothing sensible is left: the master would wait for ever. */
@@ -161,6 +195,39 @@ static void post_block(struct plb__worker *w, enum out_kind kind, void *msg)
 	post(w, kind, msg);
 }
 
+/* A pipeline run starts on this PU: every op's kernel for its class. */
+static void ops_begin(struct wpu *u)
+{
+	struct plb__worker *w = u->w;
+	struct plb__dev *d = &u->dev;
+	plb__dev_begin(d, &(struct plb__dev_run){.t0 = w->t0, .seed = w->seed,
+						 .stream = (uint64_t)(w->pu0 + u->idx)});
+	for (int m = 0; m < w->nops; m++) {
+		const struct plb_kernel_class *kc = plb__kernel_class(w->opk[m], d->info.cls);
+		u->okc[m] = kc;
+		u->oerr[m] = 0;
+		u->ostate[m] = NULL;
+		if (kc->run && kc->init) {
+			u->oerr[m] = kc->init(&d->info, w->shared, w->shared_bytes, &u->ostate[m]);
+			if (u->oerr[m])
+				plb__log(PLB__LOG_ERROR, "worker", "%s: kernel '%s' init (op '%s'): %s",
+					 d->desc.name, w->opk[m]->name, w->ops[m].name,
+					 plb_strerror(u->oerr[m]));
+		}
+		u->oinit[m] = kc->run && !u->oerr[m];
+	}
+}
+
+static void ops_end(struct wpu *u)
+{
+	for (int m = 0; m < PLB__TASKS_MAX_OPS; m++) {
+		if (u->oinit[m] && u->okc[m]->fini)
+			u->okc[m]->fini(u->ostate[m]);
+		u->oinit[m] = 0;
+		u->ostate[m] = NULL;
+	}
+}
+
 /* First block of a run on this PU: reset the emulation, start the kernel. */
 static void run_begin(struct wpu *u)
 {
@@ -168,6 +235,10 @@ static void run_begin(struct wpu *u)
 	struct plb__dev *d = &u->dev;
 
 	u->run_seen = w->run;
+	if (!w->k) {
+		ops_begin(u);
+		return;
+	}
 	u->kc = plb__kernel_class(w->k, d->info.cls);
 	u->kerr = 0;
 	plb__dev_begin(d, &(struct plb__dev_run){.t0 = w->t0, .seed = w->seed,
@@ -191,6 +262,7 @@ static void run_begin(struct wpu *u)
 
 static void run_end(struct wpu *u)
 {
+	ops_end(u);
 	if (u->kinit && u->kc->fini)
 		u->kc->fini(u->kstate);
 	u->kinit = 0;
@@ -301,6 +373,79 @@ static void do_block(struct wpu *u, struct item *j)
 	post_block(w, OUT_MSG, out);
 }
 
+/* ---- a pipeline's tasks, on their slot's thread ---------------------- */
+
+/* The task the calling thread runs (plb_task_expand). */
+static _Thread_local struct plb__task_job *cur_task;
+static _Thread_local const struct plb__worker *cur_worker;
+
+int plb_task_expand(const struct plb_block *blk, const char *op, int count)
+{
+	struct plb__task_job *j = cur_task;
+	const struct plb__worker *w = cur_worker;
+	if (!j || !w || !blk || blk->offset != j->inst || blk->op != j->op || !op || count < 0)
+		return PLB_EINVAL;
+	int m = 0;
+	while (m < w->nops && strcmp(w->ops[m].name, op))
+		m++;
+	if (m == w->nops || !(w->ops[m].waits >> j->op & 1))
+		return PLB_EINVAL;
+	for (int k = 0; k < j->nexp; k++)
+		if (j->exp_op[k] == m) {
+			j->exp_count[k] = count;
+			return 0;
+		}
+	if (j->nexp == PLB__TASK_EXPAND_MAX)
+		return PLB_EINVAL;
+	j->exp_op[j->nexp] = m;
+	j->exp_count[j->nexp++] = count;
+	return 0;
+}
+
+/* Runs task j on PU u's thread, or on its team member's, and hands it
+ * back to the communication thread. */
+static void run_task(struct wpu *u, struct plb__task_job *j)
+{
+	struct plb__worker *w = u->w;
+	int m = j->op;
+	int rc = u->dead ? PLB_EDEVICE : u->start_err ? u->start_err : u->oerr[m];
+	if (!rc && !u->oinit[m])
+		rc = PLB_ENOENT;
+	struct plb__dev_times t = {.xfer_at = NAN, .task_s = u->op_s[m]};
+	struct plb_block b = {.offset = j->inst, .units = 1, .in = j->in, .out = j->out,
+			      .members = 1, .scratch = j->scratch, .op = m, .task = j->index,
+			      .tasks = j->tasks};
+	j->start = plb__now();
+	if (!rc) {
+		cur_task = j;
+		cur_worker = w;
+		rc = plb__dev_run_task(&u->dev, u->okc[m], u->ostate[m], &b, j->arrive, &t);
+		cur_task = NULL;
+		if (t.died && !rc)
+			rc = PLB_EDEVICE;
+		if (t.died)
+			u->dead = 1;
+	}
+	j->end = plb__now();
+	j->exec_s = t.exec_s;
+	j->xfer_s = t.xfer_s;
+	j->rc = rc;
+	if (rc)
+		snprintf(j->err, sizeof j->err, "%s: op '%s' (kernel '%s') failed on instance %llu: %s",
+			 u->dev.desc.name, w->ops[m].name, w->opk[m]->name, (unsigned long long)j->inst,
+			 t.died ? "the PU died, as its model says" : u->oerr[m] ? "its init failed"
+			 : !u->oinit[m] ? "the kernel has no function for this PU" : plb_strerror(rc));
+	post(w, OUT_TASK, j);
+}
+
+/* A team member's task (the device class calls it on the member's thread). */
+static void member_task(void *arg)
+{
+	struct plb__task_job *j = arg;
+	struct plb__worker *w = j->ctx;
+	run_task(&w->pu[w->slot[j->slot].pu], j);
+}
+
 static void *pu_main(void *arg)
 {
 	struct wpu *u = arg;
@@ -338,7 +483,9 @@ static void *pu_main(void *arg)
 			 * (and does not skew the model of) the first block */
 			if (u->run_seen != u->w->run && !u->dead)
 				run_begin(u);
-			post(u->w, OUT_DROPPED, NULL);
+			post(u->w, u->w->k ? OUT_DROPPED : OUT_BEGUN, NULL);
+		} else if (j->kind == JOB_TASK) {
+			run_task(u, j->msg);
 		} else {
 			do_block(u, j);
 		}
@@ -513,6 +660,7 @@ void plb__worker_close(struct plb *p)
 		pthread_cond_destroy(&u->cv);
 	}
 	free_items(&w->outbox);
+	pipe_close(w);
 	if (w->store_ok)
 		plb__store_fini(&w->store);
 	pthread_mutex_destroy(&w->mu);
@@ -679,6 +827,271 @@ static int on_start(struct plb *p, void *msg)
 	return 0;
 }
 
+/* ---- a pipeline run, on the communication thread --------------------- */
+
+/* The device type the node's scheduler sees a PU as: 0 a CPU core, 1 a
+ * GPU, 2 an OpenCL device or a MIC; an emulated PU its model's class. */
+static int pu_type(const struct plb *p, const struct wpu *u)
+{
+	if (u->dev.desc.model >= 0)
+		return (int)p->cfg.models[u->dev.desc.model].cls;
+	return u->dev.info.cls == PLB_DEV_CPU ? 0 : u->dev.info.cls == PLB_DEV_CUDA ? 1 : 2;
+}
+
+/* A slot's task out: to its PU's inbox, or its team member. */
+static int give_task(void *ctx, struct plb__task_job *j)
+{
+	struct plb__worker *w = ctx;
+	const struct wslot *sl = &w->slot[j->slot];
+	struct wpu *u = &w->pu[sl->pu];
+	int rc;
+	j->ctx = w;
+	if (sl->member == 0) {
+		rc = enqueue_wake(&u->mu, &u->cv, &u->inbox, JOB_TASK, j, plb__now(), 0);
+		u->wake = 1;
+	} else {
+		rc = plb__dev_on_slot(&u->dev, sl->member, member_task, j);
+	}
+	if (!rc)
+		w->tasks_out++;
+	return rc;
+}
+
+/* An instance is done: its output and task records to the master. */
+static int send_instance(void *ctx, uint64_t inst, const void *out, const struct plb__task_rec *rec,
+			 int nrec)
+{
+	struct plb__worker *w = ctx;
+	struct plb *p = w->p;
+	size_t olen = out ? plb__pad16(w->out_unit) : 0;
+	void *msg = plb__msg_alloc(PLB__MSG_IDONE, olen + (size_t)nrec * sizeof *rec);
+	if (!msg)
+		return PLB_ENOMEM;
+	struct plb__hdr *h = plb__msg_hdr(msg);
+	h->run = w->pipe_run;
+	h->inst = inst;
+	h->ntask = (uint64_t)nrec;
+	char *data = plb__msg_data(msg);
+	if (out)
+		memcpy(data, out, w->out_unit);
+	memcpy(data + olen, rec, (size_t)nrec * sizeof *rec);
+	int rc = p->tp->ops->send(p->tp, 0, msg);
+	if (rc)
+		plb__fail(p, rc, "sending to the master: %s", p->tp->err);
+	w->said = plb__now();
+	return rc;
+}
+
+/* A pipeline that cannot go on: the master hears why (an IDONE with the
+ * error), and this worker stops with it. */
+static int pipe_failed(struct plb *p, int rc, int slot, const char *why)
+{
+	struct plb__worker *w = p->wk;
+	size_t n = strlen(why) + 1;
+	void *msg = plb__msg_alloc(PLB__MSG_IDONE, n);
+	if (msg) {
+		plb__msg_hdr(msg)->run = w->pipe_run;
+		plb__msg_hdr(msg)->status = rc;
+		plb__msg_hdr(msg)->pu = slot;
+		memcpy(plb__msg_data(msg), why, n);
+		(void)!p->tp->ops->send(p->tp, 0, msg);
+	}
+	return plb__fail(p, rc, "pipeline run: %s", why);
+}
+
+static void pipe_close(struct plb__worker *w)
+{
+	plb__wpipe_close(w->pipe);
+	w->pipe = NULL;
+	plb__msg_free(w->pstart);
+	w->pstart = NULL;
+	free(w->slot);
+	w->slot = NULL;
+	w->nslot = 0;
+	w->pipe_ending = 0;
+}
+
+/* PSTART: the ops, their kernels, the node's slots and its scheduler. */
+static int on_pstart(struct plb *p, void *msg)
+{
+	struct plb__worker *w = p->wk;
+	struct plb__hdr *h = plb__msg_hdr(msg);
+	struct plb__pipe_wire pw;
+	char why[256] = "";
+	int rc = 0;
+
+	while (old_run_held(w) || w->pipe) {
+		if ((rc = drain(p)) < 0) {
+			plb__msg_free(msg);
+			return rc;
+		}
+		pthread_mutex_lock(&w->mu);
+		if (plb__fifo_empty(&w->outbox) && (old_run_held(w) || w->pipe))
+			pthread_cond_wait(&w->cv, &w->mu);
+		pthread_mutex_unlock(&w->mu);
+	}
+	w->pstart = msg;
+	w->pipe_run = h->run;
+	const char *data = plb__msg_data(msg);
+	size_t len = h->len, at = sizeof pw;
+	if (len >= sizeof pw)
+		memcpy(&pw, data, sizeof pw);
+	if (len < sizeof pw || pw.nops < 1 || pw.nops > PLB__TASKS_MAX_OPS ||
+	    len < at + (size_t)pw.nops * sizeof(struct plb__pipe_wire_op))
+		return plb__fail(p, PLB_EIO, "PSTART of %zu bytes, which does not hold its ops", len);
+	w->nops = pw.nops;
+	for (int m = 0; m < w->nops; m++, at += sizeof(struct plb__pipe_wire_op)) {
+		struct plb__pipe_wire_op o;
+		memcpy(&o, data + at, sizeof o);
+		o.name[63] = o.kernel[63] = 0;
+		w->ops[m] = (struct plb__wpipe_op){.after = o.after, .tasks = o.tasks};
+		snprintf(w->ops[m].name, sizeof w->ops[m].name, "%s", o.name);
+		w->ops[m].waits = o.after;
+		for (int k = m - 1; k >= 0; k--)
+			if (w->ops[m].waits >> k & 1)
+				w->ops[m].waits |= w->ops[k].waits;
+		if (!(w->opk[m] = plb__kernel_find(p, o.kernel)))
+			return plb__fail(p, PLB_ENOENT, "the master asks for kernel '%s' (op '%s'), which this program does not have",
+					 o.kernel, o.name);
+	}
+	/* the shared data (borrowed: its address) */
+	size_t rest = len - at;
+	int borrowed = (h->flags & PLB__F_BORROWED) != 0;
+	if (borrowed ? rest != sizeof(struct plb__borrow) || !p->tp->ops->same_memory
+		     : rest != h->shared_bytes)
+		return plb__fail(p, PLB_EIO, "PSTART with %zu bytes of shared data where %llu were said",
+				 rest, (unsigned long long)h->shared_bytes);
+	w->shared = data + at;
+	if (borrowed) {
+		struct plb__borrow bw;
+		memcpy(&bw, data + at, sizeof bw);
+		w->shared = (const void *)(uintptr_t)bw.in;
+	}
+	w->shared_bytes = h->shared_bytes;
+	w->k = NULL;
+	w->in_unit = (size_t)h->in_unit;
+	w->out_unit = (size_t)h->out_unit;
+	w->seed = h->seed;
+	w->pu0 = (int)h->pu0;
+	w->t0 = plb__now();
+	/* the slots: a PU each, a CPU team's a core each; their types, and
+	 * each op's times from the config's [op] of its name */
+	int nslot = 0;
+	for (int i = 0; i < w->npu; i++)
+		nslot += plb__dev_slots(&w->pu[i].dev);
+	w->slot = calloc((size_t)nslot + 1, sizeof *w->slot);
+	int *type = calloc((size_t)nslot + 1, sizeof *type);
+	unsigned types[PLB__TASKS_MAX_OPS] = {0}, lacks[PLB__TASKS_MAX_OPS] = {0};
+	double seed_s[PLB__TASKS_MAX_OPS][PLB__TASKS_MAX_TYPES] = {{0}};
+	if (!w->slot || !type) {
+		free(type);
+		return plb__fail(p, PLB_ENOMEM, "out of memory");
+	}
+	for (int i = 0; i < w->npu; i++) {
+		struct wpu *u = &w->pu[i];
+		int y = pu_type(p, u);
+		for (int k = plb__dev_slots(&u->dev), s = 0; s < k; s++, w->nslot++) {
+			w->slot[w->nslot] = (struct wslot){i, s, y};
+			type[w->nslot] = y;
+		}
+		for (int m = 0; m < w->nops; m++) {
+			const struct plb__op *co = plb__config_op(&p->cfg, w->ops[m].name);
+			int cls = u->dev.desc.model >= 0 ? (int)p->cfg.models[u->dev.desc.model].cls : -1;
+			double ms = co && cls >= 0 ? co->ms[cls] : 0;
+			u->op_s[m] = ms > 0 ? ms / 1e3 : 0;
+			/* an emulated PU of a class the op's [op] gives no time for
+			 * does not run it (as in plbsim) */
+			int can = plb__kernel_class(w->opk[m], u->dev.info.cls)->run && !(co && cls >= 0 && !(ms > 0));
+			if (can)
+				types[m] |= 1u << y;
+			else
+				lacks[m] |= 1u << y;
+			if (co && y < PLB__OP_CLASSES && co->ms[y] > 0)
+				seed_s[m][y] = co->ms[y] / 1e3;
+		}
+	}
+	for (int m = 0; m < w->nops; m++)
+		types[m] &= ~lacks[m];  /* a type runs an op where each of its PUs can */
+	enum plb__tasks_policy pol;
+	pw.scheduler[15] = 0;
+	if (plb__tasks_policy_parse(pw.scheduler, &pol)) {
+		free(type);
+		return plb__fail(p, PLB_EINVAL, "scheduler '%s'; accepted: %s", pw.scheduler,
+				 plb__tasks_policies_accepted());
+	}
+	struct plb__wpipe_cfg c = {.nops = w->nops, .ops = w->ops, .types = types, .policy = pol,
+				   .nslot = w->nslot, .type = type, .seed_s = (const double (*)[PLB__TASKS_MAX_TYPES])seed_s,
+				   .seed = w->seed ^ (uint64_t)p->node * 0x9E3779B97F4A7C15ULL,
+				   .out_unit = w->out_unit, .scratch_bytes = pw.scratch_bytes,
+				   .t0 = w->t0, .give = give_task, .finished = send_instance, .ctx = w};
+	if (w->nslot)
+		w->pipe = plb__wpipe_open(&c, &rc, why, sizeof why);
+	free(type);
+	if (w->nslot && !w->pipe)
+		return pipe_failed(p, rc, -1, why);
+	w->run++;
+	if (w->run == 0)
+		w->run = 1;
+	w->begun_left = w->npu;
+	for (int i = 0; i < w->npu; i++) {
+		if ((rc = push_job(&w->pu[i], JOB_BEGIN, NULL)))
+			return plb__fail(p, rc, "out of memory");
+		w->outstanding++;
+	}
+	return 0;
+}
+
+/* INST: an instance and its input (borrowed: its input's and output's
+ * addresses). */
+static int on_inst(struct plb *p, void *msg)
+{
+	struct plb__worker *w = p->wk;
+	struct plb__hdr *h = plb__msg_hdr(msg);
+	int borrowed = (h->flags & PLB__F_BORROWED) != 0;
+	if (!w->pipe || (borrowed ? h->len != sizeof(struct plb__borrow) || !p->tp->ops->same_memory
+				  : h->len != w->in_unit)) {
+		unsigned long long len = h->len;
+		plb__msg_free(msg);
+		return plb__fail(p, PLB_EIO, w->pipe ? "INST with %llu bytes of input, which does not match the run"
+					       : "INST outside a pipeline run (%llu bytes)", len);
+	}
+	struct plb__borrow bw = {(uint64_t)(uintptr_t)plb__msg_data(msg), 0};
+	if (borrowed)
+		memcpy(&bw, plb__msg_data(msg), sizeof bw);
+	uint64_t inst = h->inst;
+	int rc = plb__wpipe_admit(w->pipe, inst, msg, (const void *)(uintptr_t)bw.in,
+				  (void *)(uintptr_t)bw.out, plb__now());
+	w->pipe_news = 1;
+	if (rc)
+		return pipe_failed(p, rc, -1, rc == PLB_ENOMEM ? "out of memory for an instance"
+							      : "an instance sent twice");
+	return 0;
+}
+
+/* A task came back, or a PU's kernels are ready. */
+static int pipe_back(struct plb *p, struct item *o)
+{
+	struct plb__worker *w = p->wk;
+	char why[256] = "";
+	int rc = 0;
+	if (o->kind == OUT_BEGUN) {
+		if (--w->begun_left == 0 && w->pipe && !w->pipe_ending)
+			rc = plb__wpipe_begin(w->pipe, plb__now());
+		return rc ? pipe_failed(p, rc, -1, "asking the task slots") : 0;
+	}
+	struct plb__task_job *j = o->msg;
+	o->msg = NULL;
+	w->tasks_out--;
+	if (!w->pipe) {
+		free(j);
+		return 0;
+	}
+	int slot = j->slot;
+	if ((rc = plb__wpipe_done(w->pipe, j, plb__now(), why, sizeof why)))
+		return pipe_failed(p, rc, slot, why);
+	return 0;
+}
+
 /* Every PU has left the run: tell the master, who asked. */
 static int send_ended(struct plb *p)
 {
@@ -688,6 +1101,22 @@ static int send_ended(struct plb *p)
 		return plb__fail(p, PLB_ENOMEM, "out of memory");
 	int rc = p->tp->ops->send(p->tp, 0, msg);
 	return rc ? plb__fail(p, rc, "sending to the master: %s", p->tp->err) : 0;
+}
+
+/* END: every PU leaves the run (its kernels' fini). */
+static int end_pus(struct plb *p)
+{
+	struct plb__worker *w = p->wk;
+	int rc;
+	if (!w->npu && w->ended_ack && (rc = send_ended(p)))
+		return rc;
+	for (int i = 0; i < w->npu; i++) {
+		if ((rc = push_job(&w->pu[i], JOB_END, NULL)))
+			return plb__fail(p, rc, "out of memory");
+		w->outstanding++;
+		w->ending++;
+	}
+	return 0;
 }
 
 static int handle(struct plb *p, void *msg)
@@ -700,6 +1129,11 @@ static int handle(struct plb *p, void *msg)
 	case PLB__MSG_START:
 		w->in_run = 1;
 		return on_start(p, msg);
+	case PLB__MSG_PSTART:
+		w->in_run = 1;
+		return on_pstart(p, msg);
+	case PLB__MSG_INST:
+		return on_inst(p, msg);
 	case PLB__MSG_DISPATCH:
 		if (h->pu < 0 || h->pu >= w->npu || !w->k) {
 			int pu = h->pu;
@@ -734,15 +1168,14 @@ static int handle(struct plb *p, void *msg)
 		w->in_run = 0;
 		w->ended_ack = (h->flags & PLB__F_ACK) != 0;
 		plb__msg_free(msg);
-		if (!w->npu && w->ended_ack && (rc = send_ended(p)))
-			return rc;
-		for (int i = 0; i < w->npu; i++) {
-			if ((rc = push_job(&w->pu[i], JOB_END, NULL)))
-				return plb__fail(p, rc, "out of memory");
-			w->outstanding++;
-			w->ending++;
+		if ((w->pipe || w->pstart) && w->tasks_out) {
+			/* a pipeline's tasks still out (after an error): the PUs end
+			 * the run once they are back (drain), not under them */
+			w->pipe_ending = 1;
+			return 0;
 		}
-		return 0;
+		pipe_close(w);
+		return end_pus(p);
 	case PLB__MSG_SHUTDOWN:
 		rc = h->status;
 		if (h->flags & PLB__F_GONE)
@@ -801,7 +1234,18 @@ static int drain(struct plb *p)
 	pthread_mutex_unlock(&w->mu);
 	while (o) {
 		struct item *next = (struct item *)o->link.next;
-		w->outstanding--;
+		w->outstanding -= o->kind != OUT_TASK;  /* a task is counted in tasks_out */
+		if (o->kind == OUT_TASK || o->kind == OUT_BEGUN) {
+			int r = rc ? 0 : pipe_back(p, o);
+			if (o->kind == OUT_TASK && rc)
+				w->tasks_out--;
+			free(o->msg);
+			free(o);
+			o = next;
+			n++;
+			rc = rc ? rc : r;
+			continue;
+		}
 		if (o->kind == OUT_ENDED && --w->ending == 0) {
 			for (int i = 0; i < 2; i++) {
 				plb__msg_free(w->prev[i]);
@@ -824,6 +1268,19 @@ static int drain(struct plb *p)
 		free(o);
 		o = next;
 		n++;
+	}
+	if (w->pipe && !rc && (n || w->pipe_news)) {
+		char why[256] = "";
+		w->pipe_news = 0;
+		int r = plb__wpipe_answer(w->pipe, plb__now(), why, sizeof why);
+		if (r)
+			rc = pipe_failed(p, r, -1, why);
+		wake_pus(w);
+	}
+	if (w->pipe_ending && !w->tasks_out) {
+		pipe_close(w);
+		int r = end_pus(p);
+		rc = rc ? rc : r;
 	}
 	return rc ? rc : n;
 }
@@ -951,7 +1408,7 @@ int plb__worker_serve(struct plb *p)
 			rc = master_alive(p, plb__now());
 		moved += d > 0 ? d : 0;
 		int sending = p->tp->ops->pending(p->tp);
-		if (moved || sending || w->outstanding)
+		if (moved || sending || w->outstanding || w->tasks_out)
 			idle_end(w);
 		if (moved) {
 			plb__backoff_reset(&bo);
@@ -960,7 +1417,7 @@ int plb__worker_serve(struct plb *p)
 		long us = plb__backoff_next(&bo, sending);
 		if (us <= 0)
 			continue;
-		if (!sending && !w->outstanding)
+		if (!sending && !w->outstanding && !w->tasks_out)
 			idle_sleep(w);
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);

@@ -27,6 +27,8 @@ struct member {
 	pthread_t th;
 	int idx;
 	int started;
+	void (*fn)(void *);     /* a pipeline's task for this member (on_slot) */
+	void *arg;
 };
 
 struct team {
@@ -90,10 +92,21 @@ static void *member_main(void *arg)
 	bind_core(t, m->idx);
 	pthread_mutex_lock(&t->mu);
 	for (;;) {
-		while (!t->stop && t->gen == seen)
+		while (!t->stop && t->gen == seen && !m->fn)
 			pthread_cond_wait(&t->go, &t->mu);
 		if (t->stop)
 			break;
+		if (m->fn) {
+			/* a task of its own (a pipeline's): fn hands it back,
+			 * after which the next may come at once */
+			void (*fn)(void *) = m->fn;
+			void *task = m->arg;
+			m->fn = NULL;
+			pthread_mutex_unlock(&t->mu);
+			fn(task);
+			pthread_mutex_lock(&t->mu);
+			continue;
+		}
 		seen = t->gen;
 		pthread_mutex_unlock(&t->mu);
 		int rc = t->part[m->idx].units ? t->kc->run(t->kstate, &t->part[m->idx]) : 0;
@@ -258,6 +271,27 @@ static int cpu_run(struct plb__dev *d, const struct plb_kernel_class *kc, void *
 	return rc;
 }
 
+static int cpu_slots(const struct plb__dev *d)
+{
+	return ((const struct team *)d->state)->n;
+}
+
+static int cpu_on_slot(struct plb__dev *d, int s, void (*fn)(void *), void *arg)
+{
+	struct team *t = d->state;
+	if (s < 1 || s >= t->n)
+		return PLB_EINVAL;
+	pthread_mutex_lock(&t->mu);
+	int busy = t->m[s].fn != NULL;
+	if (!busy) {
+		t->m[s].fn = fn;
+		t->m[s].arg = arg;
+		pthread_cond_broadcast(&t->go);
+	}
+	pthread_mutex_unlock(&t->mu);
+	return busy ? PLB_ESTATE : 0;
+}
+
 const struct plb__devclass plb__dev_cpu = {
 	.name = "cpu",
 	.kernel = PLB_DEV_CPU,
@@ -265,4 +299,6 @@ const struct plb__devclass plb__dev_cpu = {
 	.thread_start = cpu_thread_start,
 	.run = cpu_run,
 	.close = cpu_close,
+	.slots = cpu_slots,
+	.on_slot = cpu_on_slot,
 };

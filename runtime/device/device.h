@@ -57,6 +57,9 @@ struct plb__dev_times {
 				 * (0: it did not, or not by enough to matter) */
 	double xfer_at;         /* when its transfer stage began (plb__now); NAN:
 				 * not known (a device's copies are part of exec) */
+	double task_s;          /* in (emu): a pipeline task's time on this PU from
+				 * the config's [op] section; 0: the model's for
+				 * the block's units */
 	int died;               /* the PU failed during the block (emu) ... */
 	double dead_at;         /* ... at this time (plb__now) */
 };
@@ -92,6 +95,12 @@ struct plb__devclass {
 	PLB_WUR int (*run)(struct plb__dev *d, const struct plb_kernel_class *kc, void *kstate,
 			   const struct plb_block *b, double arrive, struct plb__dev_times *t);
 	void (*close)(struct plb__dev *d);     /* NULL: nothing to free */
+	/* Pipeline runs: the tasks the PU runs at once, a slot each (a CPU
+	 * team: a core each); NULL: 1. Slot 0 is the PU's own thread; for a
+	 * slot s >= 1, on_slot has fn(arg) run on that slot's own thread (it
+	 * returns at once; PLB_ESTATE while the slot still runs one). */
+	int (*slots)(const struct plb__dev *d);
+	PLB_WUR int (*on_slot)(struct plb__dev *d, int s, void (*fn)(void *), void *arg);
 };
 
 struct plb__dev {
@@ -118,6 +127,13 @@ void plb__dev_begin(struct plb__dev *d, const struct plb__dev_run *run);
 PLB_WUR int plb__dev_run(struct plb__dev *d, const struct plb_kernel_class *kc, void *kstate,
 			 const struct plb_block *b, double arrive, struct plb__dev_times *t);
 void plb__dev_close(struct plb__dev *d);
+/* A pipeline's task: plb__dev_run, but a CPU team's slot runs the kernel
+ * on its own thread alone (the team is not asked), and an emulated PU
+ * takes t->task_s where it is set. */
+PLB_WUR int plb__dev_run_task(struct plb__dev *d, const struct plb_kernel_class *kc, void *kstate,
+			      const struct plb_block *b, double arrive, struct plb__dev_times *t);
+int plb__dev_slots(const struct plb__dev *d);
+PLB_WUR int plb__dev_on_slot(struct plb__dev *d, int s, void (*fn)(void *), void *arg);
 
 
 /* CUDA devices this process sees: 0 when there is no driver, no device or

@@ -77,16 +77,15 @@ void plb_report_copies(const struct plb_block *blk, double seconds)
 		cur.copy_s = seconds;
 }
 
-int plb__dev_run(struct plb__dev *d, const struct plb_kernel_class *kc, void *kstate,
+/* The kernel's run (or the class's), timed on this thread, with the copies
+ * it reports. */
+static int timed(struct plb__dev *d, int direct, const struct plb_kernel_class *kc, void *kstate,
 		 const struct plb_block *b, double arrive, struct plb__dev_times *t)
 {
-	t->xfer_at = NAN;
-	if (d->cls->own_times)
-		return d->cls->run(d, kc, kstate, b, arrive, t);
 	cur.b = b;
 	cur.copy_s = 0;
 	double t0 = plb__now();
-	int rc = d->cls->run ? d->cls->run(d, kc, kstate, b, arrive, t) : kc->run(kstate, b);
+	int rc = d->cls->run && !direct ? d->cls->run(d, kc, kstate, b, arrive, t) : kc->run(kstate, b);
 	t->busy_s = plb__now() - t0;
 	/* the copies the kernel reported, within the block's time, are its
 	 * transfer; the rest is compute */
@@ -94,6 +93,34 @@ int plb__dev_run(struct plb__dev *d, const struct plb_kernel_class *kc, void *ks
 	t->exec_s = t->busy_s - t->xfer_s;
 	cur.b = NULL;
 	return rc;
+}
+
+int plb__dev_run(struct plb__dev *d, const struct plb_kernel_class *kc, void *kstate,
+		 const struct plb_block *b, double arrive, struct plb__dev_times *t)
+{
+	t->xfer_at = NAN;
+	if (d->cls->own_times)
+		return d->cls->run(d, kc, kstate, b, arrive, t);
+	return timed(d, 0, kc, kstate, b, arrive, t);
+}
+
+int plb__dev_run_task(struct plb__dev *d, const struct plb_kernel_class *kc, void *kstate,
+		      const struct plb_block *b, double arrive, struct plb__dev_times *t)
+{
+	t->xfer_at = NAN;
+	if (d->cls->own_times)
+		return d->cls->run(d, kc, kstate, b, arrive, t);
+	return timed(d, d->cls->slots != NULL, kc, kstate, b, arrive, t);
+}
+
+int plb__dev_slots(const struct plb__dev *d)
+{
+	return d->cls->slots ? d->cls->slots(d) : 1;
+}
+
+int plb__dev_on_slot(struct plb__dev *d, int s, void (*fn)(void *), void *arg)
+{
+	return d->cls->on_slot ? d->cls->on_slot(d, s, fn, arg) : PLB_EINVAL;
 }
 
 

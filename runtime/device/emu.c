@@ -98,8 +98,9 @@ static int emu_run(struct plb__dev *d, const struct plb_kernel_class *kc, void *
 	struct emu *e = d->state;
 	const struct plb__devmodel *m = e->m;
 	double t0 = d->run.t0, u = (double)b->units;
-	double G = plb__curve_spec_eval(&m->transfer, u);
-	double F = plb__curve_spec_eval(&m->compute, u);
+	/* a pipeline's task: its op's time (copies are the kernel's to report) */
+	double G = t->task_s > 0 ? 0 : plb__curve_spec_eval(&m->transfer, u);
+	double F = t->task_s > 0 ? t->task_s : plb__curve_spec_eval(&m->compute, u);
 	double xs = fmax(arrive - t0, e->xfer_free);
 	double xe = plb__devmodel_stage(m, &e->nz, PLB__STAGE_XFER, xs, G);
 	double cs = fmax(xe, e->comp_free);

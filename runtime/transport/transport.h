@@ -34,6 +34,10 @@ enum plb__msg_type {
 				 * the end (PLB__F_HEARD from a worker: SHUTDOWN heard) */
 	PLB__MSG_FIN,           /* master -> worker, after its BYE: end now
 				 * (PLB__F_GONE: a rank is lost) */
+	/* pipeline runs (runtime/core/pipe.h says the payloads) */
+	PLB__MSG_PSTART,        /* master -> worker: a pipeline run: its ops, shared data */
+	PLB__MSG_INST,          /* master -> worker: an instance and its input */
+	PLB__MSG_IDONE,         /* worker -> master: an instance's output and its tasks */
 };
 
 /* 128 bytes; the payload follows at PLB__HDR_SIZE (16-byte aligned). A
@@ -41,11 +45,12 @@ enum plb__msg_type {
  * of its own there (the anonymous unions). */
 struct plb__hdr {
 	uint32_t type;          /* enum plb__msg_type */
-	int32_t pu;             /* DISPATCH, DONE, LOST: the worker's local PU index */
+	int32_t pu;             /* DISPATCH, DONE, LOST: the worker's local PU index;
+				 * IDONE: the worker's task slot that failed */
 	int32_t status;         /* 0, or a PLB_E code (DONE, HELLO, CONFIG, SHUTDOWN, BYE) */
 	union {
-		int32_t run;    /* DISPATCH, DONE, LOST: the run's number (the master's
-				 * plb_run calls so far) */
+		int32_t run;    /* DISPATCH, DONE, LOST, INST, IDONE: the run's number
+				 * (the master's plb_run calls so far) */
 		int32_t node;   /* CONFIG: the worker's [node] section; -1 with an error */
 	};
 	union {
@@ -53,7 +58,12 @@ struct plb__hdr {
 			uint64_t id;            /* its grant's id */
 			uint64_t offset, units;
 		};
-		struct {        /* START: the run */
+		struct {        /* INST, IDONE: the instance */
+			uint64_t inst;          /* its index in the pipeline's domain */
+			uint64_t ntask;         /* IDONE: its task records */
+			uint64_t inst_pad;
+		};
+		struct {        /* START, PSTART: the run */
 			uint64_t seed;          /* [run] seed (the emulated PUs' noise) */
 			uint64_t pu0;           /* the worker's first PU's index among all */
 			uint64_t shared_bytes;  /* the job's shared data */
@@ -64,7 +74,7 @@ struct plb__hdr {
 	double exec_s, xfer_s;  /* DONE: measured on the PU */
 	double busy_s;          /* DONE: PU busy time for this block */
 	union {
-		struct {        /* START: the job's unit sizes */
+		struct {        /* START, PSTART: the job's unit sizes */
 			double in_unit, out_unit;
 		};
 		struct {        /* DONE, BYE: the worker's idle time so far, and the
