@@ -16,12 +16,21 @@ operation mixes (scripts/gen-pipeline.py), in one run:
      the schedulers counting the copies, and blind to them (--blind-copies),
      with the copies made.
 
+  7. the runtime (needs build/plb-nuclei): plb-nuclei on this machine's
+     real CPU cores (cpu = 2) and an emulated GPU whose operation times are
+     the real cores' measured ones over drawn speedups, each scheduler
+     RUNS times (median), against plbsim on the same cluster (the cores as
+     emulated PUs with their measured times); the ordering of every pair
+     of schedulers that plbsim puts more than 5% apart, runtime against
+     plbsim.
+
 Then the paper's trends as targets, each said met or not. Figures only:
 nothing is asserted (a timing is not a test). --json FILE writes every
 run; `plb-plot --pipeline FILE` draws part 1.
-Environment: BUILD (build), SEEDS (5), MIXES (20)."""
+Environment: BUILD (build), SEEDS (5), MIXES (20), RUNS (5), NUCLEI_PX (4096)."""
 import json
 import os
+import random
 import statistics
 import subprocess
 import sys
@@ -129,6 +138,8 @@ def main():
              for s in SCHED}
     print("   GB copied a run, counting: " + ", ".join(f"{s} {moved[s] / 1e3:.0f}" for s in SCHED) + "\n")
 
+    runtime_part()
+
     def say(what, ok, fig):
         print(f"  {'met    ' if ok else 'NOT met'}  {what}: {fig}")
     print("targets (the paper's trends):")
@@ -150,6 +161,103 @@ def main():
             for r in rows:
                 f.write(json.dumps(r) + "\n")
         print(f"\nevery run: {jpath}")
+
+
+TILE = "512"
+NUCLEI_OPS = ["gray", "deconv", "open", "recon", "threshold", "fill_holes", "area_threshold",
+              "distance", "label", "sobel", "features"]
+
+
+def nuclei(cfg, *args):
+    """plb-nuclei's report (JSON) on cfg, verified; its makespan and report."""
+    px = os.environ.get("NUCLEI_PX", "4096")
+    p = subprocess.run([f"{BUILD}/plb-nuclei", "--config", cfg, "--width", px, "--height", px,
+                        "--tile", TILE, "--verify", "--json", *args],
+                       capture_output=True, text=True)
+    if p.returncode:
+        raise SystemExit(f"plb-nuclei failed: {p.stderr[-500:]}")
+    return json.loads(p.stdout.splitlines()[-1])
+
+
+def runtime_part():
+    if not os.access(f"{BUILD}/plb-nuclei", os.X_OK):
+        print("7. the runtime: no build/plb-nuclei (no OpenCV in this build): not run\n")
+        return
+    runs = int(os.environ.get("RUNS", "5"))
+    tmp = tempfile.mkdtemp()
+    # the real cores' times a task, from a run on them alone
+    alone = os.path.join(tmp, "alone.ini")
+    with open(alone, "w") as f:
+        f.write("[node a]\ncpu = 1\n")
+    rep = nuclei(alone, "--scheduler", "fcfs")
+    cpu_ms = {o["name"]: 1e3 * o["mean_s"]["cpu"] for o in rep["ops"] if o["ran"]["cpu"]}
+    # the accelerator's speedups over a core, drawn by access pattern. An
+    # emulated PU runs the real CPU operation before it waits out its own
+    # time, so it can be no faster than a core here: its times are a core's
+    # or longer (regular access 0.7-1x a core's speed, irregular 0.4-0.9x,
+    # atomics 0.2-0.5x), and it is an extra PU the schedulers must give the
+    # right operations; the features stay on the CPU
+    group = {"gray": "r", "deconv": "r", "open": "r", "threshold": "r", "sobel": "r",
+             "recon": "i", "fill_holes": "i", "distance": "i", "features": "-",
+             "area_threshold": "a", "label": "a"}
+    span = {"r": (0.7, 1), "i": (0.4, 0.9), "a": (0.2, 0.5)}
+    rng = random.Random(1)
+    ops = ""
+    for name in NUCLEI_OPS:
+        if name not in cpu_ms:
+            continue
+        ops += f"[op {name}]\ncpu = {cpu_ms[name]:.6g}\n"
+        if group[name] != "-":
+            ops += f"gpu = {cpu_ms[name] / rng.uniform(*span[group[name]]):.6g}\n"
+    after = {"open": "deconv", "recon": "open", "threshold": "recon", "fill_holes": "threshold",
+             "area_threshold": "fill_holes", "distance": "area_threshold",
+             "label": "area_threshold", "sobel": "gray", "features": "label distance sobel"}
+    gpu = "[model gpu]\nclass = gpu\ncompute = poly 0 0.001\nnoise = 0.03\n"
+    real = os.path.join(tmp, "real.ini")
+    with open(real, "w") as f:
+        f.write("[node a]\ncpu = 1\nemu = gpu\n" + gpu + ops)
+    # plbsim's cluster: the cores as emulated PUs of their measured times,
+    # the dataflow as plb-nuclei's (features: 2 a tile, about its mean)
+    tiles = (int(os.environ.get("NUCLEI_PX", "4096")) // int(TILE)) ** 2
+    feats = max(1, round(rep["ops"][-1]["ran"]["cpu"] / tiles))
+    sim_ops = ""
+    for block in ops.split("[op ")[1:]:
+        name = block.split("]")[0]
+        sim_ops += "[op " + block
+        if name in after:
+            sim_ops += f"after = {after[name]}\n"
+        if name == "features":
+            sim_ops += f"tasks = {feats}\n"
+    sim = os.path.join(tmp, "sim.ini")
+    with open(sim, "w") as f:
+        f.write(f"[run]\nunits = {tiles}\n[node a]\nemu = gpu cpu\n" + gpu +
+                "[model cpu]\nclass = cpu\ncompute = poly 0 0.001\nnoise = 0.05\n" + sim_ops)
+    simr = mean_over_seeds(sim, part="runtime-sim")
+    rt = {}
+    for sch in SCHED:
+        ms = []
+        for _ in range(runs):
+            r = nuclei(real, "--scheduler", sch)
+            ms.append(r["makespan_s"])
+            rows.append(dict(r, part="runtime", scenario=real))
+        rt[sch] = statistics.median(ms)
+    print(f"7. the runtime: plb-nuclei, {tiles} tiles of {TILE}, a real core and an emulated GPU (on the other core) "
+          f"(median of {runs}), against plbsim on the same cluster (mean of {SEEDS} seeds), s")
+    print(f"{'':>10}" + "".join(f"{s:>10}" for s in SCHED))
+    print(f"{'runtime':>10}" + "".join(f"{rt[s]:>10.3f}" for s in SCHED))
+    print(f"{'plbsim':>10}" + "".join(f"{simr[s]:>10.3f}" for s in SCHED))
+    agree = total = 0
+    for i, a in enumerate(SCHED):
+        for b in SCHED[i + 1:]:
+            if max(simr[a], simr[b]) / min(simr[a], simr[b]) <= 1.05:
+                continue
+            total += 1
+            same = (simr[a] < simr[b]) == (rt[a] < rt[b])
+            agree += same
+            print(f"   {a} vs {b}: plbsim {simr[a] / simr[b]:.3f}, runtime {rt[a] / rt[b]:.3f}"
+                  f"{'' if same else '  (other order)'}")
+    print(f"   pairs plbsim puts more than 5% apart: {total}, in the same order on the runtime: "
+          f"{agree}\n")
 
 
 if __name__ == "__main__":

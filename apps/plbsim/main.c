@@ -44,7 +44,8 @@ static void usage(FILE *f)
 		"                  run with --models) and SCENARIO.ini, the config it ran\n"
 		"                  with: each PU's fitted curve; then plbsim that scenario\n"
 		"  --kind TEXT     with --from-models: the kind of run (a file may hold several)\n"
-		"  --units W       with --from-models: the domain's size (default: [run] units)\n"
+		"  --units W       with --from-models: the domain's size; with a pipeline\n"
+		"                  scenario: its instances (default: [run] units)\n"
 		"a scenario with [op] sections is a pipeline run (README.md, Pipelines):\n"
 		"  --scheduler NAME  fcfs, heft, padas, pams or all (default: [run] scheduler)\n"
 		"  --window N      instances a node holds at once (default: [run] window)\n"
@@ -420,8 +421,8 @@ int main(int argc, char **argv)
 
 	if (from_models)
 		return plbsim_from_models(argv[optind], from_models, kind, units, stdout);
-	if (kind || units > 0) {
-		fprintf(stderr, "plbsim: --%s goes with --from-models\n", kind ? "kind" : "units");
+	if (kind) {
+		fprintf(stderr, "plbsim: --kind goes with --from-models\n");
 		return EXIT_USAGE;
 	}
 	struct plb__config cfg;
@@ -461,9 +462,15 @@ int main(int argc, char **argv)
 			      have_seed ? seed : cfg.seed, json);
 		goto out;
 	}
+	if (units > 0 && !cfg.nops) {
+		fprintf(stderr, "plbsim: --units goes with --from-models or a pipeline scenario (its instances)\n");
+		goto out;
+	}
 	if (cfg.nops) {
+		if (units > 0)
+			cfg.units = units;
 		if (policy || trace_path || csv_path || nsets) {
-			fprintf(stderr, "plbsim: %s is a pipeline (it has [op] sections): --%s does not apply; accepted: --scheduler, --window, --estimate-error, --learn, --blind-copies, --seed, --json\n",
+			fprintf(stderr, "plbsim: %s is a pipeline (it has [op] sections): --%s does not apply; accepted: --scheduler, --window, --units, --estimate-error, --learn, --blind-copies, --seed, --json\n",
 				cfg.path, policy ? "policy" : trace_path ? "trace" : csv_path ? "csv" : "set");
 			goto out;
 		}

@@ -47,9 +47,9 @@ static int check(struct plb__run *r)
 	if (strlen(job->kernel) >= PLB__KERNEL_NAME_MAX)
 		return plb__fail(p, PLB_EINVAL, "plb_run: kernel name '%.40s...' is too long; accepted: up to %d characters",
 				 job->kernel, PLB__KERNEL_NAME_MAX - 1);
-	if (p->cfg.nops)
-		return plb__fail(p, PLB_EINVAL, "plb_run: %s:%d: [op %s]: this config describes a pipeline; accepted: plb_run_pipeline with it (plb-nuclei, plb-null), or plb_run with a config without [op] sections",
-				 p->cfg.path, p->cfg.ops[0].line, p->cfg.ops[0].name);
+	if (p->cfg.nops && !p->ops_warned++ && !p->quiet)
+		plb__log(PLB__LOG_WARN, "master", "%s:%d: [op %s]: the config's [op] sections are for pipeline runs (plb_run_pipeline); this block run does not use them",
+			 p->cfg.path, p->cfg.ops[0].line, p->cfg.ops[0].name);
 	r->W = job->units ? job->units : (uint64_t)p->cfg.units;
 	if (!r->W)
 		return plb__fail(p, PLB_EINVAL, "plb_run: the domain's size is not known: job.units is 0 and %s has no [run] units; accepted: either, an integer >= 1",

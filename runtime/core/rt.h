@@ -89,6 +89,7 @@ struct plb {
 	struct plb__run_result *last;   /* the last run's report, NULL before one */
 	struct plb__pipe_report *pipe_last;     /* the last pipeline run's */
 	int last_pipe;          /* the last run was a pipeline's */
+	int ops_warned;         /* a block run was told the config's [op] are not its */
 	int runs;               /* plb_run calls so far */
 	struct plb__kept *kept; /* models kept between runs, one per kind */
 	int nkept;
