@@ -110,6 +110,48 @@ int plb__kept_store(struct plb *p, const struct plb_job *job, const struct plb__
 	return 0;
 }
 
+static void op_sig(char *buf, size_t len, const char *op)
+{
+	snprintf(buf, len, "op=%s", op);
+}
+
+int plb__kept_task(struct plb *p, const char *kernel, size_t in_unit, size_t out_unit,
+		   const char *op, int pu, double exec_s, double xfer_s)
+{
+	char sig[96];
+	op_sig(sig, sizeof sig, op);
+	struct plb__kept *k = find_or_add(p, kernel, in_unit, out_unit, sig);
+	if (!k || pu < 0 || pu >= p->npu)
+		return k ? PLB_EINVAL : PLB_ENOMEM;
+	struct plb__kept_pu *u = &k->pu[pu];
+	/* room for the most a PU keeps (a record read from the file has
+	 * room for its own samples only) */
+	struct plb__sample *room = realloc(u->s, KEEP_MAX * sizeof *u->s);
+	if (!room)
+		return PLB_ENOMEM;
+	u->s = room;
+	if (u->n == KEEP_MAX) {
+		memmove(u->s, u->s + 1, (KEEP_MAX - 1) * sizeof *u->s);
+		u->n--;
+	}
+	u->s[u->n++] = (struct plb__sample){.units = 1, .exec_s = exec_s, .xfer_s = xfer_s};
+	return 0;
+}
+
+double plb__kept_task_mean(const struct plb *p, const char *kernel, size_t in_unit,
+			   size_t out_unit, const char *op, int pu)
+{
+	char sig[96];
+	op_sig(sig, sizeof sig, op);
+	const struct plb__kept *k = find((struct plb *)p, kernel, in_unit, out_unit, sig);
+	if (!k || pu < 0 || pu >= p->npu || !k->pu[pu].n)
+		return 0;
+	double t = 0;
+	for (int i = 0; i < k->pu[pu].n; i++)
+		t += k->pu[pu].s[i].exec_s + k->pu[pu].s[i].xfer_s;
+	return t / k->pu[pu].n;
+}
+
 void plb__kept_free(struct plb *p)
 {
 	for (int i = 0; i < p->nkept; i++) {

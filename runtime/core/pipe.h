@@ -40,6 +40,8 @@ struct plb__pipe_wire_op {
 	uint64_t after;         /* a bit per op it waits for directly */
 	int32_t tasks;          /* a count, or PLB_TASKS_LATER */
 	int32_t pad;
+	double seed_s[4];       /* by device type: a task's mean time in the kept
+				 * models (an earlier run's); 0: none */
 };
 _Static_assert(sizeof(struct plb__pipe_wire) % 16 == 0, "wire alignment");
 _Static_assert(sizeof(struct plb__pipe_wire_op) % 16 == 0, "wire alignment");

@@ -31,6 +31,7 @@ struct prun {
 	struct pnode *node;
 	int gen, borrow;
 	char sched[16];
+	int *slot_pu;           /* a global slot's PU (p->pu index) */
 	struct plb__pipe_report *rep;
 	double t0;
 };
@@ -122,8 +123,10 @@ static int open_report(struct prun *r)
 	for (int w = 0; w < p->npeer; w++)
 		for (int k = 0; k < p->peer[w].npu; k++)
 			nslot += pu_slots(&p->pu[p->peer[w].pu0 + k]);
-	if (!rep)
+	if (!rep || !(r->slot_pu = calloc((size_t)nslot + 1, sizeof *r->slot_pu))) {
+		free(rep);
 		return PLB_ENOMEM;
+	}
 	plb__pipe_report_free(p->pipe_last);
 	p->pipe_last = rep;
 	rep->nops = r->pl->nops;
@@ -147,6 +150,7 @@ static int open_report(struct prun *r)
 		for (int k = 0; k < p->peer[w].npu; k++) {
 			const struct plb__pu_desc *d = &p->pu[p->peer[w].pu0 + k];
 			for (int c = 0, n = pu_slots(d); c < n; c++, s++) {
+				r->slot_pu[s] = p->peer[w].pu0 + k;
 				if (n > 1)
 					snprintf(rep->slot_name[s], sizeof rep->slot_name[s], "%s:%d", d->name, c);
 				else
@@ -156,6 +160,36 @@ static int open_report(struct prun *r)
 		r->node[w].nslot = s - r->node[w].slot0;
 	}
 	return 0;
+}
+
+/* The device type a node's scheduler sees PU i as (worker.c's pu_type). */
+static int pu_type(const struct plb *p, int i)
+{
+	const struct plb__pu_desc *d = &p->pu[i];
+	if (d->model >= 0)
+		return (int)p->cfg.models[d->model].cls;
+	return d->kind == PLB__PU_CPU ? 0 : d->kind == PLB__PU_CUDA ? 1 : 2;
+}
+
+/* Op m's mean task time on each device type in the kept models (an
+ * earlier run's, or the models file's), over the PUs that have some. */
+static void kept_seeds(const struct prun *r, int m, double seed_s[4])
+{
+	const struct plb *p = r->p;
+	const struct plb_pipeline *pl = r->pl;
+	double sum[4] = {0};
+	int n[4] = {0};
+	for (int i = 0; p->cfg.keep_models && i < p->npu; i++) {
+		double t = plb__kept_task_mean(p, pl->ops[m].kernel, pl->in_unit, pl->out_unit,
+					       pl->ops[m].name, i);
+		int y = pu_type(p, i);
+		if (t > 0 && y >= 0 && y < 4) {
+			sum[y] += t;
+			n[y]++;
+		}
+	}
+	for (int y = 0; y < 4; y++)
+		seed_s[y] = n[y] ? sum[y] / n[y] : 0;
 }
 
 /* PSTART to every worker that has PUs. */
@@ -188,6 +222,7 @@ static int start(struct prun *r, const uint64_t after[])
 			struct plb__pipe_wire_op o = {.after = after[m],
 						      .tasks = pl->ops[m].tasks == 0 ? 1 : pl->ops[m].tasks};
 			snprintf(o.name, sizeof o.name, "%s", pl->ops[m].name);
+			kept_seeds(r, m, o.seed_s);
 			snprintf(o.kernel, sizeof o.kernel, "%s", pl->ops[m].kernel);
 			memcpy(data + sizeof pw + (size_t)m * sizeof o, &o, sizeof o);
 		}
@@ -295,6 +330,11 @@ static int instance_back(struct prun *r, void *msg, int w)
 		rep->ran[t.op][t.type]++;
 		rep->op_s[t.op][t.type] += t.exec_s + t.xfer_s;
 		rep->slot_tasks[n->slot0 + t.slot]++;
+		const struct plb_op *op = &r->pl->ops[t.op];
+		if (p->cfg.keep_models &&
+		    plb__kept_task(p, op->kernel, r->pl->in_unit, r->pl->out_unit, op->name,
+				   r->slot_pu[n->slot0 + t.slot], t.exec_s, t.xfer_s))
+			return plb__fail(p, PLB_ENOMEM, "out of memory");
 		rep->slot_busy[n->slot0 + t.slot] += t.end - t.start;
 	}
 	n->held--;
@@ -386,6 +426,7 @@ int plb_run_pipeline(plb_t *p, const struct plb_pipeline *pl)
 	if (!r.node || !r.done || open_report(&r)) {
 		free(r.node);
 		free(r.done);
+		free(r.slot_pu);
 		return plb__fail(p, PLB_ENOMEM, "out of memory");
 	}
 	r.rep = p->pipe_last;
@@ -414,6 +455,7 @@ int plb_run_pipeline(plb_t *p, const struct plb_pipeline *pl)
 	rep->coverage_ok = !rc && r.ndone == r.W;
 	free(r.node);
 	free(r.done);
+	free(r.slot_pu);
 	return rc;
 }
 

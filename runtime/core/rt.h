@@ -200,6 +200,16 @@ PLB_WUR int plb__peer_version(struct plb *p, int rank, const char *host, unsigne
 int plb__kept_warm(struct plb *p, const struct plb_job *job, struct plb__balancer *b);
 PLB_WUR int plb__kept_store(struct plb *p, const struct plb_job *job,
 			    const struct plb__balancer *b, const int *lost);
+/* A pipeline run's tasks: each a sample of one unit (exec_s, xfer_s) of
+ * PU pu under the kind of op's kernel, the pipeline's unit sizes and the
+ * signature "op=NAME", the oldest dropped past the samples a PU keeps.
+ * 0 or PLB_ENOMEM. */
+PLB_WUR int plb__kept_task(struct plb *p, const char *kernel, size_t in_unit, size_t out_unit,
+			   const char *op, int pu, double exec_s, double xfer_s);
+/* The mean time (exec + xfer) of the tasks of that kind kept for PU pu,
+ * or 0 when none is. */
+double plb__kept_task_mean(const struct plb *p, const char *kernel, size_t in_unit,
+			   size_t out_unit, const char *op, int pu);
 PLB_WUR int plb__kept_load(struct plb *p, const char *path);
 PLB_WUR int plb__kept_save(struct plb *p, const char *path);
 void plb__kept_free(struct plb *p);

@@ -940,9 +940,11 @@ static int on_pstart(struct plb *p, void *msg)
 	    len < at + (size_t)pw.nops * sizeof(struct plb__pipe_wire_op))
 		return plb__fail(p, PLB_EIO, "PSTART of %zu bytes, which does not hold its ops", len);
 	w->nops = pw.nops;
+	double wire_seed[PLB__TASKS_MAX_OPS][4];
 	for (int m = 0; m < w->nops; m++, at += sizeof(struct plb__pipe_wire_op)) {
 		struct plb__pipe_wire_op o;
 		memcpy(&o, data + at, sizeof o);
+		memcpy(wire_seed[m], o.seed_s, sizeof wire_seed[m]);
 		o.name[63] = o.kernel[63] = 0;
 		w->ops[m] = (struct plb__wpipe_op){.after = o.after, .tasks = o.tasks};
 		snprintf(w->ops[m].name, sizeof w->ops[m].name, "%s", o.name);
@@ -1008,6 +1010,8 @@ static int on_pstart(struct plb *p, void *msg)
 				lacks[m] |= 1u << y;
 			if (co && y < PLB__OP_CLASSES && co->ms[y] > 0)
 				seed_s[m][y] = co->ms[y] / 1e3;
+			if (y < PLB__TASKS_MAX_TYPES && wire_seed[m][y] > 0)
+				seed_s[m][y] = wire_seed[m][y];  /* measured beats the config's */
 		}
 	}
 	for (int m = 0; m < w->nops; m++)

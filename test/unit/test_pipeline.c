@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -128,6 +129,8 @@ static const char *CONFIG =
 
 static char cfg_path[64];
 
+static const char *models_path;        /* plb_options.models of the next start */
+
 static plb_t *start(void)
 {
 	snprintf(cfg_path, sizeof cfg_path, "/tmp/plb-pipe-XXXXXX");
@@ -136,7 +139,8 @@ static plb_t *start(void)
 	assert_int_equal(write(fd, CONFIG, strlen(CONFIG)), (ssize_t)strlen(CONFIG));
 	close(fd);
 	static const struct plb_kernel *const ks[] = {&KA, &KB, &KC, &KD, &KSQ};
-	struct plb_options o = {PLB_INIT, .config = cfg_path, .kernels = ks, .nkernels = 5, .quiet = 1};
+	struct plb_options o = {PLB_INIT, .config = cfg_path, .kernels = ks, .nkernels = 5, .quiet = 1,
+				.models = models_path};
 	int argc = 1;
 	char *args[] = {"test_pipeline", NULL}, **argv = args;
 	plb_t *p = NULL;
@@ -336,6 +340,47 @@ static void test_bad_pipelines(void **state)
 	assert_int_equal(plb_finalize(p), 0);
 }
 
+/* Each op's task times are kept as its PUs' samples (one unit a task,
+ * signature "op=NAME"), written to the models file and read back by the
+ * next process, whose next run starts its schedulers from them. */
+static void test_models_kept(void **state)
+{
+	(void)state;
+	char path[] = "/tmp/plb-pipe-models-XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	unlink(path);           /* plb writes it at plb_finalize */
+	models_path = path;
+	plb_t *p = start();
+	reset();
+	struct plb_pipeline pl = pipeline("heft");
+	assert_int_equal(plb_run_pipeline(p, &pl), 0);
+	check_outputs(p);
+	double b_cpu = plb__kept_task_mean(p, "kb", sizeof *in, sizeof *out, "B", 0);
+	assert_true(b_cpu > 0);
+	assert_int_equal(plb_finalize(p), 0);
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	char line[512];
+	int recs = 0;
+	while (fgets(line, sizeof line, f))
+		recs += strstr(line, "kernel=kb ") && strstr(line, "sig=op=B") != NULL;
+	fclose(f);
+	assert_true(recs >= 1);
+	/* the next process reads them: the same means */
+	p = start();
+	assert_true(fabs(plb__kept_task_mean(p, "kb", sizeof *in, sizeof *out, "B", 0) - b_cpu) <=
+		    1e-9 * b_cpu);
+	assert_true(plb__kept_task_mean(p, "kb", sizeof *in, sizeof *out, "nope", 0) == 0);
+	reset();
+	assert_int_equal(plb_run_pipeline(p, &pl), 0);
+	check_outputs(p);
+	assert_int_equal(plb_finalize(p), 0);
+	models_path = NULL;
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -344,6 +389,7 @@ int main(void)
 		cmocka_unit_test(test_failed_task),
 		cmocka_unit_test(test_block_run_between),
 		cmocka_unit_test(test_bad_pipelines),
+		cmocka_unit_test(test_models_kept),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
