@@ -122,7 +122,7 @@ struct plb__config {
 	/* pipelines (with [op] sections): a unit is an instance */
 	int window;             /* instances a node holds at once; 0 (default): 4 a PU */
 	char scheduler[16];     /* the node's policy: fcfs | heft | padas | pams (default) */
-	double estimate_error;  /* plbsim: error put into the expected times; default 0 */
+	double estimate_error;  /* error put into the pipeline schedulers' expected times; default 0 */
 	/* [balancer] */
 	struct plb__params params;
 	/* [network] */

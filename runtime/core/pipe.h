@@ -34,6 +34,10 @@ struct plb__pipe_wire {
 	int32_t nops, window;
 	uint64_t scratch_bytes;
 	char scheduler[16];
+	double est_error;       /* [run] estimate_error (the schedulers' expected
+				 * times put off by it: balancer/tasks.h) */
+	int32_t depth;          /* [run] pipeline: tasks a slot holds at once */
+	int32_t pad;
 };
 struct plb__pipe_wire_op {
 	char name[64], kernel[64];
@@ -93,6 +97,8 @@ struct plb__wpipe_cfg {
 							 * time to start from (the
 							 * config's [op]); 0: none */
 	uint64_t seed;
+	double est_error;
+	int depth;              /* tasks a slot holds at once (1 or 2) */
 	size_t out_unit, scratch_bytes;
 	double t0;              /* the run's start (plb__now) */
 	/* the worker's hooks: run job on its slot (the job is the slot's until

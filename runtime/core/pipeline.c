@@ -215,7 +215,9 @@ static int start(struct prun *r, const uint64_t after[])
 		char *data = plb__msg_data(msg);
 		memset(data, 0, head);
 		struct plb__pipe_wire pw = {.nops = pl->nops, .window = n->window,
-					    .scratch_bytes = pl->scratch_bytes};
+					    .scratch_bytes = pl->scratch_bytes,
+					    .est_error = p->cfg.estimate_error,
+					    .depth = p->cfg.pipeline};
 		snprintf(pw.scheduler, sizeof pw.scheduler, "%s", r->sched);
 		memcpy(data, &pw, sizeof pw);
 		for (int m = 0; m < pl->nops; m++) {

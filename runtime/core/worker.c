@@ -1026,6 +1026,8 @@ static int on_pstart(struct plb *p, void *msg)
 	struct plb__wpipe_cfg c = {.nops = w->nops, .ops = w->ops, .types = types, .policy = pol,
 				   .nslot = w->nslot, .type = type, .seed_s = (const double (*)[PLB__TASKS_MAX_TYPES])seed_s,
 				   .seed = w->seed ^ (uint64_t)p->node * 0x9E3779B97F4A7C15ULL,
+				   .est_error = pw.est_error >= 0 && isfinite(pw.est_error) ? pw.est_error : 0,
+				   .depth = pw.depth,
 				   .out_unit = w->out_unit, .scratch_bytes = pw.scratch_bytes,
 				   .t0 = w->t0, .give = give_task, .finished = send_instance, .ctx = w};
 	if (w->nslot)

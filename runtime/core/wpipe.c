@@ -178,6 +178,7 @@ struct plb__wpipe *plb__wpipe_open(const struct plb__wpipe_cfg *c, int *rc, char
 					       c->types[m]};
 	struct plb__tasks_cfg tc = {.policy = c->policy, .nops = c->nops, .ops = ops,
 				    .npu = c->nslot, .type = c->type, .seed = c->seed,
+				    .est_error = c->est_error,
 				    .finished = finished, .ctx = wp};
 	if (!(wp->t = plb__tasks_create(&tc, rc, why, len))) {
 		plb__wpipe_close(wp);
@@ -189,7 +190,8 @@ struct plb__wpipe *plb__wpipe_open(const struct plb__wpipe_cfg *c, int *rc, char
 		for (int y = 0; y < PLB__TASKS_MAX_TYPES; y++)
 			if (c->seed_s && c->seed_s[m][y] > 0 && (c->types[m] >> y & 1))
 				(void)!plb__tasks_estimate(wp->t, m, y, c->seed_s[m][y]);
-	if (plb__driver_init_source(&wp->d, &plb__tasks_source, wp->t, c->nslot, 1, grant, NULL, wp)) {
+	int depth = c->depth == 2 ? 2 : 1;
+	if (plb__driver_init_source(&wp->d, &plb__tasks_source, wp->t, c->nslot, depth, grant, NULL, wp)) {
 		*rc = PLB_ENOMEM;
 		snprintf(why, len, "out of memory");
 		plb__wpipe_close(wp);

@@ -27,8 +27,11 @@ struct member {
 	pthread_t th;
 	int idx;
 	int started;
-	void (*fn)(void *);     /* a pipeline's task for this member (on_slot) */
-	void *arg;
+	/* a pipeline's tasks for this member (on_slot), in order: at most
+	 * two wait (a slot holds one running and one next at [run] pipeline 2) */
+	void (*fn[2])(void *);
+	void *arg[2];
+	int nfn;
 };
 
 struct team {
@@ -92,16 +95,18 @@ static void *member_main(void *arg)
 	bind_core(t, m->idx);
 	pthread_mutex_lock(&t->mu);
 	for (;;) {
-		while (!t->stop && t->gen == seen && !m->fn)
+		while (!t->stop && t->gen == seen && !m->nfn)
 			pthread_cond_wait(&t->go, &t->mu);
 		if (t->stop)
 			break;
-		if (m->fn) {
+		if (m->nfn) {
 			/* a task of its own (a pipeline's): fn hands it back,
-			 * after which the next may come at once */
-			void (*fn)(void *) = m->fn;
-			void *task = m->arg;
-			m->fn = NULL;
+			 * after which another may come at once */
+			void (*fn)(void *) = m->fn[0];
+			void *task = m->arg[0];
+			m->fn[0] = m->fn[1];
+			m->arg[0] = m->arg[1];
+			m->nfn--;
 			pthread_mutex_unlock(&t->mu);
 			fn(task);
 			pthread_mutex_lock(&t->mu);
@@ -282,14 +287,15 @@ static int cpu_on_slot(struct plb__dev *d, int s, void (*fn)(void *), void *arg)
 	if (s < 1 || s >= t->n)
 		return PLB_EINVAL;
 	pthread_mutex_lock(&t->mu);
-	int busy = t->m[s].fn != NULL;
-	if (!busy) {
-		t->m[s].fn = fn;
-		t->m[s].arg = arg;
+	struct member *m = &t->m[s];
+	int full = m->nfn == 2;
+	if (!full) {
+		m->fn[m->nfn] = fn;
+		m->arg[m->nfn++] = arg;
 		pthread_cond_broadcast(&t->go);
 	}
 	pthread_mutex_unlock(&t->mu);
-	return busy ? PLB_ESTATE : 0;
+	return full ? PLB_ESTATE : 0;
 }
 
 const struct plb__devclass plb__dev_cpu = {

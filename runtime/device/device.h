@@ -98,7 +98,8 @@ struct plb__devclass {
 	/* Pipeline runs: the tasks the PU runs at once, a slot each (a CPU
 	 * team: a core each); NULL: 1. Slot 0 is the PU's own thread; for a
 	 * slot s >= 1, on_slot has fn(arg) run on that slot's own thread (it
-	 * returns at once; PLB_ESTATE while the slot still runs one). */
+	 * returns at once; tasks run in the order given; PLB_ESTATE when two
+	 * already wait there). */
 	int (*slots)(const struct plb__dev *d);
 	PLB_WUR int (*on_slot)(struct plb__dev *d, int s, void (*fn)(void *), void *arg);
 };

@@ -38,6 +38,8 @@ struct pipe {
 	const struct plb__config *cfg;
 	struct pnode *node;
 	struct plb__noise *nz;  /* a PU's, by cfg->pus index */
+	double *free_at;        /* a PU's, by cfg->pus index: when its last task given ends
+				 * ([run] pipeline 2: the next waits for it) */
 	struct pev *heap;
 	size_t nheap, capheap;
 	uint64_t seq, next_inst, ninst;
@@ -137,14 +139,18 @@ static int grant(void *ctx, int pu, const struct plb__grant *g)
 	}
 	n->ran_on[g->id - 1] = gpu;
 	int cls = class_of(p, gpu);
-	double copy = copy_in(p, n, g->id, gpu), start = p->now + copy;
+	/* its inputs' copy, then its compute once the PU's task before it ends
+	 * (a copy overlaps the compute before it) */
+	double copy = copy_in(p, n, g->id, gpu), from = fmax(p->now, p->free_at[gpu]);
+	double start = fmax(p->now + copy, p->free_at[gpu]);
 	double work = p->cfg->ops[op].ms[cls] / 1e3;
 	const struct plb__devmodel *m = &p->cfg->models[p->cfg->pus[gpu].model];
 	double end = plb__devmodel_stage(m, &p->nz[gpu], PLB__STAGE_COMPUTE, start, work);
 	if (!(end - start >= 0.1 * work))
 		end = start + 0.1 * work;
+	p->free_at[gpu] = end;
 	p->r->ran[op][cls]++;
-	p->r->busy_s[cls] += end - p->now;
+	p->r->busy_s[cls] += end - from;
 	return push(p, (struct pev){.t = end, .type = E_END, .node = n->idx, .pu = pu, .id = g->id,
 				    .t0 = start, .copy = copy});
 }
@@ -209,7 +215,8 @@ static int open_node(struct pipe *p, struct pnode *n, const struct plb__pipe_opt
 					return PLB_EINVAL;
 			}
 	}
-	return plb__driver_init_source(&n->d, &plb__tasks_source, n->t, n->npu, 1, grant, NULL, n);
+	return plb__driver_init_source(&n->d, &plb__tasks_source, n->t, n->npu,
+				       cfg->pipeline == 2 ? 2 : 1, grant, NULL, n);
 }
 
 static int step(struct pipe *p, const struct pev *e)
@@ -245,6 +252,7 @@ static void fini(struct pipe *p)
 	}
 	free(p->node);
 	free(p->nz);
+	free(p->free_at);
 	free(p->heap);
 }
 
@@ -268,7 +276,8 @@ int plb__sim_pipeline(const struct plb__config *cfg, const struct plb__pipe_opts
 	snprintf(r->scheduler, sizeof r->scheduler, "%s", plb__tasks_policy_name(pol));
 	p.node = calloc((size_t)cfg->nnodes, sizeof *p.node);
 	p.nz = calloc((size_t)cfg->npu + 1, sizeof *p.nz);
-	if (!p.node || !p.nz) {
+	p.free_at = calloc((size_t)cfg->npu + 1, sizeof *p.free_at);
+	if (!p.node || !p.nz || !p.free_at) {
 		fini(&p);
 		return PLB_ENOMEM;
 	}

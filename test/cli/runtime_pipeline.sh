@@ -65,7 +65,7 @@ for s in fcfs heft padas pams; do
 		--verify >"$TMP/o" 2>"$TMP/e"; rc=$?
 	check "plb-nuclei, one process, $s: exit 0 (got $rc: $(tail -c 300 "$TMP/e"))" test $rc = 0
 	check "... as the serial reference, every nucleus found" \
-		grep -q "verify: ok; 32 of 32 tiles as the serial reference; \([0-9]*\) of \1 nuclei drawn found" "$TMP/e"
+		grep -q "verify: ok; 32 of 32 tiles as the serial reference ([0-9.]* s on one core); \([0-9]*\) of \1 nuclei drawn found" "$TMP/e"
 done
 "$BUILD/plb-nuclei" --config "$TMP/n.ini" --tile 100 >"$TMP/o" 2>&1; rc=$?
 check "plb-nuclei --tile 100: exit 2 (got $rc)" test $rc = 2
@@ -76,6 +76,6 @@ if have_mpirun; then
 		--width 1024 --height 512 --tile 128 --verify --json >"$TMP/o" 2>"$TMP/e"; rc=$?
 	check "plb-nuclei, two nodes under mpirun: exit 0 (got $rc: $(tail -c 300 "$TMP/e"))" test $rc = 0
 	check "... as the serial reference, every nucleus found" \
-		grep -q "verify: ok; 32 of 32 tiles as the serial reference; \([0-9]*\) of \1 nuclei drawn found" "$TMP/e"
+		grep -q "verify: ok; 32 of 32 tiles as the serial reference ([0-9.]* s on one core); \([0-9]*\) of \1 nuclei drawn found" "$TMP/e"
 fi
 finish
