@@ -95,6 +95,22 @@ refused "--estimate-error -1" "$TMP/p.ini" --estimate-error -1
 refused "--blind-copies on a scenario without ops" config/sim/mm-1.ini --blind-copies
 "$PLBSIM" "$TMP/p.ini" --scheduler pams --blind-copies --json >"$TMP/o" 2>&1; rc=$?
 check "--blind-copies: runs, every task done (got $rc)" eval 'test $rc = 0 && grep -q "\"tasks\":240" "$TMP/o"'
+# two tasks a PU ([run] pipeline = 2): every task, and a PU's second
+# waits for its first (no more than the work over the PUs sooner)
+sed 's/^window = 6/window = 6\npipeline = 2/' "$TMP/p.ini" >"$TMP/p2.ini"
+"$PLBSIM" "$TMP/p2.ini" --scheduler all --json >"$TMP/o" 2>&1; rc=$?
+check "pipeline = 2: runs (got $rc)" test $rc = 0
+check "... every task of every scheduler" test "$(grep -c '"tasks":240' "$TMP/o")" = 4
+check "... a PU runs one task at a time: each class's work within its PUs' time" python3 - "$TMP/o" <<'PY'
+import json, sys
+ms = {"Read": {"cpu": 5}, "Filter": {"cpu": 20, "gpu": 2}, "Label": {"cpu": 4, "gpu": 3},
+      "Stats": {"cpu": 6}}
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    for cls, pus in (("cpu", 3), ("gpu", 1)):
+        work = sum(n * ms[op].get(k, 0) for op, c in r["ran"].items() for k, n in c.items() if k == cls) / 1e3
+        assert work / pus <= r["makespan_s"] / 0.9, (r["scheduler"], cls, work, r["makespan_s"])
+PY
 # A block run (plb_run) on a pipeline config runs, and is told once that
 # the [op] sections are not its (plb-null runs such a config as the
 # pipeline it is: runtime_pipeline.sh).

@@ -259,6 +259,20 @@ static void test_every_scheduler_copied(void **state)
 	CONFIG = keep;
 }
 
+/* Two tasks a slot ([run] pipeline = 2): a team member queues its next. */
+static void test_every_scheduler_two_a_slot(void **state)
+{
+	(void)state;
+	const char *keep = CONFIG;
+	CONFIG = "[run]\nunits = 100\npipeline = 2\n"
+		 "[node a]\ncpu = 2\nemu = g\n"
+		 "[model g]\nclass = gpu\ncompute = poly 0 0.0002\n"
+		 "[op B]\ncpu = 2\ngpu = 0.5\n"
+		 "[op C]\ncpu = 1\n";
+	every_scheduler();
+	CONFIG = keep;
+}
+
 /* A task that fails: its slot is out, the task runs on another slot. */
 static void test_failed_task(void **state)
 {
@@ -386,6 +400,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_every_scheduler),
 		cmocka_unit_test(test_every_scheduler_copied),
+		cmocka_unit_test(test_every_scheduler_two_a_slot),
 		cmocka_unit_test(test_failed_task),
 		cmocka_unit_test(test_block_run_between),
 		cmocka_unit_test(test_bad_pipelines),
