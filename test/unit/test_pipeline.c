@@ -119,9 +119,10 @@ static const struct plb_op OPS[] = {
 };
 
 /* a CPU team of 2 cores and an emulated GPU; C has no GPU time, so the
- * GPU never runs it; B's times make the GPU the better place for it */
-static const char *CONFIG =
-	"[run]\nunits = 100\n"
+ * GPU never runs it; B's times make the GPU the better place for it.
+ * run_keys: more [run] lines (a test's variant) */
+static const char *run_keys = "";
+static const char *const CONFIG =
 	"[node a]\ncpu = 2\nemu = g\n"
 	"[model g]\nclass = gpu\ncompute = poly 0 0.0002\n"
 	"[op B]\ncpu = 2\ngpu = 0.5\n"
@@ -136,7 +137,9 @@ static plb_t *start(void)
 	snprintf(cfg_path, sizeof cfg_path, "/tmp/plb-pipe-XXXXXX");
 	int fd = mkstemp(cfg_path);
 	assert_true(fd >= 0);
-	assert_int_equal(write(fd, CONFIG, strlen(CONFIG)), (ssize_t)strlen(CONFIG));
+	char text[512];
+	int len = snprintf(text, sizeof text, "[run]\nunits = 100\n%s%s", run_keys, CONFIG);
+	assert_int_equal(write(fd, text, (size_t)len), (ssize_t)len);
 	close(fd);
 	static const struct plb_kernel *const ks[] = {&KA, &KB, &KC, &KD, &KSQ};
 	struct plb_options o = {PLB_INIT, .config = cfg_path, .kernels = ks, .nkernels = 5, .quiet = 1,
@@ -249,28 +252,18 @@ static void test_every_scheduler(void **state)
 static void test_every_scheduler_copied(void **state)
 {
 	(void)state;
-	const char *keep = CONFIG;
-	CONFIG = "[run]\nunits = 100\nin_place = 0\n"
-		 "[node a]\ncpu = 2\nemu = g\n"
-		 "[model g]\nclass = gpu\ncompute = poly 0 0.0002\n"
-		 "[op B]\ncpu = 2\ngpu = 0.5\n"
-		 "[op C]\ncpu = 1\n";
+	run_keys = "in_place = 0\n";
 	every_scheduler();
-	CONFIG = keep;
+	run_keys = "";
 }
 
 /* Two tasks a slot ([run] pipeline = 2): a team member queues its next. */
 static void test_every_scheduler_two_a_slot(void **state)
 {
 	(void)state;
-	const char *keep = CONFIG;
-	CONFIG = "[run]\nunits = 100\npipeline = 2\n"
-		 "[node a]\ncpu = 2\nemu = g\n"
-		 "[model g]\nclass = gpu\ncompute = poly 0 0.0002\n"
-		 "[op B]\ncpu = 2\ngpu = 0.5\n"
-		 "[op C]\ncpu = 1\n";
+	run_keys = "pipeline = 2\n";
 	every_scheduler();
-	CONFIG = keep;
+	run_keys = "";
 }
 
 /* A task that fails: its slot is out, the task runs on another slot. */
