@@ -173,7 +173,8 @@ obj         = $(patsubst %.c,$(BUILD)/%.o,$(patsubst %.cu,$(BUILD)/%.cu.o,$(pats
 
 KERNELS   := $(patsubst kernels/%/,%,$(wildcard kernels/*/))
 APP_BINS  := $(APPS:%=$(BUILD)/plb-%)
-TEST_SRC  := $(wildcard test/unit/test_*.c)
+# test_nuclei tests plb-nuclei's kernels: only where they are built
+TEST_SRC  := $(filter-out $(if $(filter 1,$(HAVE_OPENCV)),,test/unit/test_nuclei.c),$(wildcard test/unit/test_*.c))
 BENCH_SRC := $(wildcard bench/*.c)
 # bench/*.cu call CUDA libraries directly, without plb: the references the
 # GPU figures are compared with (bench/gpu.sh).
@@ -240,6 +241,8 @@ $(BUILD)/kernels/bs/bs_simd.o: CFLAGS += -O3 -ffast-math -fopenmp-simd
 # fused multiply-adds, so that its scores are the CPU's to the bit.
 $(BUILD)/kernels/grn/grn_cpu.o: CFLAGS += -O3 -ffp-contract=off
 $(BUILD)/kernels/grn/grn_cuda.cu.o: NVCCFLAGS += --fmad=false
+# plb-nuclei's device operations: the CPU's output to the bit
+$(BUILD)/kernels/nuclei/nuclei_cuda.cu.o: NVCCFLAGS += --fmad=false
 
 # archive_rule LIB, SOURCES: LIB holds exactly the objects of SOURCES.
 define archive_rule

@@ -115,6 +115,32 @@ void nuclei_draw(uint64_t seed, int tx, int ty, int T, uint8_t *rgb, struct nucl
 /* Colour deconvolution (Ruifrok and Johnston's H&E vectors): the
  * haematoxylin density of each pixel, scaled to 0-255. */
 void nuclei_deconv(const uint8_t *rgb, uint8_t *h, int T);
+/* Its coefficients: haematoxylin's column of the stains' inverse, and the
+ * optical density of each 8-bit value (a device computes the same). */
+void nuclei_deconv_coeffs(double inv0[3], double lut[256]);
+
+/* The operations a device runs (nuclei_opencl.c; the others stay on
+ * CPUs): each the CPU operation's output to the bit. */
+#define NUCLEI_DEVICE_OP(op) \
+	((op) == NUCLEI_GRAY || (op) == NUCLEI_DECONV || (op) == NUCLEI_OPEN || \
+	 (op) == NUCLEI_RECON || (op) == NUCLEI_FILL || (op) == NUCLEI_SOBEL)
+struct nuclei_cl;
+/* An OpenCL device's state for tiles of T (cl_context, cl_device_id): 0,
+ * or a PLB_E code with the reason in err. */
+int nuclei_cl_create(void *cl_context, void *cl_device, int T, struct nuclei_cl **d, char *err,
+		     size_t len);
+/* Runs device operation op on b's tile, its inputs copied from the tile's
+ * scratch (or input) and its output back; the copies' time reported with
+ * plb_report_copies. 0 or a PLB_E code. */
+int nuclei_cl_run(struct nuclei_cl *d, int op, const struct nuclei_params *pa,
+		  const struct plb_block *b);
+void nuclei_cl_destroy(struct nuclei_cl *d);
+/* The same on a CUDA GPU (nuclei_cuda.cu; dev: the device ordinal). */
+struct nuclei_cuda;
+int nuclei_cuda_create(int dev, int T, struct nuclei_cuda **d, char *err, size_t len);
+int nuclei_cuda_run(struct nuclei_cuda *d, int op, const struct nuclei_params *pa,
+		    const struct plb_block *b);
+void nuclei_cuda_destroy(struct nuclei_cuda *d);
 
 /* OpenCV's operations on T x T images (nuclei_opencv.cpp). */
 void nuclei_cv_init(void);

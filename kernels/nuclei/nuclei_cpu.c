@@ -132,7 +132,7 @@ void nuclei_draw(uint64_t seed, int tx, int ty, int T, uint8_t *rgb, struct nucl
 		*n = got;
 }
 
-void nuclei_deconv(const uint8_t *rgb, uint8_t *h, int T)
+void nuclei_deconv_coeffs(double inv0[3], double lut[256])
 {
 	/* OD = c M with M's rows the H, E and residual vectors: c = OD M^-1;
 	 * only H's column of M^-1 is needed */
@@ -146,12 +146,17 @@ void nuclei_deconv(const uint8_t *rgb, uint8_t *h, int T)
 		     m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0]);
 	/* column 0 of the inverse: M^-1[k][0] = C[0][k] / det, the cofactors
 	 * of row 0 */
-	double inv0[3] = {(m[1][1] * m[2][2] - m[1][2] * m[2][1]) / det,
-			  -(m[1][0] * m[2][2] - m[1][2] * m[2][0]) / det,
-			  (m[1][0] * m[2][1] - m[1][1] * m[2][0]) / det};
-	double lut[256];
+	inv0[0] = (m[1][1] * m[2][2] - m[1][2] * m[2][1]) / det;
+	inv0[1] = -(m[1][0] * m[2][2] - m[1][2] * m[2][0]) / det;
+	inv0[2] = (m[1][0] * m[2][1] - m[1][1] * m[2][0]) / det;
 	for (int v = 0; v < 256; v++)
 		lut[v] = -log10((v + 1) / 256.0);
+}
+
+void nuclei_deconv(const uint8_t *rgb, uint8_t *h, int T)
+{
+	double inv0[3], lut[256];
+	nuclei_deconv_coeffs(inv0, lut);
 	for (size_t i = 0; i < (size_t)T * (size_t)T; i++) {
 		double c = 0;
 		for (int k = 0; k < 3; k++)

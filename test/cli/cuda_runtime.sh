@@ -45,6 +45,17 @@ for policy in plb-hac plb-hec hdss greedy static; do
 	check "cpu + gpu, $policy: verified" verified
 	check "cpu + gpu, $policy: coverage" test "$(json_get coverage_ok)" = True
 done
+# plb-nuclei (a pipeline): the GPU takes some of its six device operations,
+# the tiles as the CPU's
+if [ -x "$BUILD/plb-nuclei" ]; then
+	check "nuclei on cpu + gpu" one_run "$BUILD/plb-nuclei" --config "$TMP/both.ini" \
+		--width 512 --height 256 --tile 128 --verify --json
+	check "nuclei on cpu + gpu: verified (as the serial reference)" grep -q 'verify: ok' "$TMP/out"
+	check "nuclei on cpu + gpu: the GPU ran tasks" python3 -c "
+import json, sys
+d = [json.loads(l) for l in open('$TMP/out') if l.startswith('{')][-1]
+sys.exit(not sum(o['ran']['gpu'] for o in d['ops']))"
+fi
 check "three runs in a row on cpu + gpu" mm --config "$TMP/both.ini" --n 777 --prec single --runs 3
 check "three runs: verified" verified
 check "three runs: three reports" test "$(grep -c '^{' "$TMP/out")" = 3

@@ -42,6 +42,17 @@ for app in "mm --n 301 --prec single" "mm --n 160 --prec double" "bs --n 300001 
 done
 check "mm on cpu = all and opencl = all" run mm --n 200 --config "$TMP/all.ini" --verify --runs 2
 check "mm on cpu = all and opencl = all: verified" verified
+# plb-nuclei (a pipeline): the device takes some of the six operations it
+# has (the first ready tasks go to every slot), the tiles as the CPU's
+if [ -x "$BUILD/plb-nuclei" ]; then
+	check "nuclei on cpu = 1 and opencl = 0" \
+		one_run "$BUILD/plb-nuclei" --config "$TMP/both.ini" --width 512 --height 256 --tile 128 --verify --json
+	check "nuclei on cpu + opencl: verified (as the serial reference)" grep -q 'verify: ok' "$TMP/out"
+	check "nuclei on cpu + opencl: the device ran tasks" python3 -c "
+import json, sys
+d = [json.loads(l) for l in open('$TMP/out') if l.startswith('{')][-1]
+sys.exit(not sum(o['ran']['mic'] for o in d['ops']))"
+fi
 
 # the node's devices, and the first word of the name of the platform
 # that has device 0, as the ICD loader lists them
