@@ -29,9 +29,16 @@
 
 enum job_kind { JOB_BEGIN, JOB_BLOCK, JOB_END };
 enum out_kind { OUT_MSG, OUT_DROPPED, OUT_ENDED, OUT_LOST };
-/* a pipeline's (pipe.h): a task to a PU, a task back, a PU's kernels ready;
- * their msg is a struct plb__task_job (or NULL), not a message */
-enum { JOB_TASK = 16, OUT_TASK, OUT_BEGUN };
+/* a pipeline's (pipe.h): a task to a PU (msg: a struct plb__task_job); a
+ * PU's kernels ready; a message a slot's thread made, to send (an
+ * instance's IDONE); a slot's thread's failure (msg: a struct pipe_err);
+ * a slot's last task of an ended run is back */
+enum { JOB_TASK = 16, OUT_BEGUN, OUT_SEND, OUT_PIPE_ERR, OUT_NUDGE };
+
+struct pipe_err {
+	int rc, slot;
+	char why[256];
+};
 
 /* What the queues carry: a job (enum job_kind) to a PU's inbox from the
  * communication thread, a result (enum out_kind) to the outbox from a PU. */
@@ -120,7 +127,10 @@ struct plb__worker {
 	int pipe_run;           /* the master's run number */
 	int begun_left;         /* PUs whose kernels are not ready yet */
 	int pipe_ending;        /* END came: the pipeline closes once no task is out */
-	long tasks_out;         /* tasks on slots */
+	atomic_long tasks_out;  /* tasks on slots */
+	/* the node's scheduler (pipe), asked by the communication thread and
+	 * by each slot's thread when its task ends (finish_task) */
+	pthread_mutex_t pipe_mu;
 	int pipe_news;          /* an instance came: the slots are to be asked */
 	int nops;
 	struct plb__wpipe_op ops[PLB__TASKS_MAX_OPS];
@@ -171,7 +181,7 @@ static void free_items(struct plb__fifo *q)
 {
 	struct item *it;
 	while ((it = plb__fifo_pop(q))) {
-		if (it->kind >= JOB_TASK)
+		if (it->kind >= JOB_TASK && it->kind != OUT_SEND)
 			free(it->msg);
 		else
 			msg_done(it->msg);
@@ -375,6 +385,12 @@ static void do_block(struct wpu *u, struct item *j)
 
 /* ---- a pipeline's tasks, on their slot's thread ---------------------- */
 
+/* Set on a slot's thread while it asks the node's scheduler: what the
+ * scheduler's hooks do there differs (give_task, send_instance). */
+static _Thread_local int on_slot_thread;
+
+static void finish_task(struct plb__worker *w, struct plb__task_job *j);
+
 /* The task the calling thread runs (plb_task_expand). */
 static _Thread_local struct plb__task_job *cur_task;
 static _Thread_local const struct plb__worker *cur_worker;
@@ -435,7 +451,38 @@ static void run_task(struct wpu *u, struct plb__task_job *j)
 			 u->dev.desc.name, w->ops[m].name, w->opk[m]->name, (unsigned long long)j->inst,
 			 t.died ? "the PU died, as its model says" : u->oerr[m] ? "its init failed"
 			 : !u->oinit[m] ? "the kernel has no function for this PU" : plb_strerror(rc));
-	post(w, OUT_TASK, j);
+	finish_task(w, j);
+}
+
+/* A slot's task has ended: the node's scheduler hears it at once, on this
+ * thread, and gives this slot (and any that waits) its next task, so a
+ * slot waits for no hand-off to the communication thread (on the 2-core
+ * VM that hand-off cost about 80 us a task). What must cross the
+ * transport (a finished instance) or stop the run goes to the
+ * communication thread. */
+static void finish_task(struct plb__worker *w, struct plb__task_job *j)
+{
+	struct pipe_err e = {.slot = j->slot};
+	pthread_mutex_lock(&w->pipe_mu);
+	long left = atomic_fetch_sub(&w->tasks_out, 1) - 1;
+	if (!w->pipe || w->pipe_ending) {
+		free(j);
+	} else {
+		on_slot_thread = 1;
+		e.rc = plb__wpipe_done(w->pipe, j, plb__now(), e.why, sizeof e.why);
+		if (!e.rc)
+			e.rc = plb__wpipe_answer(w->pipe, plb__now(), e.why, sizeof e.why);
+		on_slot_thread = 0;
+	}
+	int ending = w->pipe_ending;
+	pthread_mutex_unlock(&w->pipe_mu);
+	struct pipe_err *copy = e.rc ? malloc(sizeof *copy) : NULL;
+	if (copy)
+		*copy = e;
+	if (e.rc)
+		post(w, OUT_PIPE_ERR, copy);
+	else if (ending && !left)
+		post(w, OUT_NUDGE, NULL);       /* the run's end waited for it */
 }
 
 /* A team member's task (the device class calls it on the member's thread). */
@@ -554,6 +601,7 @@ int plb__worker_open(struct plb *p, struct plb__pu_desc **desc_out, int *npu_out
 	blas_one_thread();
 	pthread_mutex_init(&w->mu, NULL);
 	pthread_cond_init(&w->cv, NULL);
+	pthread_mutex_init(&w->pipe_mu, NULL);
 	p->wk = w;
 	if (plb__store_init(&w->store))
 		return plb__fail(p, PLB_ENOMEM, "out of memory");
@@ -665,6 +713,7 @@ void plb__worker_close(struct plb *p)
 		plb__store_fini(&w->store);
 	pthread_mutex_destroy(&w->mu);
 	pthread_cond_destroy(&w->cv);
+	pthread_mutex_destroy(&w->pipe_mu);
 	if (w->shared_msg != w->start_msg)
 		plb__msg_free(w->shared_msg);
 	plb__msg_free(w->start_msg);
@@ -847,13 +896,16 @@ static int give_task(void *ctx, struct plb__task_job *j)
 	int rc;
 	j->ctx = w;
 	if (sl->member == 0) {
-		rc = enqueue_wake(&u->mu, &u->cv, &u->inbox, JOB_TASK, j, plb__now(), 0);
-		u->wake = 1;
+		/* the communication thread wakes the PUs it gave tasks once
+		 * after a batch (wake_pus); a slot's thread wakes it now */
+		rc = enqueue_wake(&u->mu, &u->cv, &u->inbox, JOB_TASK, j, plb__now(), on_slot_thread);
+		if (!on_slot_thread)
+			u->wake = 1;
 	} else {
 		rc = plb__dev_on_slot(&u->dev, sl->member, member_task, j);
 	}
 	if (!rc)
-		w->tasks_out++;
+		atomic_fetch_add(&w->tasks_out, 1);
 	return rc;
 }
 
@@ -875,6 +927,11 @@ static int send_instance(void *ctx, uint64_t inst, const void *out, const struct
 	if (out)
 		memcpy(data, out, w->out_unit);
 	memcpy(data + olen, rec, (size_t)nrec * sizeof *rec);
+	if (on_slot_thread) {
+		/* the transport is the communication thread's */
+		post(w, OUT_SEND, msg);
+		return 0;
+	}
 	int rc = p->tp->ops->send(p->tp, 0, msg);
 	if (rc)
 		plb__fail(p, rc, "sending to the master: %s", p->tp->err);
@@ -901,6 +958,7 @@ static int pipe_failed(struct plb *p, int rc, int slot, const char *why)
 
 static void pipe_close(struct plb__worker *w)
 {
+	pthread_mutex_lock(&w->pipe_mu);
 	plb__wpipe_close(w->pipe);
 	w->pipe = NULL;
 	plb__msg_free(w->pstart);
@@ -909,6 +967,7 @@ static void pipe_close(struct plb__worker *w)
 	w->slot = NULL;
 	w->nslot = 0;
 	w->pipe_ending = 0;
+	pthread_mutex_unlock(&w->pipe_mu);
 }
 
 /* PSTART: the ops, their kernels, the node's slots and its scheduler. */
@@ -1065,8 +1124,10 @@ static int on_inst(struct plb *p, void *msg)
 	if (borrowed)
 		memcpy(&bw, plb__msg_data(msg), sizeof bw);
 	uint64_t inst = h->inst;
+	pthread_mutex_lock(&w->pipe_mu);
 	int rc = plb__wpipe_admit(w->pipe, inst, msg, (const void *)(uintptr_t)bw.in,
 				  (void *)(uintptr_t)bw.out, plb__now());
+	pthread_mutex_unlock(&w->pipe_mu);
 	w->pipe_news = 1;
 	if (rc)
 		return pipe_failed(p, rc, -1, rc == PLB_ENOMEM ? "out of memory for an instance"
@@ -1074,28 +1135,16 @@ static int on_inst(struct plb *p, void *msg)
 	return 0;
 }
 
-/* A task came back, or a PU's kernels are ready. */
-static int pipe_back(struct plb *p, struct item *o)
+/* A PU's kernels are ready: once every PU's are, the slots are asked. */
+static int pipe_begun(struct plb *p)
 {
 	struct plb__worker *w = p->wk;
-	char why[256] = "";
 	int rc = 0;
-	if (o->kind == OUT_BEGUN) {
-		if (--w->begun_left == 0 && w->pipe && !w->pipe_ending)
-			rc = plb__wpipe_begin(w->pipe, plb__now());
-		return rc ? pipe_failed(p, rc, -1, "asking the task slots") : 0;
-	}
-	struct plb__task_job *j = o->msg;
-	o->msg = NULL;
-	w->tasks_out--;
-	if (!w->pipe) {
-		free(j);
-		return 0;
-	}
-	int slot = j->slot;
-	if ((rc = plb__wpipe_done(w->pipe, j, plb__now(), why, sizeof why)))
-		return pipe_failed(p, rc, slot, why);
-	return 0;
+	pthread_mutex_lock(&w->pipe_mu);
+	if (--w->begun_left == 0 && w->pipe && !w->pipe_ending)
+		rc = plb__wpipe_begin(w->pipe, plb__now());
+	pthread_mutex_unlock(&w->pipe_mu);
+	return rc ? pipe_failed(p, rc, -1, "asking the task slots") : 0;
 }
 
 /* Every PU has left the run: tell the master, who asked. */
@@ -1174,12 +1223,14 @@ static int handle(struct plb *p, void *msg)
 		w->in_run = 0;
 		w->ended_ack = (h->flags & PLB__F_ACK) != 0;
 		plb__msg_free(msg);
-		if ((w->pipe || w->pstart) && w->tasks_out) {
-			/* a pipeline's tasks still out (after an error): the PUs end
-			 * the run once they are back (drain), not under them */
+		pthread_mutex_lock(&w->pipe_mu);
+		int out = (w->pipe || w->pstart) && atomic_load(&w->tasks_out);
+		if (out)
 			w->pipe_ending = 1;
-			return 0;
-		}
+		pthread_mutex_unlock(&w->pipe_mu);
+		if (out)
+			return 0;       /* a pipeline's tasks still out (after an error): the
+					 * PUs end the run once they are back (drain) */
 		pipe_close(w);
 		return end_pus(p);
 	case PLB__MSG_SHUTDOWN:
@@ -1240,11 +1291,18 @@ static int drain(struct plb *p)
 	pthread_mutex_unlock(&w->mu);
 	while (o) {
 		struct item *next = (struct item *)o->link.next;
-		w->outstanding -= o->kind != OUT_TASK;  /* a task is counted in tasks_out */
-		if (o->kind == OUT_TASK || o->kind == OUT_BEGUN) {
-			int r = rc ? 0 : pipe_back(p, o);
-			if (o->kind == OUT_TASK && rc)
-				w->tasks_out--;
+		/* what answers a job the communication thread counted out
+		 * (a pipeline's tasks are counted in tasks_out) */
+		w->outstanding -= o->kind < JOB_TASK || o->kind == OUT_BEGUN;
+		if (o->kind == OUT_BEGUN || o->kind == OUT_PIPE_ERR || o->kind == OUT_NUDGE) {
+			int r = 0;
+			if (!rc && o->kind == OUT_BEGUN)
+				r = pipe_begun(p);
+			if (!rc && o->kind == OUT_PIPE_ERR) {
+				const struct pipe_err *e = o->msg;
+				r = e ? pipe_failed(p, e->rc, e->slot, e->why)
+				      : pipe_failed(p, PLB_ENOMEM, -1, "out of memory");
+			}
 			free(o->msg);
 			free(o);
 			o = next;
@@ -1278,12 +1336,14 @@ static int drain(struct plb *p)
 	if (w->pipe && !rc && (n || w->pipe_news)) {
 		char why[256] = "";
 		w->pipe_news = 0;
+		pthread_mutex_lock(&w->pipe_mu);
 		int r = plb__wpipe_answer(w->pipe, plb__now(), why, sizeof why);
+		pthread_mutex_unlock(&w->pipe_mu);
 		if (r)
 			rc = pipe_failed(p, r, -1, why);
 		wake_pus(w);
 	}
-	if (w->pipe_ending && !w->tasks_out) {
+	if (w->pipe_ending && !atomic_load(&w->tasks_out)) {
 		pipe_close(w);
 		int r = end_pus(p);
 		rc = rc ? rc : r;
@@ -1414,7 +1474,7 @@ int plb__worker_serve(struct plb *p)
 			rc = master_alive(p, plb__now());
 		moved += d > 0 ? d : 0;
 		int sending = p->tp->ops->pending(p->tp);
-		if (moved || sending || w->outstanding || w->tasks_out)
+		if (moved || sending || w->outstanding || atomic_load(&w->tasks_out))
 			idle_end(w);
 		if (moved) {
 			plb__backoff_reset(&bo);
@@ -1423,7 +1483,7 @@ int plb__worker_serve(struct plb *p)
 		long us = plb__backoff_next(&bo, sending);
 		if (us <= 0)
 			continue;
-		if (!sending && !w->outstanding && !w->tasks_out)
+		if (!sending && !w->outstanding && !atomic_load(&w->tasks_out))
 			idle_sleep(w);
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);

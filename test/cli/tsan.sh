@@ -1,6 +1,7 @@
 # ThreadSanitizer on one process: the master and the in-process worker are
 # threads of the app, and a CPU PU's team more. plb-null and plb-mm (a
-# team of two cores, pipelining, emulated PUs, two runs) built with
+# team of two cores, pipelining, emulated PUs, two runs; plb-null on a
+# pipeline scenario, whose slots' threads ask the node's scheduler) built with
 # SANITIZE=thread in their own build directory ($BUILD/tsan, without MPI
 # or CUDA) run clean: exit 0 and no report. The log's host name was
 # written by the main thread while the worker thread, started before,
@@ -21,4 +22,10 @@ clean() {       # clean WHAT PROGRAM ARGS...: exit 0 and no ThreadSanitizer repo
 }
 clean "plb-null" "$B/plb-null" --config test/data/small.ini
 clean "plb-mm, a team of two" "$B/plb-mm" --config "$TMP/team.ini" --n 384 --verify --runs 2
+# a pipeline: each slot's thread asks the node's scheduler when its task
+# ends, beside the communication thread and the team's other core
+printf '[run]\nunits = 60\nwindow = 6\n[node a]\ncpu = 2\nemu = g\n[model g]\nclass = gpu\ncompute = poly 0 0.001\n[op R]\ncpu = 1\ngpu = 0.5\n[op F]\nafter = R\ntasks = 3\ncpu = 2\ngpu = 0.3\n[op S]\nafter = R\ncpu = 1\n' >"$TMP/pipe.ini"
+clean "plb-null, a pipeline on a team of two and an emulated GPU" "$B/plb-null" --config "$TMP/pipe.ini" --runs 2
+sed 's/^window = 6/window = 6\npipeline = 2/' "$TMP/pipe.ini" >"$TMP/pipe2.ini"
+clean "plb-null, the same two tasks a slot" "$B/plb-null" --config "$TMP/pipe2.ini" --scheduler heft
 finish
