@@ -13,6 +13,7 @@
 #include <cjson/cJSON.h>
 
 #include "balancer/base/log.h"
+#include "balancer/base/vec.h"
 #include "runtime/core/pipe.h"
 #include "runtime/core/run.h"
 
@@ -21,6 +22,15 @@ struct pnode {
 	int window, held;
 	int slot0, nslot;       /* its slots' global indices */
 	double heard;           /* its last message (plb__now) */
+	double origin;          /* when its PSTART left: its task records' time 0 */
+};
+
+/* A task for the trace (--trace): its global slot and its record. */
+struct ttask {
+	int slot;
+	double start, end, exec_s, xfer_s;
+	int op;
+	uint64_t inst;
 };
 
 struct prun {
@@ -32,6 +42,9 @@ struct prun {
 	int gen, borrow;
 	char sched[16];
 	int *slot_pu;           /* a global slot's PU (p->pu index) */
+	int *slot_node;         /* and its peer (p->peer index) */
+	struct ttask *tt;       /* --trace: every task, written at the end */
+	size_t ntt, captt;
 	struct plb__pipe_report *rep;
 	double t0;
 };
@@ -123,7 +136,8 @@ static int open_report(struct prun *r)
 	for (int w = 0; w < p->npeer; w++)
 		for (int k = 0; k < p->peer[w].npu; k++)
 			nslot += pu_slots(&p->pu[p->peer[w].pu0 + k]);
-	if (!rep || !(r->slot_pu = calloc((size_t)nslot + 1, sizeof *r->slot_pu))) {
+	if (!rep || !(r->slot_pu = calloc((size_t)nslot + 1, sizeof *r->slot_pu)) ||
+	    !(r->slot_node = calloc((size_t)nslot + 1, sizeof *r->slot_node))) {
 		free(rep);
 		return PLB_ENOMEM;
 	}
@@ -151,6 +165,7 @@ static int open_report(struct prun *r)
 			const struct plb__pu_desc *d = &p->pu[p->peer[w].pu0 + k];
 			for (int c = 0, n = pu_slots(d); c < n; c++, s++) {
 				r->slot_pu[s] = p->peer[w].pu0 + k;
+				r->slot_node[s] = w;
 				if (n > 1)
 					snprintf(rep->slot_name[s], sizeof rep->slot_name[s], "%s:%d", d->name, c);
 				else
@@ -242,6 +257,7 @@ static int start(struct prun *r, const uint64_t after[])
 		h->pu0 = (uint64_t)p->peer[w].pu0;
 		h->shared_bytes = pl->shared_bytes;
 		r->rep->bytes_sent += (double)(PLB__HDR_SIZE + head + spart);
+		n->origin = plb__now();
 		int rc = p->tp->ops->send(p->tp, p->peer[w].rank, msg);
 		if (rc)
 			return plb__fail(p, rc, "sending the pipeline to rank %d: %s", p->peer[w].rank,
@@ -338,6 +354,10 @@ static int instance_back(struct prun *r, void *msg, int w)
 				   r->slot_pu[n->slot0 + t.slot], t.exec_s, t.xfer_s))
 			return plb__fail(p, PLB_ENOMEM, "out of memory");
 		rep->slot_busy[n->slot0 + t.slot] += t.end - t.start;
+		struct ttask x = {n->slot0 + t.slot, n->origin + t.start, n->origin + t.end, t.exec_s,
+				  t.xfer_s, t.op, i};
+		if (p->trace && plb__push(&r->tt, &r->ntt, &r->captt, sizeof x, &x))
+			return plb__fail(p, PLB_ENOMEM, "out of memory");
 	}
 	n->held--;
 	return hand_out(r, w);
@@ -407,6 +427,42 @@ static int loop(struct prun *r)
 	return rc;
 }
 
+static int by_start(const void *a, const void *b)
+{
+	const struct ttask *x = a, *y = b;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* --trace: the run on the master, and each task a slice on its slot's
+ * thread (a PU's own; a CPU team's other cores one each, after the PUs),
+ * named by its op, in the order tasks started. */
+static void trace_run(struct prun *r, double start, double end)
+{
+	struct plb *p = r->p;
+	const struct plb__pipe_report *rep = r->rep;
+	char name[96];
+	snprintf(name, sizeof name, "run %d: pipeline of %d ops", r->gen, r->pl->nops);
+	plb__trace_run(p->trace, start, end, name, r->sched, r->W);
+	for (int s = 0; s < rep->nslot; s++) {
+		int pu = r->slot_pu[s], first = s == 0 || r->slot_pu[s - 1] != pu;
+		if (!first && plb__trace_pu(p->trace, p->npu + s, p->peer[r->slot_node[s]].node,
+					    rep->slot_name[s]))
+			return;
+	}
+	qsort(r->tt, r->ntt, sizeof *r->tt, by_start);
+	for (size_t k = 0; k < r->ntt; k++) {
+		const struct ttask *x = &r->tt[k];
+		int pu = r->slot_pu[x->slot];
+		int own = x->slot == 0 || r->slot_pu[x->slot - 1] != pu;
+		struct plb__trace_block b = {.pu = own ? pu : p->npu + x->slot, .id = k + 1,
+					     .offset = x->inst, .units = 1,
+					     .kind = r->pl->ops[x->op].name,
+					     .xfer_start = x->start, .xfer_end = x->start,
+					     .start = x->start, .end = x->end};
+		plb__trace_block(p->trace, &b);
+	}
+}
+
 int plb_run_pipeline(plb_t *p, const struct plb_pipeline *pl)
 {
 	struct prun r = {.p = p, .pl = pl};
@@ -429,6 +485,7 @@ int plb_run_pipeline(plb_t *p, const struct plb_pipeline *pl)
 		free(r.node);
 		free(r.done);
 		free(r.slot_pu);
+		free(r.slot_node);
 		return plb__fail(p, PLB_ENOMEM, "out of memory");
 	}
 	r.rep = p->pipe_last;
@@ -455,6 +512,10 @@ int plb_run_pipeline(plb_t *p, const struct plb_pipeline *pl)
 			rep->window = r.node[w].window;
 	rep->wall_s = plb__now() - wall0;
 	rep->coverage_ok = !rc && r.ndone == r.W;
+	if (p->trace && started)
+		trace_run(&r, r.t0, r.t0 + rep->makespan_s);
+	free(r.tt);
+	free(r.slot_node);
 	free(r.node);
 	free(r.done);
 	free(r.slot_pu);

@@ -67,6 +67,32 @@ for s in fcfs heft padas pams; do
 	check "... as the serial reference, every nucleus found" \
 		grep -q "verify: ok; 32 of 32 tiles as the serial reference ([0-9.]* s on one core); \([0-9]*\) of \1 nuclei drawn found" "$TMP/e"
 done
+# --trace: each task a slice on its slot's thread (a team's second core
+# its own), none overlapping another on one thread, as many as the report
+# says; plb-plot draws it
+printf '[node a]\ncpu = 2\n' >"$TMP/n2c.ini"
+"$BUILD/plb-nuclei" --config "$TMP/n2c.ini" --width 512 --height 512 --tile 128 --json \
+	--trace "$TMP/t.json" >"$TMP/o" 2>"$TMP/e"; rc=$?
+check "plb-nuclei --trace: exit 0 (got $rc: $(tail -c 300 "$TMP/e"))" test $rc = 0
+check "... a slice a task, on the slots' threads, none overlapping" python3 - "$TMP/t.json" "$TMP/o" <<'PY'
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+rep = [json.loads(l) for l in open(sys.argv[2]) if l.startswith("{")][-1]
+names = {(e["pid"], e["tid"]): e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "thread_name"}
+tasks = [e for e in ev if e["ph"] == "X" and e.get("cat", "").startswith("block")]
+assert len(tasks) == rep["tasks"], (len(tasks), rep["tasks"])
+ops = {o["name"] for o in rep["ops"]}
+assert all(e["name"] in ops for e in tasks)
+rows = {}
+for e in tasks:
+    rows.setdefault((e["pid"], e["tid"]), []).append((e["ts"], e["ts"] + e["dur"]))
+assert sorted(names[k] for k in rows) == ["a.cpu", "a.cpu:1"], [names.get(k) for k in rows]
+for v in rows.values():
+    v.sort()
+    assert all(a[1] <= b[0] + 1e-3 for a, b in zip(v, v[1:]))
+assert sum(e["ph"] == "X" and e.get("cat") == "run" for e in ev) == 1
+PY
+check "... plb-plot draws it" eval '/usr/bin/python3 scripts/plb-plot "$TMP/t.json" -o "$TMP/t.png" >/dev/null'
 "$BUILD/plb-nuclei" --config "$TMP/n.ini" --tile 100 >"$TMP/o" 2>&1; rc=$?
 check "plb-nuclei --tile 100: exit 2 (got $rc)" test $rc = 2
 check "... saying what is accepted" grep -q "a multiple of 32" "$TMP/o"
