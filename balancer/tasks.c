@@ -312,6 +312,24 @@ static int padas_side(const plb__tasks_t *t, int k, double *key)
 	return 1;
 }
 
+/* pams: the entries of tasks no longer ready (taken from another type's
+ * heap) are left to surface; a heap whose type seldom takes a task would
+ * keep them for ever, so past twice the ready tasks it is rebuilt from
+ * the ready ones. Entries order by (key, seq), unique, so the heap pops
+ * the same tasks in the same order either way. 0 or PLB_ENOMEM. */
+static int heap_purge(plb__tasks_t *t, struct heap *h)
+{
+	struct heap k = {0};
+	for (size_t i = 0; i < h->n; i++)
+		if (t->task[h->v[i].task].state == T_READY && heap_push(&k, h->v[i])) {
+			free(k.v);
+			return PLB_ENOMEM;
+		}
+	free(h->v);
+	*h = k;
+	return 0;
+}
+
 /* Task k becomes ready at now. */
 static int make_ready(plb__tasks_t *t, int k, double now)
 {
@@ -335,6 +353,8 @@ static int make_ready(plb__tasks_t *t, int k, double now)
 				continue;
 			double key = y ? task_speedup(t, k, y) : -task_best_acc(t, k);
 			int rc = heap_push(&t->heap[y], (struct ent){key, x->seq, k});
+			if (!rc && t->heap[y].n > 2 * (size_t)t->ready + 64)
+				rc = heap_purge(t, &t->heap[y]);
 			if (rc)
 				return rc;
 		}
@@ -728,6 +748,9 @@ void plb__tasks_stats(const plb__tasks_t *t, struct plb__tasks_stats *st)
 {
 	*st = t->st;
 	st->ready = t->ready;
+	st->heap_entries = 0;
+	for (int y = 0; y < PLB__TASKS_MAX_TYPES; y++)
+		st->heap_entries += (long)t->heap[y].n;
 }
 
 /* ---- create and destroy ------------------------------------------------- */

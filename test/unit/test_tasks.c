@@ -561,6 +561,47 @@ static void test_random_pipelines(void **state)
 	}
 }
 
+/* pams leaves a task taken from one type's heap in the others' until it
+ * surfaces; a type that takes nothing must not hold them all: a GPU held
+ * by one task for ever, while a CPU runs 5,000 instances of two ops both
+ * types run, keeps at most twice the ready tasks (and 64) in its heap. */
+static void test_pams_heaps_bounded(void **state)
+{
+	(void)state;
+	struct plb__pipe_op ops[2] = {{0, 1, 3}, {1, 1, 3}};
+	const int type[2] = {0, 1};
+	plb__tasks_t *t = make(PLB__TASKS_PAMS, 2, ops, 2, type, 0, NULL);
+	assert_int_equal(plb__tasks_estimate(t, 0, 0, 1), 0);
+	assert_int_equal(plb__tasks_estimate(t, 0, 1, 0.5), 0);
+	assert_int_equal(plb__tasks_estimate(t, 1, 0, 1), 0);
+	assert_int_equal(plb__tasks_estimate(t, 1, 1, 0.5), 0);
+	assert_int_equal(plb__tasks_admit(t, 0, 0), 0);
+	struct plb__grant held = take(t, 1, 0);         /* the GPU's, never done */
+	(void)held;
+	double now = 0;
+	long most = 0;
+	for (uint64_t i = 1; i <= 5000; i++) {
+		assert_int_equal(plb__tasks_admit(t, i, now), 0);
+		for (int k = 0; k < 2; k++) {
+			struct plb__grant g;
+			if (plb__tasks_next(t, 0, now, &g) != PLB__NEXT_GRANT)
+				break;
+			now += 1;
+			finish(t, 0, &g, 1, now);
+		}
+		struct plb__tasks_stats st;
+		plb__tasks_stats(t, &st);
+		if (st.heap_entries > most)
+			most = st.heap_entries;
+		assert_true(st.heap_entries <= 2 * (st.ready + 1) + 64 + 2);
+	}
+	struct plb__tasks_stats st;
+	plb__tasks_stats(t, &st);
+	assert_true(st.tasks_done > 9000);      /* the CPU ran nearly all */
+	assert_true(most < 200);
+	plb__tasks_destroy(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -574,6 +615,7 @@ int main(void)
 		cmocka_unit_test(test_types_and_lost),
 		cmocka_unit_test(test_data_where_made),
 		cmocka_unit_test(test_random_pipelines),
+		cmocka_unit_test(test_pams_heaps_bounded),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
