@@ -31,106 +31,115 @@ static int k_init(const struct plb_pu_info *pu, const void *shared, size_t bytes
 NUCLEI_OPS(X)
 #undef X
 
-#ifdef PLB_HAVE_CUDA
-struct cuda_state {
-	struct nuclei_cuda *d;
+#if defined(PLB_HAVE_CUDA) || defined(PLB_HAVE_OPENCL)
+/* A device PU's state: the device's own (nuclei_cuda or nuclei_cl) and
+ * how to run and free it, with the run's parameters. */
+struct dev_state {
+	void *d;
 	struct nuclei_params pa;
+	int (*run)(void *d, int op, const struct nuclei_params *pa, const struct plb_block *b);
+	void (*destroy)(void *d);
 };
 
-static int cuda_init(const struct plb_pu_info *pu, const void *shared, size_t bytes, void **st)
+/* The device made (rc 0) or not: the state, or the reason said. */
+static int dev_made(const struct plb_pu_info *pu, struct dev_state *s, int rc, const char *err,
+		    void **st)
 {
-	char err[300] = "";
-	struct cuda_state *s = calloc(1, sizeof *s);
-	*st = NULL;
-	if (!s)
-		return PLB_ENOMEM;
-	if (bytes != sizeof s->pa) {
-		free(s);
-		return PLB_EINVAL;
-	}
-	s->pa = *(const struct nuclei_params *)shared;
-	int rc = nuclei_cuda_create(pu->device, s->pa.tile, &s->d, err, sizeof err);
 	if (rc) {
 		fprintf(stderr, "plb-nuclei: %s: %s\n", pu->name, err);
 		free(s);
-		return rc;
+		s = NULL;
 	}
 	*st = s;
-	return 0;
+	return rc;
 }
 
-static void cuda_fini(void *st)
+/* The state before its device: the parameters checked. */
+static struct dev_state *dev_start(const void *shared, size_t bytes, int *rc)
 {
-	struct cuda_state *s = st;
+	struct dev_state *s = bytes == sizeof s->pa ? calloc(1, sizeof *s) : NULL;
+	*rc = bytes != sizeof s->pa ? PLB_EINVAL : s ? 0 : PLB_ENOMEM;
 	if (s)
-		nuclei_cuda_destroy(s->d);
+		s->pa = *(const struct nuclei_params *)shared;
+	return s;
+}
+
+static void dev_fini(void *st)
+{
+	struct dev_state *s = st;
+	if (s)
+		s->destroy(s->d);
 	free(s);
 }
 
 #define X(ID, nm, after)                                                      \
-	static int cuda_##ID(void *st, const struct plb_block *b)             \
+	static int dev_##ID(void *st, const struct plb_block *b)              \
 	{                                                                     \
-		struct cuda_state *s = st;                                    \
-		return nuclei_cuda_run(s->d, NUCLEI_##ID, &s->pa, b);         \
+		struct dev_state *s = st;                                     \
+		return s->run(s->d, NUCLEI_##ID, &s->pa, b);                  \
 	}
 NUCLEI_OPS(X)
 #undef X
-#define NUCLEI_CUDA_CLASS(ID)                                                 \
-	.cuda = {.init = NUCLEI_DEVICE_OP(NUCLEI_##ID) ? cuda_init : NULL,    \
-		 .run = NUCLEI_DEVICE_OP(NUCLEI_##ID) ? cuda_##ID : NULL,      \
-		 .fini = NUCLEI_DEVICE_OP(NUCLEI_##ID) ? cuda_fini : NULL},
+/* A device class's functions for operation ID: only where a device runs it. */
+#define NUCLEI_DEV_CLASS(ID, initf)                                           \
+	{.init = NUCLEI_DEVICE_OP(NUCLEI_##ID) ? initf : NULL,                \
+	 .run = NUCLEI_DEVICE_OP(NUCLEI_##ID) ? dev_##ID : NULL,               \
+	 .fini = NUCLEI_DEVICE_OP(NUCLEI_##ID) ? dev_fini : NULL}
+#endif
+
+#ifdef PLB_HAVE_CUDA
+static int cuda_run(void *d, int op, const struct nuclei_params *pa, const struct plb_block *b)
+{
+	return nuclei_cuda_run(d, op, pa, b);
+}
+
+static void cuda_destroy(void *d)
+{
+	nuclei_cuda_destroy(d);
+}
+
+static int cuda_init(const struct plb_pu_info *pu, const void *shared, size_t bytes, void **st)
+{
+	char err[300] = "";
+	int rc;
+	struct dev_state *s = dev_start(shared, bytes, &rc);
+	if (s) {
+		s->run = cuda_run;
+		s->destroy = cuda_destroy;
+		rc = nuclei_cuda_create(pu->device, s->pa.tile, (struct nuclei_cuda **)&s->d, err, sizeof err);
+	}
+	return dev_made(pu, s, rc, err, st);
+}
+#define NUCLEI_CUDA_CLASS(ID) .cuda = NUCLEI_DEV_CLASS(ID, cuda_init),
 #else
 #define NUCLEI_CUDA_CLASS(ID)
 #endif
 
 #ifdef PLB_HAVE_OPENCL
-struct cl_state {
-	struct nuclei_cl *d;
-	struct nuclei_params pa;
-};
+static int cl_run(void *d, int op, const struct nuclei_params *pa, const struct plb_block *b)
+{
+	return nuclei_cl_run(d, op, pa, b);
+}
+
+static void cl_destroy(void *d)
+{
+	nuclei_cl_destroy(d);
+}
 
 static int cl_init(const struct plb_pu_info *pu, const void *shared, size_t bytes, void **st)
 {
 	char err[300] = "";
-	struct cl_state *s = calloc(1, sizeof *s);
-	*st = NULL;
-	if (!s)
-		return PLB_ENOMEM;
-	if (bytes != sizeof s->pa) {
-		free(s);
-		return PLB_EINVAL;
+	int rc;
+	struct dev_state *s = dev_start(shared, bytes, &rc);
+	if (s) {
+		s->run = cl_run;
+		s->destroy = cl_destroy;
+		rc = nuclei_cl_create(pu->cl_context, pu->cl_device, s->pa.tile, (struct nuclei_cl **)&s->d,
+				      err, sizeof err);
 	}
-	s->pa = *(const struct nuclei_params *)shared;
-	int rc = nuclei_cl_create(pu->cl_context, pu->cl_device, s->pa.tile, &s->d, err, sizeof err);
-	if (rc) {
-		fprintf(stderr, "plb-nuclei: %s: %s\n", pu->name, err);
-		free(s);
-		return rc;
-	}
-	*st = s;
-	return 0;
+	return dev_made(pu, s, rc, err, st);
 }
-
-static void cl_fini(void *st)
-{
-	struct cl_state *s = st;
-	if (s)
-		nuclei_cl_destroy(s->d);
-	free(s);
-}
-
-#define X(ID, nm, after)                                                      \
-	static int cl_##ID(void *st, const struct plb_block *b)               \
-	{                                                                     \
-		struct cl_state *s = st;                                      \
-		return nuclei_cl_run(s->d, NUCLEI_##ID, &s->pa, b);           \
-	}
-NUCLEI_OPS(X)
-#undef X
-#define NUCLEI_CL_CLASS(ID)                                                   \
-	.opencl = {.init = NUCLEI_DEVICE_OP(NUCLEI_##ID) ? cl_init : NULL,    \
-		   .run = NUCLEI_DEVICE_OP(NUCLEI_##ID) ? cl_##ID : NULL,      \
-		   .fini = NUCLEI_DEVICE_OP(NUCLEI_##ID) ? cl_fini : NULL},
+#define NUCLEI_CL_CLASS(ID) .opencl = NUCLEI_DEV_CLASS(ID, cl_init),
 #else
 #define NUCLEI_CL_CLASS(ID)
 #endif
