@@ -15,12 +15,13 @@
  *   master -> worker  END     as a block run's
  *
  * The master hands instances to a node up to its window, one more each time
- * one comes back (master side: pipeline.c). On the worker the
- * communication thread owns the node's scheduler (balancer/tasks.c) and a
- * driver (balancer/driver.c) that asks it for the node's task slots, as
- * plbsim's pipeline runs do (runtime/sim/pipe.c): wpipe.c, here, with no
- * threads and no transport (worker.c gives it hooks for both). A slot is
- * a PU, or one core of a CPU PU's team. */
+ * one comes back (master side: pipeline.c). On the worker the node's
+ * scheduler (balancer/tasks.c) and a driver (balancer/driver.c) that asks
+ * it for the node's task slots, as plbsim's pipeline runs do
+ * (runtime/sim/pipe.c), are wpipe.c, here, with no threads and no
+ * transport (worker.c gives it hooks for both and calls it under one
+ * mutex: the communication thread as instances come, a slot's own thread
+ * as its task ends). A slot is a PU, or one core of a CPU PU's team. */
 #ifndef PLB_CORE_PIPE_H
 #define PLB_CORE_PIPE_H
 

@@ -1,8 +1,10 @@
 /* A worker's node level in a pipeline run (pipe.h): the node's task
  * scheduler and the balancer's driver over its task slots, the instances
- * it holds (their input message, output, scratch and task records), on
- * the communication thread. No threads, no transport: worker.c's hooks
- * run a task on its slot and send a finished instance. */
+ * it holds (their input message, output, scratch and task records). No
+ * threads, no transport, not thread-safe: worker.c calls it under one
+ * mutex, from the communication thread (instances in, the run's start
+ * and end) and from a slot's thread when its task ends; its hooks run a
+ * task on its slot and send a finished instance. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
