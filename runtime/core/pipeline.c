@@ -38,6 +38,9 @@ struct prun {
 	const struct plb_pipeline *pl;
 	uint64_t W, next, ndone;
 	unsigned char *done;
+	int *owner;             /* an instance's node (p->peer index), -1: none yet */
+	uint64_t *again;        /* instances of nodes taken out, to hand out again */
+	size_t nagain, capagain;
 	struct pnode *node;
 	int gen, borrow;
 	char sched[16];
@@ -272,8 +275,9 @@ static int hand_out(struct prun *r, int w)
 	struct plb *p = r->p;
 	const struct plb_pipeline *pl = r->pl;
 	struct pnode *n = &r->node[w];
-	while (n->active && n->held < n->window && r->next < r->W) {
-		uint64_t i = r->next;
+	while (n->active && n->held < n->window && (r->nagain || r->next < r->W)) {
+		/* a node taken out's instances first */
+		uint64_t i = r->nagain ? r->again[--r->nagain] : r->next;
 		size_t len = r->borrow ? sizeof(struct plb__borrow) : pl->in_unit;
 		void *msg = plb__msg_alloc(PLB__MSG_INST, len);
 		if (!msg)
@@ -295,7 +299,9 @@ static int hand_out(struct prun *r, int w)
 		if (rc)
 			return plb__fail(p, rc, "sending an instance to rank %d: %s", p->peer[w].rank,
 					 p->tp->err);
-		r->next++;
+		if (i == r->next)
+			r->next++;
+		r->owner[i] = w;
 		n->held++;
 	}
 	return 0;
@@ -385,12 +391,41 @@ static int message(struct prun *r, void *msg, int src)
 static int watch(struct prun *r, double now)
 {
 	struct plb *p = r->p;
-	for (int w = 0; w < p->npeer; w++)
-		if (r->node[w].active && r->node[w].held && now - r->node[w].heard > p->cfg.peer_timeout_s)
-			return plb__fail(p, PLB_EIO, "plb_run_pipeline: rank %d (%s) holds %d instances and has said nothing for %.1f s, longer than [network] peer_timeout_s = %g s",
-					 p->peer[w].rank, p->peer[w].host, r->node[w].held,
-					 now - r->node[w].heard, p->cfg.peer_timeout_s);
-	return 0;
+	int rc = 0;
+	for (int w = 0; w < p->npeer && !rc; w++) {
+		struct pnode *n = &r->node[w];
+		if (!n->active || !n->held || now - n->heard <= p->cfg.peer_timeout_s)
+			continue;
+		/* it is gone (dead, frozen, cut off): out of the job, and the
+		 * instances it held go to the other nodes; whatever it still
+		 * sends is not heard */
+		int rank = p->peer[w].rank;
+		plb__log(PLB__LOG_WARN, "master", "rank %d (%s) held %d instances and said nothing for %.1f s, longer than [network] peer_timeout_s = %g s: taken out of the job; its instances go to the other nodes",
+			 rank, p->peer[w].host, n->held, now - n->heard, p->cfg.peer_timeout_s);
+		plb__peer_out(p, w);
+		n->active = 0;
+		n->held = 0;
+		r->rep->ranks_lost++;
+		snprintf(r->rep->lost_note + strlen(r->rep->lost_note),
+			 sizeof r->rep->lost_note - strlen(r->rep->lost_note), "%srank %d on %s at %.2f s",
+			 r->rep->ranks_lost > 1 ? ", " : "", rank, p->peer[w].host, now - r->t0);
+		for (uint64_t i = 0; i < r->next && !rc; i++)
+			if (r->owner[i] == w && !r->done[i]) {
+				r->owner[i] = -1;
+				if (plb__push(&r->again, &r->nagain, &r->capagain, sizeof i, &i))
+					rc = plb__fail(p, PLB_ENOMEM, "out of memory");
+			}
+		int alive = 0;
+		for (int v = 0; v < p->npeer && !rc; v++)
+			if (r->node[v].active) {
+				alive = 1;
+				rc = hand_out(r, v);
+			}
+		if (!rc && !alive)
+			rc = plb__fail(p, PLB_EIO, "plb_run_pipeline: every node is out of the run with %llu of %llu instances not done",
+				       (unsigned long long)(r->W - r->ndone), (unsigned long long)r->W);
+	}
+	return rc;
 }
 
 static int loop(struct prun *r)
@@ -481,7 +516,11 @@ int plb_run_pipeline(plb_t *p, const struct plb_pipeline *pl)
 	p->last_pipe = 1;
 	r.node = calloc((size_t)p->npeer + 1, sizeof *r.node);
 	r.done = calloc((size_t)r.W, 1);
-	if (!r.node || !r.done || open_report(&r)) {
+	r.owner = malloc((size_t)r.W * sizeof *r.owner);
+	if (r.owner)
+		memset(r.owner, 0xff, (size_t)r.W * sizeof *r.owner);       /* -1: none */
+	if (!r.node || !r.done || !r.owner || open_report(&r)) {
+		free(r.owner);
 		free(r.node);
 		free(r.done);
 		free(r.slot_pu);
@@ -518,6 +557,8 @@ int plb_run_pipeline(plb_t *p, const struct plb_pipeline *pl)
 	free(r.slot_node);
 	free(r.node);
 	free(r.done);
+	free(r.owner);
+	free(r.again);
 	free(r.slot_pu);
 	return rc;
 }
@@ -557,6 +598,9 @@ static void print_text(const struct plb__pipe_report *r, FILE *f)
 		(unsigned long long)r->instances, r->coverage_ok ? ", each once" : "");
 	fprintf(f, "tasks             %ld on %d task slots\n", r->tasks, r->nslot);
 	fprintf(f, "makespan          %.4f s (wall %.4f s)\n", r->makespan_s, r->wall_s);
+	if (r->ranks_lost)
+		fprintf(f, "ranks lost        %d: %s (their instances done by the others)\n", r->ranks_lost,
+			r->lost_note);
 	fprintf(f, "bytes             %.3g sent, %.3g received\n", r->bytes_sent, r->bytes_received);
 	fprintf(f, "%-18s", "op: tasks (mean s)");
 	for (int y = 0; y < 4; y++)
@@ -603,6 +647,8 @@ int plb__pipe_report_print(const struct plb__pipe_report *r, FILE *f, int json)
 		cJSON_AddNumberToObject(o, "wall_s", r->wall_s);
 		cJSON_AddNumberToObject(o, "bytes_sent", r->bytes_sent);
 		cJSON_AddNumberToObject(o, "bytes_received", r->bytes_received);
+		cJSON_AddNumberToObject(o, "ranks_lost", r->ranks_lost);
+		cJSON_AddStringToObject(o, "lost_note", r->lost_note);
 	}
 	for (int m = 0; ok && m < r->nops; m++) {
 		cJSON *e = cJSON_CreateObject(), *ran = cJSON_CreateObject(), *mean = cJSON_CreateObject();

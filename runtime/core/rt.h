@@ -116,6 +116,8 @@ struct plb__pipe_report {
 	int window, nops, nslot;        /* window: the largest a node had */
 	uint64_t instances, done;
 	int coverage_ok;                /* every instance came back exactly once */
+	int ranks_lost;                 /* worker ranks taken out in the run */
+	char lost_note[256];            /* which, where and when */
 	long tasks;
 	double makespan_s, wall_s, bytes_sent, bytes_received;
 	char (*op_name)[64];

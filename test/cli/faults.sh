@@ -150,4 +150,39 @@ after_report
 ends "a PU stuck in its kernel" 20
 check "a PU stuck in its kernel: the run was whole" grep -q "1600000 of 1600000 done, coverage ok" "$TMP/out"
 check "a PU stuck in its kernel: the worker says it left it" grep -q "warning: PU [0-9] (.*) is still in a block 1.0 s after it was told to stop" "$TMP/err"
+# A pipeline run (plb-null on [op] sections): a worker frozen in it is
+# taken out, the instances it held go to the other node, and every
+# instance is done once (each counts its tasks: checked by plb-null)
+cat >"$TMP/pipe.ini" <<'INI'
+[run]
+units = 1500
+window = 4
+[network]
+peer_timeout_s = 2
+[node a]
+emu = g c
+[node b]
+emu = g c
+[model g]
+class = gpu
+compute = poly 0 0.001
+[model c]
+class = cpu
+compute = poly 0 0.001
+[op R]
+cpu = 10
+gpu = 2
+[op F]
+after = R
+tasks = 2
+cpu = 20
+gpu = 4
+INI
+start --config "$TMP/pipe.ini" --json
+kill -STOP "$r2"
+ends "a worker frozen in a pipeline run" 40
+check "a worker frozen in a pipeline run: every instance done once, each its 3 tasks" \
+	grep -q '"instances":1500,"instances_done":1500,"coverage_ok":true' "$TMP/out"
+check "... the report names the rank" grep -q '"ranks_lost":1,"lost_note":"rank 2 on ' "$TMP/out"
+check "... the log says why" grep -q "rank 2 (.*) held [0-9]* instances and said nothing for [0-9.]* s, longer than \[network\] peer_timeout_s = 2 s: taken out of the job; its instances go to the other nodes" "$TMP/err"
 finish
