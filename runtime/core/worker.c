@@ -121,7 +121,9 @@ struct plb__worker {
 	unsigned long pokes;    /* messages the transport said came (under mu) */
 	int waiting;            /* the communication thread sleeps: a message wakes it
 				 * (under mu) */
-	/* a pipeline run, PSTART to END (pipe.h); the communication thread's */
+	/* a pipeline run, PSTART to END (pipe.h): the communication thread's,
+	 * but that pipe and pipe_ending are read and written under pipe_mu
+	 * (a slot's thread asks pipe when its task ends) */
 	struct plb__wpipe *pipe;
 	void *pstart;           /* its PSTART (the shared data, unless borrowed) */
 	int pipe_run;           /* the master's run number */
@@ -418,8 +420,8 @@ int plb_task_expand(const struct plb_block *blk, const char *op, int count)
 	return 0;
 }
 
-/* Runs task j on PU u's thread, or on its team member's, and hands it
- * back to the communication thread. */
+/* Runs task j on PU u's thread, or on its team member's, and finishes it
+ * there (finish_task). */
 static void run_task(struct wpu *u, struct plb__task_job *j)
 {
 	struct plb__worker *w = u->w;
