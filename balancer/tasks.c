@@ -15,7 +15,8 @@
 enum { T_WAIT, T_READY, T_OUT, T_DONE };
 
 struct task {
-	int inst;               /* the instance's slot */
+	int inst;               /* the instance's slot; -1: its instance ended and
+				 * its slot was dropped (compact) */
 	int op, index, state;
 	int home;               /* the device type its inputs are on (0: the host) */
 	int pu;                 /* T_OUT: where; heft, T_READY: whose queue */
@@ -65,8 +66,9 @@ struct plb__tasks {
 	 * type that runs it: sums and counts of measurements */
 	double csum[PLB__TASKS_MAX_OPS][PLB__TASKS_MAX_TYPES][PLB__TASKS_MAX_TYPES];
 	long ccnt[PLB__TASKS_MAX_OPS][PLB__TASKS_MAX_TYPES][PLB__TASKS_MAX_TYPES];
-	struct task *task;
+	struct task *task;      /* task id tbase + k + 1 at k */
 	size_t ntask, captask;
+	uint64_t tbase;         /* tasks dropped from the front (compact) */
 	struct inst *inst;
 	size_t ninst, capinst;
 	int *left, *count;      /* ninst * nops: tasks of op not ended (-1: not made), to make */
@@ -602,6 +604,90 @@ void plb__tasks_close(plb__tasks_t *t)
 	t->closed = 1;
 }
 
+/* ---- ids, and the ended instances' tasks dropped ----------------------- */
+
+/* Task id's index, or -1 when it is not one of the tasks kept (or its
+ * instance's slot is gone). */
+static long index_of(const plb__tasks_t *t, uint64_t id)
+{
+	if (!t || id <= t->tbase || id - t->tbase > t->ntask)
+		return -1;
+	long k = (long)(id - t->tbase - 1);
+	return t->task[k].inst >= 0 ? k : -1;
+}
+
+static uint64_t id_of(const plb__tasks_t *t, size_t k)
+{
+	return t->tbase + (uint64_t)k + 1;
+}
+
+static void shift_fifo(struct fifo *f, int by)
+{
+	for (size_t i = f->head; i < f->n; i++)
+		f->v[i] -= by;
+}
+
+static void shift_ents(struct ent *v, size_t n, int by)
+{
+	for (size_t i = 0; i < n; i++)
+		v[i].task -= by;
+}
+
+/* A run of many instances would keep every task and instance it made:
+ * those of ended instances are dropped from the front of the arrays once
+ * they are more than half of them (and a thousand). Ids stay as they were
+ * (the caller holds them): id = tbase + index + 1. The ready sets hold
+ * ready tasks only, but pams' heaps also stale entries: they are rebuilt
+ * from the ready ones first. Nothing any policy decides depends on where
+ * a task is kept. 0 or PLB_ENOMEM. */
+static int compact(plb__tasks_t *t)
+{
+	size_t dead = 0, gone = 0;
+	while (dead < t->ntask && (t->task[dead].inst < 0 || t->inst[t->task[dead].inst].ops_left == 0))
+		dead++;
+	while (gone < t->ninst && t->inst[gone].ops_left == 0)
+		gone++;
+	if (dead < 1024 || dead * 2 < t->ntask)
+		return 0;
+	for (int y = 0; y < PLB__TASKS_MAX_TYPES; y++)
+		if (t->heap[y].n && heap_purge(t, &t->heap[y]))
+			return PLB_ENOMEM;
+	int by = (int)dead;
+	memmove(t->task, t->task + dead, (t->ntask - dead) * sizeof *t->task);
+	t->ntask -= dead;
+	t->tbase += dead;
+	shift_fifo(&t->fcfs, by);
+	for (int p = 0; t->pq && p < t->c.npu; p++)
+		shift_fifo(&t->pq[p], by);
+	for (int y = 0; y < PLB__TASKS_MAX_TYPES; y++)
+		shift_ents(t->heap[y].v, t->heap[y].n, by);
+	for (int i = 0; i < 2; i++)
+		shift_ents(t->side[i].v, t->side[i].n, by);
+	size_t nops = (size_t)t->c.nops;
+	for (size_t i = 0; i < t->ninst * nops; i++)
+		if (t->first[i] >= 0)
+			t->first[i] = t->first[i] >= by ? t->first[i] - by : -1;
+	/* and the ended instances in front: their slots (and the hash's) */
+	if (gone < 256)
+		return 0;
+	for (size_t k = 0; k < t->ntask; k++)       /* an ended instance's: none */
+		t->task[k].inst = t->task[k].inst >= (int)gone ? t->task[k].inst - (int)gone : -1;
+	memmove(t->inst, t->inst + gone, (t->ninst - gone) * sizeof *t->inst);
+	int *arr[] = {t->left, t->count, t->first, t->where};
+	for (int a = 0; a < 4; a++)
+		memmove(arr[a], arr[a] + gone * nops, (t->ninst - gone) * nops * sizeof *arr[a]);
+	t->ninst -= gone;
+	memset(t->hkey, 0, t->hcap * sizeof *t->hkey);
+	for (size_t i = 0; i < t->ninst; i++) {
+		size_t j = slot_hash(t->inst[i].id, t->hcap);
+		while (t->hkey[j])
+			j = (j + 1) & (t->hcap - 1);
+		t->hkey[j] = t->inst[i].id + 1;
+		t->hval[j] = (int)i;
+	}
+	return 0;
+}
+
 /* ---- the driver's questions --------------------------------------------- */
 
 int plb__tasks_next(plb__tasks_t *t, int pu, double now, struct plb__grant *g)
@@ -635,7 +721,7 @@ int plb__tasks_next(plb__tasks_t *t, int pu, double now, struct plb__grant *g)
 	x->pu = pu;
 	t->ready--;
 	double e = plb__tasks_expected(t, x->op, type);
-	*g = (struct plb__grant){.id = (uint64_t)k + 1, .pu = pu, .offset = t->inst[x->inst].id,
+	*g = (struct plb__grant){.id = id_of(t, (size_t)k), .pu = pu, .offset = t->inst[x->inst].id,
 				 .units = 1, .kind = PLB__GRANT_REGULAR,
 				 .predicted_s = isfinite(e) ? e : 0};
 	(void)now;
@@ -646,10 +732,10 @@ int plb__tasks_done(plb__tasks_t *t, int pu, const struct plb__block_done *s)
 {
 	if (!t || pu < 0 || pu >= t->c.npu || !s)
 		return PLB_EINVAL;
-	uint64_t id = s->grant_id;
-	if (!id || id > t->ntask || t->task[id - 1].state != T_OUT || t->task[id - 1].pu != pu)
+	long k = index_of(t, s->grant_id);
+	if (k < 0 || t->task[k].state != T_OUT || t->task[k].pu != pu)
 		return PLB_ESTALE;
-	struct task *x = &t->task[id - 1];
+	struct task *x = &t->task[k];
 	x->state = T_DONE;
 	t->st.tasks_done++;
 	int type = t->type[pu];
@@ -665,10 +751,10 @@ int plb__tasks_done(plb__tasks_t *t, int pu, const struct plb__block_done *s)
 	t->where[(size_t)x->inst * (size_t)t->c.nops + (size_t)x->op] = type;
 	if (t->c.policy == PLB__TASKS_HEFT)
 		heft_avail(t, pu, s->finish);
-	int slot = x->inst, op = x->op;
+	int slot = x->inst, op = x->op, rc = 0;
 	if (--left_of(t, slot)[op] == 0)
-		return op_ended(t, slot, op, s->finish);
-	return 0;
+		rc = op_ended(t, slot, op, s->finish);
+	return rc ? rc : compact(t);
 }
 
 int plb__tasks_lost(plb__tasks_t *t, int pu, double now)
@@ -705,9 +791,10 @@ int plb__tasks_idle_waits(const plb__tasks_t *t, double now)
 
 int plb__tasks_task(const plb__tasks_t *t, uint64_t id, uint64_t *inst, int *op, int *index)
 {
-	if (!t || !id || id > t->ntask)
+	long k = index_of(t, id);
+	if (k < 0)
 		return PLB_EINVAL;
-	const struct task *x = &t->task[id - 1];
+	const struct task *x = &t->task[k];
 	*inst = t->inst[x->inst].id;
 	*op = x->op;
 	*index = x->index;
@@ -716,17 +803,19 @@ int plb__tasks_task(const plb__tasks_t *t, uint64_t id, uint64_t *inst, int *op,
 
 int plb__tasks_of(const plb__tasks_t *t, uint64_t id)
 {
-	if (!t || !id || id > t->ntask)
+	long k = index_of(t, id);
+	if (k < 0)
 		return PLB_EINVAL;
-	const struct task *x = &t->task[id - 1];
+	const struct task *x = &t->task[k];
 	return t->count[(size_t)x->inst * (size_t)t->c.nops + (size_t)x->op];
 }
 
 int plb__tasks_inputs(const plb__tasks_t *t, uint64_t id, uint64_t *ids, int max)
 {
-	if (!t || !id || id > t->ntask || max < 0)
+	long k = index_of(t, id);
+	if (k < 0 || max < 0)
 		return PLB_EINVAL;
-	const struct task *x = &t->task[id - 1];
+	const struct task *x = &t->task[k];
 	size_t base = (size_t)x->inst * (size_t)t->c.nops;
 	int n = 0;
 	for (int j = 0; j < x->op; j++) {
@@ -734,20 +823,23 @@ int plb__tasks_inputs(const plb__tasks_t *t, uint64_t id, uint64_t *ids, int max
 			continue;
 		for (int i = 0; i < t->count[base + (size_t)j]; i++, n++)
 			if (n < max)
-				ids[n] = (uint64_t)t->first[base + (size_t)j] + (uint64_t)i + 1;
+				ids[n] = id_of(t, (size_t)t->first[base + (size_t)j] + (size_t)i);
 	}
 	return n;
 }
 
 int plb__tasks_home(const plb__tasks_t *t, uint64_t id)
 {
-	return t && id && id <= t->ntask ? t->task[id - 1].home : -1;
+	long k = index_of(t, id);
+	return k >= 0 ? t->task[k].home : -1;
 }
 
 void plb__tasks_stats(const plb__tasks_t *t, struct plb__tasks_stats *st)
 {
 	*st = t->st;
 	st->ready = t->ready;
+	st->tasks_kept = (long)t->ntask;
+	st->instances_kept = (long)t->ninst;
 	st->heap_entries = 0;
 	for (int y = 0; y < PLB__TASKS_MAX_TYPES; y++)
 		st->heap_entries += (long)t->heap[y].n;

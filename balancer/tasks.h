@@ -159,6 +159,7 @@ int plb__tasks_home(const plb__tasks_t *t, uint64_t id);
 struct plb__tasks_stats {
 	long tasks_made, tasks_done, ready, instances_admitted, instances_done;
 	long heap_entries;      /* pams: entries in its heaps, stale ones included */
+	long tasks_kept, instances_kept;        /* held in memory (the ended are dropped) */
 	long ran[PLB__TASKS_MAX_OPS][PLB__TASKS_MAX_TYPES];  /* tasks done, by op and type */
 };
 void plb__tasks_stats(const plb__tasks_t *t, struct plb__tasks_stats *st);

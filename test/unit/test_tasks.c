@@ -602,6 +602,75 @@ static void test_pams_heaps_bounded(void **state)
 	plb__tasks_destroy(t);
 }
 
+/* A long run keeps only what is live: 20,000 instances of a three-op
+ * dataflow (one op with two tasks, one only the GPU type runs) through
+ * each policy on two CPUs and a GPU, the PUs ending their tasks in a
+ * random order, 8 instances in the window; every task is made and done
+ * once, a task's id names its instance while it is out, and the tasks
+ * and instances kept stay bounded. */
+static void test_long_run_bounded(void **state)
+{
+	(void)state;
+	struct plb__pipe_op ops[3] = {{0, 1, 3}, {1, 2, 3}, {1, 1, 2}};
+	const int type[3] = {0, 0, 1};
+	for (int pol = 0; pol < PLB__TASKS_NPOLICY; pol++) {
+		struct fin f = {{0}, 0};
+		plb__tasks_t *t = make((enum plb__tasks_policy)pol, 3, ops, 3, type, 0, &f);
+		for (int m = 0; m < 3; m++)
+			for (int y = 0; y < 2; y++)
+				if (ops[m].types >> y & 1)
+					assert_int_equal(plb__tasks_estimate(t, m, y, y ? 0.5 : 1), 0);
+		uint64_t next = 0, seed = 12345;
+		struct plb__grant out[3] = {{0}};
+		int busy[3] = {0};
+		long most_tasks = 0, most_inst = 0;
+		double now = 0;
+		while (f.n < 20000) {
+			while (next < 20000 && next - (uint64_t)f.n < 8)
+				assert_int_equal(plb__tasks_admit(t, next++, now), 0);
+			if (next == 20000)
+				plb__tasks_close(t);
+			for (int p = 0; p < 3; p++)
+				if (!busy[p] && plb__tasks_next(t, p, now, &out[p]) == PLB__NEXT_GRANT) {
+					uint64_t inst;
+					int op, idx;
+					assert_int_equal(plb__tasks_task(t, out[p].id, &inst, &op, &idx), 0);
+					assert_int_equal(inst, out[p].offset);
+					assert_true(op != 2 || type[p] == 1);
+					busy[p] = 1;
+				}
+			/* one PU ends its task, at random */
+			int p = -1;
+			for (int k = 0; k < 3 && p < 0; k++) {
+				seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+				int c = (int)(seed >> 33) % 3;
+				if (busy[c])
+					p = c;
+			}
+			for (int c = 0; c < 3 && p < 0; c++)
+				if (busy[c])
+					p = c;
+			assert_true(p >= 0);
+			now += 0.01;
+			finish(t, p, &out[p], type[p] ? 0.5 : 1, now);
+			busy[p] = 0;
+			struct plb__tasks_stats st;
+			plb__tasks_stats(t, &st);
+			most_tasks = st.tasks_kept > most_tasks ? st.tasks_kept : most_tasks;
+			most_inst = st.instances_kept > most_inst ? st.instances_kept : most_inst;
+		}
+		struct plb__tasks_stats st;
+		plb__tasks_stats(t, &st);
+		assert_int_equal(st.tasks_done, 20000 * 4);
+		assert_int_equal(st.tasks_made, 20000 * 4);
+		assert_int_equal(st.instances_done, 20000);
+		if (most_tasks > 3000 || most_inst > 1000)
+			fail_msg("%s kept up to %ld tasks and %ld instances", plb__tasks_policy_name(pol),
+				 most_tasks, most_inst);
+		plb__tasks_destroy(t);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -616,6 +685,7 @@ int main(void)
 		cmocka_unit_test(test_data_where_made),
 		cmocka_unit_test(test_random_pipelines),
 		cmocka_unit_test(test_pams_heaps_bounded),
+		cmocka_unit_test(test_long_run_bounded),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
