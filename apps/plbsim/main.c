@@ -34,6 +34,8 @@ static void usage(FILE *f)
 		"  --block B       with --layout 2d: the block's side (default 128)\n"
 		"  --partitioner P with --layout 2d: fpm (default), multiple-cpm, single-cpm,\n"
 		"                  homogeneous, or all\n"
+		"  --eps E         with --layout 2d: the nodes' (and a node's devices')\n"
+		"                  imbalance the iterative partitioners stop at (default 0.05)\n"
 		"  --runs N        run it N times, each starting from the models the one\n"
 		"                  before left (plb's --runs with --models); report the last\n"
 		"  --solve-us US   charge US microseconds per solve instead of the measured\n"
@@ -140,7 +142,7 @@ static int pipeline(const struct plb__config *cfg, const char *sched, struct plb
 
 /* The 2-D layout's partitioners (--layout 2d): one, or all as a table
  * (or JSON lines). */
-static int layout2d(const struct plb__config *cfg, const char *part, long n, int b,
+static int layout2d(const struct plb__config *cfg, const char *part, long n, int b, double eps,
 		    uint64_t seed, int json)
 {
 	int all = !part || !strcmp(part, "all");
@@ -153,7 +155,7 @@ static int layout2d(const struct plb__config *cfg, const char *part, long n, int
 		for (int i = 0; !all && i < PLB__HPART_NMETHOD; i++)
 			if (!strcmp(part, plb__hpart_method_name((enum plb__hpart_method)i)))
 				m = (enum plb__hpart_method)i;
-		struct plb__sim2d_opts o = {.n = n, .b = b, .method = m, .seed = seed};
+		struct plb__sim2d_opts o = {.n = n, .b = b, .method = m, .seed = seed, .eps = eps};
 		struct plb__sim2d_result r;
 		if (plb__sim2d_run(cfg, &o, &r, err, sizeof err)) {
 			fprintf(stderr, "plbsim: %s\n", err);
@@ -254,6 +256,7 @@ int main(int argc, char **argv)
 		{"layout", required_argument, 0, 'Y'},
 		{"n", required_argument, 0, 'N'},
 		{"block", required_argument, 0, 'b'},
+		{"eps", required_argument, 0, 'e'},
 		{"partitioner", required_argument, 0, 'Q'},
 		{"help", no_argument, 0, 'h'},
 		{0, 0, 0, 0},
@@ -267,6 +270,7 @@ int main(int argc, char **argv)
 	int nsets = 0, json = 0, have_seed = 0, runs = 1, layout = 0, block = 128;
 	long side = 0;
 	const char *partitioner = NULL;
+	double eps = 0;
 	unsigned long long seed = 0;
 	double solve_us = NAN;
 	char *end;
@@ -392,6 +396,15 @@ int main(int argc, char **argv)
 			}
 			block = (int)lv;
 			break;
+		case 'e': {
+			char *e2;
+			eps = strtod(optarg, &e2);
+			if (*e2 || e2 == optarg || !(eps > 0 && eps < 1)) {
+				fprintf(stderr, "plbsim: --eps: '%s'; accepted: a number in (0, 1)\n", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		}
 		case 'Q': {
 			int ok = !strcmp(optarg, "all");
 			for (int i = 0; i < PLB__HPART_NMETHOD; i++)
@@ -444,8 +457,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "plbsim: %s: [balancer] %s\n", cfg.path, err);
 		goto out;
 	}
-	if (!layout && (side || block != 128 || partitioner)) {
-		fprintf(stderr, "plbsim: --n, --block and --partitioner go with --layout 2d\n");
+	if (!layout && (side || block != 128 || partitioner || eps > 0)) {
+		fprintf(stderr, "plbsim: --n, --block, --partitioner and --eps go with --layout 2d\n");
 		goto out;
 	}
 	if (layout) {
@@ -454,11 +467,11 @@ int main(int argc, char **argv)
 			goto out;
 		}
 		if (policy || trace_path || csv_path || nsets || runs > 1 || cfg.nops) {
-			fprintf(stderr, "plbsim: --layout 2d partitions the scenario's emulated PUs for the 2-D product; it takes --n, --block, --partitioner, --seed and --json%s\n",
+			fprintf(stderr, "plbsim: --layout 2d partitions the scenario's emulated PUs for the 2-D product; it takes --n, --block, --partitioner, --eps, --seed and --json%s\n",
 				cfg.nops ? " (and no pipeline scenario)" : "");
 			goto out;
 		}
-		rc = layout2d(&cfg, partitioner ? partitioner : "fpm", side, block,
+		rc = layout2d(&cfg, partitioner ? partitioner : "fpm", side, block, eps,
 			      have_seed ? seed : cfg.seed, json);
 		goto out;
 	}

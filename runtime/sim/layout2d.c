@@ -126,7 +126,8 @@ int plb__sim2d_run(const struct plb__config *cfg, const struct plb__sim2d_opts *
 		plb__rng_seed(&c.rng[at], o->seed, (uint64_t)k);
 	}
 	free(fill);
-	struct plb__hpart_cfg hc = {.q = q, .p = p, .N = (int)N, .eps1 = 0.05, .eps2 = 0.05,
+	struct plb__hpart_cfg hc = {.q = q, .p = p, .N = (int)N, .eps1 = o->eps > 0 ? o->eps : 0.05,
+				    .eps2 = o->eps > 0 ? o->eps : 0.05,
 				    .max_iter = 20, .method = o->method, .bench = bench, .comm = comm,
 				    .ctx = &c, .sub = b};
 	rc = plb__hpart_run(&hc, &r->part);

@@ -27,6 +27,7 @@ struct plb__sim2d_opts {
 	int b;                  /* the block's side (default 128) */
 	enum plb__hpart_method method;
 	uint64_t seed;
+	double eps;             /* INPA's and IDPA's imbalance to stop at; 0: 0.05 */
 };
 
 struct plb__sim2d_result {

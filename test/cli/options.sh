@@ -30,6 +30,8 @@ refused "--layout 2d without --n" "needs --n N" $S --layout 2d
 refused "--n without --layout" "go with --layout 2d" $S --n 4096
 refused "--partitioner best" "accepted: fpm | multiple-cpm | single-cpm | homogeneous | all" $S --layout 2d --n 4096 --partitioner best
 refused "--layout 2d with --policy" "it takes --n, --block" $S --layout 2d --n 4096 --policy greedy
+refused "--eps 0" "--eps: '0'; accepted: a number in (0, 1)" $S --layout 2d --n 4096 --eps 0
+refused "--eps without --layout" "--partitioner and --eps go with --layout 2d" $S --eps 0.02
 # --layout 2d: a line of figures a partitioner, each step no sooner than its bound
 two=$("$PLBSIM" config/sim/hier-90.ini --layout 2d --n 16384 --partitioner all --json); rc=$?
 check "--layout 2d --json exits 0 (got $rc)" [ "$rc" -eq 0 ]
