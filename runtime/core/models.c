@@ -115,24 +115,32 @@ static void op_sig(char *buf, size_t len, const char *op)
 	snprintf(buf, len, "op=%s", op);
 }
 
-int plb__kept_task(struct plb *p, const char *kernel, size_t in_unit, size_t out_unit,
-		   const char *op, int pu, double exec_s, double xfer_s)
+int plb__kept_task_kind(struct plb *p, const char *kernel, size_t in_unit, size_t out_unit,
+			const char *op)
 {
 	char sig[96];
 	op_sig(sig, sizeof sig, op);
 	struct plb__kept *k = find_or_add(p, kernel, in_unit, out_unit, sig);
-	if (!k || pu < 0 || pu >= p->npu)
-		return k ? PLB_EINVAL : PLB_ENOMEM;
-	struct plb__kept_pu *u = &k->pu[pu];
-	/* room for the most a PU keeps (a record read from the file has
-	 * room for its own samples only) */
-	struct plb__sample *room = realloc(u->s, KEEP_MAX * sizeof *u->s);
-	if (!room)
-		return PLB_ENOMEM;
-	u->s = room;
-	if (u->n == KEEP_MAX) {
-		memmove(u->s, u->s + 1, (KEEP_MAX - 1) * sizeof *u->s);
-		u->n--;
+	return k ? (int)(k - p->kept) : PLB_ENOMEM;
+}
+
+int plb__kept_task_add(struct plb *p, int kind, int pu, double exec_s, double xfer_s)
+{
+	if (kind < 0 || kind >= p->nkept || pu < 0 || pu >= p->npu)
+		return PLB_EINVAL;
+	struct plb__kept_pu *u = &p->kept[kind].pu[pu];
+	if (u->cap < KEEP_MAX) {
+		/* room for the most a PU keeps (a record read from the file
+		 * has room for its own samples only) */
+		struct plb__sample *room = realloc(u->s, KEEP_MAX * sizeof *u->s);
+		if (!room)
+			return PLB_ENOMEM;
+		u->s = room;
+		u->cap = KEEP_MAX;
+	}
+	if (u->n == KEEP_MAX) {         /* the older half goes: once in KEEP_MAX / 2 tasks */
+		memmove(u->s, u->s + KEEP_MAX / 2, (KEEP_MAX - KEEP_MAX / 2) * sizeof *u->s);
+		u->n -= KEEP_MAX / 2;
 	}
 	u->s[u->n++] = (struct plb__sample){.units = 1, .exec_s = exec_s, .xfer_s = xfer_s};
 	return 0;

@@ -46,6 +46,7 @@ struct prun {
 	char sched[16];
 	int *slot_pu;           /* a global slot's PU (p->pu index) */
 	int *slot_node;         /* and its peer (p->peer index) */
+	int kind[PLB__TASKS_MAX_OPS];   /* each op's kept models (p->kept index); -1: none kept */
 	struct ttask *tt;       /* --trace: every task, written at the end */
 	size_t ntt, captt;
 	struct plb__pipe_report *rep;
@@ -124,13 +125,6 @@ static int check(struct prun *r, uint64_t after[])
 	return 0;
 }
 
-/* A slot's name and its node's slots, as the worker counts them (a PU
- * each, a CPU team's a core each: worker.c). */
-static int pu_slots(const struct plb__pu_desc *d)
-{
-	return d->kind == PLB__PU_CPU && d->cores > 1 ? d->cores : 1;
-}
-
 static int open_report(struct prun *r)
 {
 	struct plb *p = r->p;
@@ -138,7 +132,7 @@ static int open_report(struct prun *r)
 	int nslot = 0;
 	for (int w = 0; w < p->npeer; w++)
 		for (int k = 0; k < p->peer[w].npu; k++)
-			nslot += pu_slots(&p->pu[p->peer[w].pu0 + k]);
+			nslot += plb__pu_slots(&p->pu[p->peer[w].pu0 + k]);
 	if (!rep || !(r->slot_pu = calloc((size_t)nslot + 1, sizeof *r->slot_pu)) ||
 	    !(r->slot_node = calloc((size_t)nslot + 1, sizeof *r->slot_node))) {
 		free(rep);
@@ -166,7 +160,7 @@ static int open_report(struct prun *r)
 		r->node[w].slot0 = s;
 		for (int k = 0; k < p->peer[w].npu; k++) {
 			const struct plb__pu_desc *d = &p->pu[p->peer[w].pu0 + k];
-			for (int c = 0, n = pu_slots(d); c < n; c++, s++) {
+			for (int c = 0, n = plb__pu_slots(d); c < n; c++, s++) {
 				r->slot_pu[s] = p->peer[w].pu0 + k;
 				r->slot_node[s] = w;
 				if (n > 1)
@@ -180,15 +174,6 @@ static int open_report(struct prun *r)
 	return 0;
 }
 
-/* The device type a node's scheduler sees PU i as (worker.c's pu_type). */
-static int pu_type(const struct plb *p, int i)
-{
-	const struct plb__pu_desc *d = &p->pu[i];
-	if (d->model >= 0)
-		return (int)p->cfg.models[d->model].cls;
-	return d->kind == PLB__PU_CPU ? 0 : d->kind == PLB__PU_CUDA ? 1 : 2;
-}
-
 /* Op m's mean task time on each device type in the kept models (an
  * earlier run's, or the models file's), over the PUs that have some. */
 static void kept_seeds(const struct prun *r, int m, double seed_s[4])
@@ -200,7 +185,7 @@ static void kept_seeds(const struct prun *r, int m, double seed_s[4])
 	for (int i = 0; p->cfg.keep_models && i < p->npu; i++) {
 		double t = plb__kept_task_mean(p, pl->ops[m].kernel, pl->in_unit, pl->out_unit,
 					       pl->ops[m].name, i);
-		int y = pu_type(p, i);
+		int y = plb__pu_task_type(&p->cfg, &p->pu[i]);
 		if (t > 0 && y >= 0 && y < 4) {
 			sum[y] += t;
 			n[y]++;
@@ -354,10 +339,8 @@ static int instance_back(struct prun *r, void *msg, int w)
 		rep->ran[t.op][t.type]++;
 		rep->op_s[t.op][t.type] += t.exec_s + t.xfer_s;
 		rep->slot_tasks[n->slot0 + t.slot]++;
-		const struct plb_op *op = &r->pl->ops[t.op];
-		if (p->cfg.keep_models &&
-		    plb__kept_task(p, op->kernel, r->pl->in_unit, r->pl->out_unit, op->name,
-				   r->slot_pu[n->slot0 + t.slot], t.exec_s, t.xfer_s))
+		if (r->kind[t.op] >= 0 &&
+		    plb__kept_task_add(p, r->kind[t.op], r->slot_pu[n->slot0 + t.slot], t.exec_s, t.xfer_s))
 			return plb__fail(p, PLB_ENOMEM, "out of memory");
 		rep->slot_busy[n->slot0 + t.slot] += t.end - t.start;
 		struct ttask x = {n->slot0 + t.slot, n->origin + t.start, n->origin + t.end, t.exec_s,
@@ -528,8 +511,16 @@ int plb_run_pipeline(plb_t *p, const struct plb_pipeline *pl)
 		return plb__fail(p, PLB_ENOMEM, "out of memory");
 	}
 	r.rep = p->pipe_last;
+	for (int m = 0; m < pl->nops; m++) {
+		r.kind[m] = p->cfg.keep_models ? plb__kept_task_kind(p, pl->ops[m].kernel, pl->in_unit,
+								     pl->out_unit, pl->ops[m].name) : -1;
+		if (r.kind[m] == PLB_ENOMEM) {
+			rc = plb__fail(p, PLB_ENOMEM, "out of memory");
+			break;
+		}
+	}
 	int started = 0;
-	if (!(rc = start(&r, after))) {
+	if (!rc && !(rc = start(&r, after))) {
 		started = 1;
 		r.t0 = plb__now();
 		for (int w = 0; w < p->npeer && !rc; w++)

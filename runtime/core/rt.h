@@ -26,6 +26,7 @@ struct plb__balancer;
  * kernel, its unit sizes and the job's signature. */
 struct plb__kept_pu {
 	int n;                          /* samples; 0: none (lost, or no model) */
+	int cap;                        /* room in s (0: n, as stored or read) */
 	double cliff;
 	struct plb__sample *s;
 };
@@ -202,12 +203,15 @@ PLB_WUR int plb__peer_version(struct plb *p, int rank, const char *host, unsigne
 int plb__kept_warm(struct plb *p, const struct plb_job *job, struct plb__balancer *b);
 PLB_WUR int plb__kept_store(struct plb *p, const struct plb_job *job,
 			    const struct plb__balancer *b, const int *lost);
-/* A pipeline run's tasks: each a sample of one unit (exec_s, xfer_s) of
- * PU pu under the kind of op's kernel, the pipeline's unit sizes and the
- * signature "op=NAME", the oldest dropped past the samples a PU keeps.
- * 0 or PLB_ENOMEM. */
-PLB_WUR int plb__kept_task(struct plb *p, const char *kernel, size_t in_unit, size_t out_unit,
-			   const char *op, int pu, double exec_s, double xfer_s);
+/* A pipeline run's tasks are kept as samples of one unit (exec_s, xfer_s)
+ * of their PU under the kind of their op's kernel, the pipeline's unit
+ * sizes and the signature "op=NAME": that kind's index in p->kept (made
+ * if none; found once a run), or PLB_ENOMEM; and one task added to it
+ * for PU pu, the oldest half dropped when a PU's samples are full. 0 or
+ * PLB_ENOMEM. */
+int plb__kept_task_kind(struct plb *p, const char *kernel, size_t in_unit, size_t out_unit,
+			const char *op);
+PLB_WUR int plb__kept_task_add(struct plb *p, int kind, int pu, double exec_s, double xfer_s);
 /* The mean time (exec + xfer) of the tasks of that kind kept for PU pu,
  * or 0 when none is. */
 double plb__kept_task_mean(const struct plb *p, const char *kernel, size_t in_unit,

@@ -78,7 +78,7 @@ struct wpu {
 
 /* A pipeline's task slot: a PU, or member `member` of a CPU PU's team. */
 struct wslot {
-	int pu, member, type;
+	int pu, member;
 };
 
 struct plb__worker {
@@ -880,15 +880,6 @@ static int on_start(struct plb *p, void *msg)
 
 /* ---- a pipeline run, on the communication thread --------------------- */
 
-/* The device type the node's scheduler sees a PU as: 0 a CPU core, 1 a
- * GPU, 2 an OpenCL device or a MIC; an emulated PU its model's class. */
-static int pu_type(const struct plb *p, const struct wpu *u)
-{
-	if (u->dev.desc.model >= 0)
-		return (int)p->cfg.models[u->dev.desc.model].cls;
-	return u->dev.info.cls == PLB_DEV_CPU ? 0 : u->dev.info.cls == PLB_DEV_CUDA ? 1 : 2;
-}
-
 /* A slot's task out: to its PU's inbox, or its team member. */
 static int give_task(void *ctx, struct plb__task_job *j)
 {
@@ -1041,7 +1032,7 @@ static int on_pstart(struct plb *p, void *msg)
 	 * each op's times from the config's [op] of its name */
 	int nslot = 0;
 	for (int i = 0; i < w->npu; i++)
-		nslot += plb__dev_slots(&w->pu[i].dev);
+		nslot += plb__pu_slots(&w->pu[i].dev.desc);
 	w->slot = calloc((size_t)nslot + 1, sizeof *w->slot);
 	int *type = calloc((size_t)nslot + 1, sizeof *type);
 	unsigned types[PLB__TASKS_MAX_OPS] = {0}, lacks[PLB__TASKS_MAX_OPS] = {0};
@@ -1052,9 +1043,9 @@ static int on_pstart(struct plb *p, void *msg)
 	}
 	for (int i = 0; i < w->npu; i++) {
 		struct wpu *u = &w->pu[i];
-		int y = pu_type(p, u);
-		for (int k = plb__dev_slots(&u->dev), s = 0; s < k; s++, w->nslot++) {
-			w->slot[w->nslot] = (struct wslot){i, s, y};
+		int y = plb__pu_task_type(&p->cfg, &u->dev.desc);
+		for (int k = plb__pu_slots(&u->dev.desc), s = 0; s < k; s++, w->nslot++) {
+			w->slot[w->nslot] = (struct wslot){i, s};
 			type[w->nslot] = y;
 		}
 		for (int m = 0; m < w->nops; m++) {

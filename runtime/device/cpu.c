@@ -276,11 +276,6 @@ static int cpu_run(struct plb__dev *d, const struct plb_kernel_class *kc, void *
 	return rc;
 }
 
-static int cpu_slots(const struct plb__dev *d)
-{
-	return ((const struct team *)d->state)->n;
-}
-
 static int cpu_on_slot(struct plb__dev *d, int s, void (*fn)(void *), void *arg)
 {
 	struct team *t = d->state;
@@ -305,6 +300,5 @@ const struct plb__devclass plb__dev_cpu = {
 	.thread_start = cpu_thread_start,
 	.run = cpu_run,
 	.close = cpu_close,
-	.slots = cpu_slots,
 	.on_slot = cpu_on_slot,
 };

@@ -95,12 +95,11 @@ struct plb__devclass {
 	PLB_WUR int (*run)(struct plb__dev *d, const struct plb_kernel_class *kc, void *kstate,
 			   const struct plb_block *b, double arrive, struct plb__dev_times *t);
 	void (*close)(struct plb__dev *d);     /* NULL: nothing to free */
-	/* Pipeline runs: the tasks the PU runs at once, a slot each (a CPU
-	 * team: a core each); NULL: 1. Slot 0 is the PU's own thread; for a
-	 * slot s >= 1, on_slot has fn(arg) run on that slot's own thread (it
-	 * returns at once; tasks run in the order given; PLB_ESTATE when two
-	 * already wait there). */
-	int (*slots)(const struct plb__dev *d);
+	/* Pipeline runs, a class whose PU runs several tasks at once (a CPU
+	 * team: a core each, plb__pu_slots): slot 0 is the PU's own thread;
+	 * for a slot s >= 1, on_slot has fn(arg) run on that slot's own
+	 * thread (it returns at once; tasks run in the order given;
+	 * PLB_ESTATE when two already wait there). NULL: one slot. */
 	PLB_WUR int (*on_slot)(struct plb__dev *d, int s, void (*fn)(void *), void *arg);
 };
 
@@ -133,8 +132,13 @@ void plb__dev_close(struct plb__dev *d);
  * takes t->task_s where it is set. */
 PLB_WUR int plb__dev_run_task(struct plb__dev *d, const struct plb_kernel_class *kc, void *kstate,
 			      const struct plb_block *b, double arrive, struct plb__dev_times *t);
-int plb__dev_slots(const struct plb__dev *d);
 PLB_WUR int plb__dev_on_slot(struct plb__dev *d, int s, void (*fn)(void *), void *arg);
+/* A PU as a pipeline's node scheduler sees it, from what the worker
+ * announced (the master and the worker read the same): its task slots (a
+ * CPU team's cores, else 1) and its device type (0 a CPU core, 1 a CUDA
+ * GPU, 2 an OpenCL device; an emulated PU its model's class). */
+int plb__pu_slots(const struct plb__pu_desc *d);
+int plb__pu_task_type(const struct plb__config *cfg, const struct plb__pu_desc *d);
 
 
 /* CUDA devices this process sees: 0 when there is no driver, no device or

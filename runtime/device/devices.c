@@ -110,12 +110,19 @@ int plb__dev_run_task(struct plb__dev *d, const struct plb_kernel_class *kc, voi
 	t->xfer_at = NAN;
 	if (d->cls->own_times)
 		return d->cls->run(d, kc, kstate, b, arrive, t);
-	return timed(d, d->cls->slots != NULL, kc, kstate, b, arrive, t);
+	return timed(d, d->cls->on_slot != NULL, kc, kstate, b, arrive, t);
 }
 
-int plb__dev_slots(const struct plb__dev *d)
+int plb__pu_slots(const struct plb__pu_desc *d)
 {
-	return d->cls->slots ? d->cls->slots(d) : 1;
+	return d->kind == PLB__PU_CPU && d->cores > 1 ? d->cores : 1;
+}
+
+int plb__pu_task_type(const struct plb__config *cfg, const struct plb__pu_desc *d)
+{
+	if (d->model >= 0)
+		return (int)cfg->models[d->model].cls;
+	return d->kind == PLB__PU_CPU ? 0 : d->kind == PLB__PU_CUDA ? 1 : 2;
 }
 
 int plb__dev_on_slot(struct plb__dev *d, int s, void (*fn)(void *), void *arg)
