@@ -99,7 +99,7 @@ static const struct key keys[] = {
 	{S_NETWORK, "startup_timeout_s", K_NUM, 0, 1, 1e6, 120, NULL, CFG(startup_timeout_s),
 	 "seconds in [1, 1e6] the master waits at start for every worker rank to report its PUs (a node whose devices take long to open needs more); past it plb_init fails naming the silent ranks"},
 	{S_NETWORK, "end_lost", K_INT, 0, 0, 1, 1, NULL, CFG(end_lost),
-	 "0 or 1: where worker ranks were taken out (dead, frozen, cut off), the master ends the job when its process exits, with MPI_Abort, so that mpirun does not wait for a frozen rank (1, the default), or leaves it to the launcher (0: mpirun waits for every rank)"},
+	 "0 or 1: where worker ranks were taken out (dead, frozen, cut off), plb_finalize ends each from a live rank on its host (SIGKILL) and the master ends the job when its process exits, with MPI_Abort, so that mpirun does not wait for a frozen rank (1, the default), or leaves it to the launcher (0: mpirun waits for every rank)"},
 	{S_NODE, "host", K_TEXT, 0, 0, 0, 0, NULL, NODE(host),
 	 "a host name, or * for any"},
 	{S_NODE, "link_gbps", K_NUM, 0, 0, 1e6, 0, NULL, NODE(link_gbps),

@@ -3,7 +3,10 @@
  * their silence watched: a worker that says nothing for longer than its
  * limit is taken out, its PUs' blocks going back to the pool. */
 #include <math.h>
+#include <signal.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "balancer/base/log.h"
 #include "runtime/core/resident.h"
@@ -125,6 +128,45 @@ void plb__peer_out(struct plb *p, int k)
 		p->tp->ops->forget(p->tp, pe->rank);
 	pe->gone_rank = pe->rank;
 	pe->rank = -1;
+}
+
+/* Process pid's parent, from /proc/PID/stat ("pid (comm) state ppid":
+ * comm may hold spaces and parentheses, so after its last one); -1 where
+ * it is not there, has ended, or is not known (no /proc). */
+static int parent_of(int pid)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof path, "/proc/%d/stat", pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -1;
+	size_t n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	char *end = strrchr(buf, ')');
+	int ppid = -1;
+	char state;
+	if (!end || sscanf(end + 1, " %c %d", &state, &ppid) != 2 || state == 'Z')
+		return -1;      /* (a zombie has ended) */
+	return ppid;
+}
+
+/* Process pid, when it is there and a child of this process's parent
+ * (the launcher's daemon that started both): SIGKILL. */
+static int end_rank(int pid)
+{
+	int parent = (int)getppid();
+	if (pid <= 1 || pid == (int)getpid() || parent <= 1 || parent_of(pid) != parent)
+		return 0;
+	return kill(pid, SIGKILL) == 0;
+}
+
+void plb__end_lost_ranks(const int32_t *pids, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (end_rank(pids[i]))
+			plb__log(PLB__LOG_INFO, "plb", "process %d on this host, a rank taken out of the job, ended (SIGKILL; [network] end_lost = 0 leaves it be)",
+				 (int)pids[i]);
 }
 
 /* The time the master's link needs for the blocks out: a worker waits

@@ -225,6 +225,7 @@ static int master_init(struct plb *p, const struct plb_options *o)
 		struct plb__hdr *h = plb__msg_hdr(msg);
 		if (h->type == PLB__MSG_HELLO0 && src >= 1 && src <= nw && !hosts[src - 1]) {
 			hosts[src - 1] = strndup(plb__msg_data(msg), h->len);
+			p->peer[src - 1].pid = h->pid;
 			if (!rc && hosts[src - 1])
 				rc = plb__peer_version(p, src, hosts[src - 1], h->version);
 		} else {
@@ -359,7 +360,8 @@ static int worker_init(struct plb *p)
 	void *msg = NULL;
 	int src, rc;
 
-	if ((rc = send_simple(p, 0, &(struct plb__hdr){.type = PLB__MSG_HELLO0, .version = PLB_VERSION},
+	if ((rc = send_simple(p, 0, &(struct plb__hdr){.type = PLB__MSG_HELLO0, .version = PLB_VERSION,
+							.pid = (int32_t)getpid()},
 			      p->tp->host, strlen(p->tp->host))))
 		return rc;
 	if ((rc = wait_msg(p, &msg, &src, "the config from the master", 0)))
@@ -575,6 +577,18 @@ static void bye_missing(struct plb *p, int k, const char *why)
 	plb__peer_out(p, k);
 }
 
+/* The process ids of the ranks taken out on host, where the job's
+ * lost ranks are to be ended ([network] end_lost): into pids (room for
+ * one a peer); returns how many. */
+static size_t lost_on(const struct plb *p, const char *host, int32_t *pids)
+{
+	size_t n = 0;
+	for (int j = 0; p->have_cfg && p->cfg.end_lost && j < p->npeer; j++)
+		if (p->peer[j].gone_rank > 0 && p->peer[j].pid > 0 && !strcmp(p->peer[j].host, host))
+			pids[n++] = p->peer[j].pid;
+	return n;
+}
+
 /* plb_finalize on the master: SHUTDOWN to every worker, its goodbye, then
  * FIN, which says whether to call MPI_Finalize. A worker answers SHUTDOWN
  * at once (ALIVE) and says BYE when its PUs are closed; one that has not
@@ -589,14 +603,20 @@ static int master_shutdown(struct plb *p)
 	double t0 = plb__now(), said = t0, checked = t0, limit = p->cfg.peer_timeout_s;
 	struct plb__backoff bo = {0};
 
-	if (!st)
+	int32_t *pids = malloc(sizeof *pids * ((size_t)p->npeer + 1));
+	if (!st || !pids) {
+		free(st);
+		free(pids);
 		return plb__fail(p, PLB_ENOMEM, "out of memory");
+	}
 	for (int k = 0; k < p->npeer && !rc; k++) {
 		if (p->peer[k].rank < 0)
 			continue;
-		/* arg 1: a rank was lost, whom MPI_Finalize would wait for */
+		/* PLB__F_GONE: a rank was lost, whom MPI_Finalize would wait
+		 * for; the payload: those on its host, to end */
+		size_t n = lost_on(p, p->peer[k].host, pids);
 		rc = send_simple(p, p->peer[k].rank, &(struct plb__hdr){.type = PLB__MSG_SHUTDOWN,
-					.flags = p->tp->no_finalize ? PLB__F_GONE : 0}, NULL, 0);
+					.flags = p->tp->no_finalize ? PLB__F_GONE : 0}, pids, n * sizeof *pids);
 		st[k] = ASKED;
 		waiting++;
 	}
@@ -651,14 +671,18 @@ static int master_shutdown(struct plb *p)
 		}
 		plb__backoff_sleep(&bo, p->tp->ops->pending(p->tp));
 	}
-	/* PLB__F_GONE: end without MPI_Finalize (a rank is lost) */
+	/* PLB__F_GONE: end without MPI_Finalize (a rank is lost), and end the
+	 * ranks taken out on your host */
 	for (int k = 0; k < p->npeer && fin; k++) {
 		if (st[k] != GONE || p->peer[k].rank < 0)
 			continue;
+		size_t n = lost_on(p, p->peer[k].host, pids);
 		int r = send_simple(p, p->peer[k].rank, &(struct plb__hdr){.type = PLB__MSG_FIN,
-					.flags = p->tp->no_finalize ? PLB__F_GONE : 0}, NULL, 0);
+					.flags = p->tp->no_finalize ? PLB__F_GONE : 0}, pids, n * sizeof *pids);
 		rc = rc ? rc : r;
 	}
+	plb__end_lost_ranks(pids, lost_on(p, p->tp->host, pids));      /* those on this host */
+	free(pids);
 	free(st);
 	return rc ? rc : bad;
 }

@@ -45,6 +45,7 @@ struct plb__peer {
 	double gap;                     /* its longest silence so far, in runs */
 	int gone_rank;                  /* rank taken out for silence (rank is -1 then); 0: none */
 	char host[256];
+	int pid;                        /* its process id on host (HELLO0) */
 	double idle_wall_s, idle_cpu_s; /* from BYE */
 	struct plb__ranges held;        /* the input it keeps (resident.c) */
 	double budget;                  /* bytes it may keep (from HELLO) */
@@ -167,6 +168,14 @@ static inline int plb__held_up(double *checked, double now, double limit)
  * goes to it, what is queued for it is dropped, and no rank calls
  * MPI_Finalize, whose fence would wait for it (peers.c). */
 void plb__peer_out(struct plb *p, int k);
+
+/* The ranks taken out whose process ids are pids, on this host (the
+ * master's or a worker's), are ended: frozen, one would hold mpirun until
+ * the batch system's limit (Open MPI 4.1 under --enable-recovery does not
+ * always end it on MPI_Abort: measured). Each must still be a child of
+ * this process's parent (the launcher's daemon that started both), so
+ * that a process id used again by something else is left alone (peers.c). */
+void plb__end_lost_ranks(const int32_t *pids, size_t n);
 
 /* An API call begins: the message of an earlier call's error is gone
  * (plb_errmsg says the last call's). */

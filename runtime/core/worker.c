@@ -1151,6 +1151,18 @@ static int send_ended(struct plb *p)
 	return rc ? plb__fail(p, rc, "sending to the master: %s", p->tp->err) : 0;
 }
 
+/* SHUTDOWN, FIN: the process ids of the ranks taken out on this host,
+ * which this rank ends. */
+static void end_lost(void *msg)
+{
+	const char *data = plb__msg_data(msg);
+	for (size_t at = 0; at + sizeof(int32_t) <= plb__msg_hdr(msg)->len; at += sizeof(int32_t)) {
+		int32_t pid;
+		memcpy(&pid, data + at, sizeof pid);
+		plb__end_lost_ranks(&pid, 1);
+	}
+}
+
 /* END: every PU leaves the run (its kernels' fini). */
 static int end_pus(struct plb *p)
 {
@@ -1230,6 +1242,7 @@ static int handle(struct plb *p, void *msg)
 		rc = h->status;
 		if (h->flags & PLB__F_GONE)
 			p->tp->no_finalize = 1;         /* a rank is gone: MPI_Finalize would wait */
+		end_lost(msg);
 		plb__msg_free(msg);
 		if (rc) {
 			/* the master took this rank out (it was silent too long) */
@@ -1399,6 +1412,8 @@ static int wait_fin(struct plb *p)
 		if (r) {
 			struct plb__hdr *h = plb__msg_hdr(msg);
 			int type = (int)h->type, gone = (h->flags & PLB__F_GONE) != 0;
+			if (type == PLB__MSG_FIN)
+				end_lost(msg);
 			plb__msg_free(msg);
 			heard = now;
 			if (type == PLB__MSG_FIN) {

@@ -33,7 +33,9 @@ enum plb__msg_type {
 				 * when it has said nothing else for a while); at
 				 * the end (PLB__F_HEARD from a worker: SHUTDOWN heard) */
 	PLB__MSG_FIN,           /* master -> worker, after its BYE: end now
-				 * (PLB__F_GONE: a rank is lost) */
+				 * (PLB__F_GONE: a rank is lost; the payload:
+				 * the process ids (int32) of the ranks taken
+				 * out on the worker's host, for it to end) */
 	/* pipeline runs (runtime/core/pipe.h says the payloads) */
 	PLB__MSG_PSTART,        /* master -> worker: a pipeline run: its ops, shared data */
 	PLB__MSG_INST,          /* master -> worker: an instance and its input */
@@ -82,8 +84,9 @@ struct plb__hdr {
 			double idle_wall_s, idle_cpu_s;
 		};
 		struct {        /* HELLO0: the worker's plb (PLB_VERSION), refused
-				 * unless the master's */
-			uint32_t version, version_pad;
+				 * unless the master's, and its process id */
+			uint32_t version;
+			int32_t pid;
 		};
 		double budget;  /* HELLO: bytes of input the node may keep */
 		double master_pid;      /* CONFIG, the go: the master's process id */
