@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "balancer/pivots.h"
 #include "runtime/config/devmodel.h"
 #include "runtime/sim/layout2d.h"
 
@@ -148,6 +149,9 @@ int plb__sim2d_run(const struct plb__config *cfg, const struct plb__sim2d_opts *
 		r->bytes_step += (double)(h->m[i] + h->n[i]) * b * b * 8;
 		fast = fmax(fast, cfg->nodes[i].link_gbps);
 	}
+	struct plb__grid g = {q, (int)N, r->part.m, r->part.n, r->part.row, r->part.at};
+	for (int i = 0; i < q; i++)
+		r->bytes_net += plb__pivots_blocks_in(&g, i) * b * b * 8;
 	/* the least a node's pivots can cost: a square of W / q blocks over
 	 * the fastest link (each node's, where every node has one) */
 	double least = 0;
@@ -183,8 +187,8 @@ void plb__sim2d_print(const struct plb__config *cfg, const struct plb__sim2d_res
 		: ", stopped at its iteration limit (the best partition measured kept)");
 	fprintf(f, "  half-perimeters %ld blocks (%.4f of their lower bound %.1f)\n", h->half_perimeters,
 		(double)h->half_perimeters / h->half_perimeters_lb, h->half_perimeters_lb);
-	fprintf(f, "  pivots         %.4g MB into the nodes a step, %.4g GB in all (plb's 1-D product: %.4g GB, A to each node and B's and C's columns once)\n",
-		r->bytes_step / 1e6, r->bytes_step * r->N / 1e9, r->bytes_1d / 1e9);
+	fprintf(f, "  pivots         %.4g MB into the nodes a step, %.4g GB across the network in all (the pivots a node holds itself stay; plb's 1-D product: %.4g GB, A to each node and B's and C's columns once)\n",
+		r->bytes_step / 1e6, r->bytes_net / 1e9, r->bytes_1d / 1e9);
 	fprintf(f, "  node             rectangle (blocks)        at   PUs' slices (element columns)\n");
 	for (int i = 0; i < h->q; i++) {
 		char where[48], rect[48];

@@ -37,6 +37,9 @@ struct plb__sim2d_result {
 	double bound_s;         /* the step's lower bound (plb__sim2d_run) */
 	double product_s;       /* N steps */
 	double bytes_step;      /* pivot bytes into the nodes a step */
+	double bytes_net;       /* pivot bytes that cross the network over the
+				 * product (balancer/pivots.h: N (m + n) - 2 m n
+				 * blocks into a node; those it holds stay) */
 	double bytes_1d;        /* what plb's 1-D product would move on the same nodes:
 				 * A to each, B's columns out and C's back, once */
 	struct plb__hpart part; /* the partition (hpart.h), slices in element columns */

@@ -58,7 +58,7 @@ static void test_partition_and_bound(void **state)
 		const struct plb__hpart *h = &r.part;
 		assert_int_equal(r.N, 48);
 		long area = 0;
-		double bytes = 0;
+		double bytes = 0, held = 0;
 		for (int i = 0; i < h->q; i++) {
 			long cols = 0;
 			for (int j = h->off[i]; j < h->off[i + 1]; j++)
@@ -66,9 +66,12 @@ static void test_partition_and_bound(void **state)
 			assert_int_equal(cols, (long)h->n[i] * 64);     /* element columns */
 			area += (long)h->m[i] * h->n[i];
 			bytes += (double)(h->m[i] + h->n[i]) * 64 * 64 * 8;
+			/* node i holds its pivot column n_i steps, its row m_i */
+			held += 2.0 * h->m[i] * h->n[i] * 64 * 64 * 8;
 		}
 		assert_int_equal(area, 48L * 48);
 		assert_true(fabs(r.bytes_step - bytes) <= 1e-6 * bytes);
+		assert_true(fabs(r.bytes_net - (48 * bytes - held)) <= 1e-6 * r.bytes_net);
 		/* the 1-D product: A to each of 4 nodes, B and C once */
 		assert_true(fabs(r.bytes_1d - 6.0 * 3072 * 3072 * 8) <= 1e-6 * r.bytes_1d);
 		assert_true(r.step_s >= r.bound_s * (1 - 1e-9));
