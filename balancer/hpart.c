@@ -123,24 +123,44 @@ static int by_rem(const void *a, const void *b)
 	return x->r != y->r ? (x->r > y->r ? -1 : 1) : x->i - y->i;
 }
 
-double plb__gpa(const struct plb__fpm *f, int n, long total, long min_each, long *out)
+/* FPM i's size at time t, at most its cap (max_each: NULL for none). */
+static double capped_size(const struct plb__fpm *f, const long *max_each, int i, double t)
+{
+	double x = plb__fpm_size(&f[i], t);
+	return max_each && x > (double)max_each[i] ? (double)max_each[i] : x;
+}
+
+double plb__gpa(const struct plb__fpm *f, int n, long total, long min_each, const long *max_each,
+		long *out)
 {
 	if (!f || n < 1 || !out || min_each < 0 || total < (long)n * min_each)
 		return NAN;
-	for (int i = 0; i < n; i++)
-		if (!f[i].n)
+	long room = 0;
+	for (int i = 0; i < n; i++) {
+		if (!f[i].n || (max_each && max_each[i] < min_each))
 			return NAN;
-	/* the time at which the sizes sum to total: between 0 and the least
-	 * time any one takes for all of it */
-	double lo = 0, hi = INFINITY;
+		room += max_each ? (max_each[i] < total ? max_each[i] : total) : total;
+		if (room >= total)
+			room = total;   /* (no overflow) */
+	}
+	if (room < total)
+		return NAN;     /* the caps hold less than total */
+	/* the time at which the sizes sum to total: between 0 and a time at
+	 * which it is sure to (each FPM at its cap, or one at all of it) */
+	double lo = 0, hi = 0;
+	for (int i = 0; i < n; i++) {
+		long most = max_each && max_each[i] < total ? max_each[i] : total;
+		hi = fmax(hi, plb__fpm_time(&f[i], (double)most));
+	}
 	for (int i = 0; i < n; i++)
-		hi = fmin(hi, plb__fpm_time(&f[i], (double)total));
+		if (!max_each || max_each[i] >= total)
+			hi = fmin(hi, plb__fpm_time(&f[i], (double)total));
 	/* the sum of sizes is piecewise linear in the time: regula falsi
 	 * (Illinois), with a bisection step where it stalls, to a sum within
 	 * a quarter unit above total (whole units are shared out below) */
 	double flo = -(double)total, fhi = 0;
 	for (int i = 0; i < n; i++)
-		fhi += plb__fpm_size(&f[i], hi);
+		fhi += capped_size(f, max_each, i, hi);
 	fhi -= (double)total;
 	int side = 0;
 	for (int it = 0; it < 200 && hi - lo > 1e-9 * hi && fhi > 0.25; it++) {
@@ -149,7 +169,7 @@ double plb__gpa(const struct plb__fpm *f, int n, long total, long min_each, long
 			mid = (lo + hi) / 2;
 		double fm = -(double)total;
 		for (int i = 0; i < n; i++)
-			fm += plb__fpm_size(&f[i], mid);
+			fm += capped_size(f, max_each, i, mid);
 		if (fm >= 0) {
 			hi = mid;
 			fhi = fm;
@@ -169,7 +189,7 @@ double plb__gpa(const struct plb__fpm *f, int n, long total, long min_each, long
 		return NAN;
 	long sum = 0;
 	for (int i = 0; i < n; i++) {
-		double x = plb__fpm_size(&f[i], hi);
+		double x = capped_size(f, max_each, i, hi);
 		out[i] = (long)floor(x);
 		if (out[i] < min_each)
 			out[i] = min_each;
@@ -177,10 +197,14 @@ double plb__gpa(const struct plb__fpm *f, int n, long total, long min_each, long
 		sum += out[i];
 	}
 	qsort(r, (size_t)n, sizeof *r, by_rem);
-	/* short: one more to the largest remainders; over (the raised
-	 * minimums): one less from the smallest above their minimum */
-	for (int k = 0; sum < total; k = (k + 1) % n, sum++)
-		out[r[k].i]++;
+	/* short: one more to the largest remainders (below their cap); over
+	 * (the raised minimums): one less from the smallest above their
+	 * minimum. The caps hold total, so the first ends. */
+	for (int k = 0; sum < total; k = (k + 1) % n)
+		if (!max_each || out[r[k].i] < max_each[r[k].i]) {
+			out[r[k].i]++;
+			sum++;
+		}
 	for (int k = n - 1; sum > total; k = (k + n - 1) % n)
 		if (out[r[k].i] > min_each) {
 			out[r[k].i]--;
@@ -243,6 +267,8 @@ struct st {
 	double *speed;          /* by device: blocks of area a second, last measured */
 	double *best_area;      /* by node: the areas of the best partition measured */
 	int sub;                /* a slice's unit: 1/sub blocks (cfg.sub, 1 at least) */
+	long *cap;              /* by node: cfg.cap in whole blocks (NULL: none) */
+	unsigned char *held;    /* by node: its area was held at its cap (cap_fill) */
 };
 
 /* n columns among node i's devices in proportion to w[] (or equally). */
@@ -295,6 +321,22 @@ static double imbalance(const double *t, int n)
 	return hi > 0 ? (hi - lo) / hi : 0;
 }
 
+/* The nodes' imbalance, leaving out those held at their cap: such a node
+ * ends early because it cannot take more, which no partition within the
+ * caps mends. */
+static double node_imbalance(const struct st *s)
+{
+	const struct plb__hpart *h = s->h;
+	double lo = INFINITY, hi = 0;
+	for (int i = 0; i < h->q; i++) {
+		if (!(h->t_node[i] > 0) || (s->cap && s->held[i]))
+			continue;
+		lo = fmin(lo, h->t_node[i]);
+		hi = fmax(hi, h->t_node[i]);
+	}
+	return hi > 0 ? (hi - lo) / hi : 0;
+}
+
 /* IDPA on node i (its rectangle set): its slices, iterated for FPM and
  * MCPM. Returns the node's time. */
 static double idpa(struct st *s, int i)
@@ -338,7 +380,7 @@ static double idpa(struct st *s, int i)
 			if (!f->n)      /* never measured: its speed as any other's */
 				plb__fpm_add(&s->tmp[j], 1, t / (n > 0 ? n : 1));
 		}
-		if (isnan(plb__gpa(s->tmp, p, n, 0, s->lw)))
+		if (isnan(plb__gpa(s->tmp, p, n, 0, NULL, s->lw)))
 			break;
 		int same = 1;
 		for (int j = 0; j < p; j++) {
@@ -363,11 +405,81 @@ static double idpa(struct st *s, int i)
 }
 
 /* The node's layout from its areas. */
-static int place(struct st *s, const double *area)
+/* Areas within the caps: scaled to N x N blocks, those above their cap
+ * held there and the rest scaled up to fill what they leave, until none
+ * is above (at most q rounds: each holds one more). */
+static void cap_fill(const struct st *s, double *area)
+{
+	int q = s->c->q;
+	double total = (double)s->c->N * s->c->N, sum = 0;
+	for (int i = 0; s->cap && i < q; i++)
+		sum += area[i];
+	for (int i = 0; s->cap && sum > 0 && i < q; i++)
+		area[i] *= total / sum;         /* in blocks */
+	for (int round = 0; s->cap && round <= q; round++) {
+		double held = 0, free_sum = 0;
+		for (int i = 0; i < q; i++)
+			if (area[i] >= (double)s->cap[i])
+				held += (double)s->cap[i];
+			else
+				free_sum += area[i];
+		if (!(free_sum > 0))
+			break;
+		double k = (total - held) / free_sum;
+		int moved = 0;
+		for (int i = 0; i < q; i++) {
+			if (area[i] >= (double)s->cap[i]) {
+				area[i] = (double)s->cap[i];
+				continue;
+			}
+			area[i] *= k;
+			moved |= area[i] > (double)s->cap[i];
+		}
+		if (!moved)
+			break;
+	}
+	for (int i = 0; s->cap && i < q; i++)
+		s->held[i] = area[i] >= (double)s->cap[i];
+}
+
+/* The layout of the areas in whole blocks (CMA); with caps, a rectangle
+ * that rounding took above its node's cap asks for that many blocks less
+ * (and one more), which go to the nodes with room, in proportion to their
+ * room, and the layout is made again (at most 16 times). 0, PLB_EINVAL (N too small),
+ * PLB_ECONFIG (not found within the caps). */
+static int place(struct st *s, double *area)
 {
 	struct plb__hpart *h = s->h;
-	int nc = plb__layout_blocks(area, s->c->q, s->c->N, h->m, h->n, h->col, h->row, h->at);
-	return nc < 0 ? nc : 0;
+	int q = s->c->q;
+	for (int tries = 0;; tries++) {
+		int nc = plb__layout_blocks(area, q, s->c->N, h->m, h->n, h->col, h->row, h->at);
+		if (nc < 0)
+			return nc;
+		if (!s->cap)
+			return 0;
+		double over = 0, room = 0;
+		int nover = 0;
+		for (int i = 0; i < q; i++) {
+			double a = (double)h->m[i] * h->n[i], c = (double)s->cap[i];
+			if (a > c) {
+				over += a - c;
+				nover++;
+			} else {
+				room += c - a;
+			}
+		}
+		if (!nover)
+			return 0;
+		if (tries == 16 || room < over + nover)
+			return PLB_ECONFIG;
+		/* the targets move, so that a node rounding keeps above its cap
+		 * is asked for less each time */
+		double give = (over + nover) / room;
+		for (int i = 0; i < q; i++) {
+			double a = (double)h->m[i] * h->n[i], c = (double)s->cap[i];
+			area[i] = a > c ? fmax(area[i] - (a - c) - 1, 1) : area[i] + (c - a) * give;
+		}
+	}
 }
 
 static void seed(struct st *s)
@@ -422,6 +534,7 @@ static int inpa(struct st *s, double *area)
 	double best = INFINITY;
 	for (int it = 0; it < iter; it++) {
 		h->inter_iters = it + 1;
+		cap_fill(s, area);
 		if ((rc = place(s, area)))
 			return rc;
 		double worst = 0;
@@ -437,7 +550,7 @@ static int inpa(struct st *s, double *area)
 			best = worst;
 			memcpy(s->best_area, area, (size_t)q * sizeof *area);
 		}
-		h->imbalance = imbalance(h->t_node, q);
+		h->imbalance = node_imbalance(s);
 		if (h->imbalance <= c->eps1) {
 			h->converged = 1;
 			break;
@@ -449,7 +562,7 @@ static int inpa(struct st *s, double *area)
 				area[i] = (double)h->m[i] * h->n[i] / h->t_node[i];
 			continue;
 		}
-		if (isnan(plb__gpa(s->node, q, (long)c->N * c->N, 1, s->lw)))
+		if (isnan(plb__gpa(s->node, q, (long)c->N * c->N, 1, s->cap, s->lw)))
 			return PLB_EINVAL;
 		int same = 1;
 		for (int i = 0; i < q; i++) {
@@ -472,7 +585,7 @@ static int inpa(struct st *s, double *area)
 				h->t_node[i] = idpa(s, i) + c->comm(c->ctx, i, h->m[i], h->n[i]);
 			else
 				idpa(s, i);
-		h->imbalance = imbalance(h->t_node, q);
+		h->imbalance = node_imbalance(s);
 	}
 	h->half_perimeters = 0;
 	h->half_perimeters_lb = 0;
@@ -481,6 +594,21 @@ static int inpa(struct st *s, double *area)
 		h->half_perimeters_lb += 2 * sqrt((double)h->m[i] * h->n[i]);
 	}
 	return 0;
+}
+
+/* cfg's caps in whole blocks (a node at least one, none past N x N):
+ * PLB_ECONFIG where they hold less than the N x N blocks. */
+static int caps(const struct plb__hpart_cfg *c, long *cap)
+{
+	double total = (double)c->N * c->N, room = 0;
+	for (int i = 0; cap && i < c->q; i++) {
+		double x = c->cap[i] >= total ? total : floor(c->cap[i]);
+		if (!(x >= 1))
+			return PLB_ECONFIG;
+		cap[i] = (long)x;
+		room += x;
+	}
+	return cap && room < total ? PLB_ECONFIG : 0;
 }
 
 int plb__hpart_run(const struct plb__hpart_cfg *c, struct plb__hpart *h)
@@ -517,12 +645,16 @@ int plb__hpart_run(const struct plb__hpart_cfg *c, struct plb__hpart *h)
 	s.speed = calloc((size_t)ndev, sizeof *s.speed);
 	double *area = calloc((size_t)q, sizeof *area);
 	s.best_area = calloc((size_t)q, sizeof *s.best_area);
+	s.cap = c->cap ? calloc((size_t)q, sizeof *s.cap) : NULL;
+	s.held = c->cap ? calloc((size_t)q, 1) : NULL;
 	int rc = PLB_ENOMEM;
 	if (h->m && h->n && h->col && h->row && h->at && h->off && h->d && h->t_node && h->t_dev &&
-	    s.dev && s.node && s.tmp && s.lw && s.speed && area && s.best_area) {
+	    s.dev && s.node && s.tmp && s.lw && s.speed && area && s.best_area && (!c->cap || (s.cap && s.held))) {
 		for (int i = 0; i < q; i++)
 			h->off[i + 1] = h->off[i] + c->p[i];
-		rc = inpa(&s, area);
+		rc = caps(c, s.cap);
+		if (!rc)
+			rc = inpa(&s, area);
 	}
 	free(s.dev);
 	free(s.node);
@@ -530,6 +662,8 @@ int plb__hpart_run(const struct plb__hpart_cfg *c, struct plb__hpart *h)
 	free(s.lw);
 	free(s.speed);
 	free(s.best_area);
+	free(s.cap);
+	free(s.held);
 	free(area);
 	if (rc)
 		plb__hpart_fini(h);

@@ -41,9 +41,13 @@ double plb__fpm_time(const struct plb__fpm *f, double x);
 double plb__fpm_size(const struct plb__fpm *f, double t);
 
 /* GPA: total whole units shared among n FPMs so that their times are as
- * equal as whole units allow (each at least min_each): out[i]. Returns
- * the common time, or NAN on bad arguments (total < n * min_each). */
-double plb__gpa(const struct plb__fpm *f, int n, long total, long min_each, long *out);
+ * equal as whole units allow (each at least min_each, and at most
+ * max_each[i] where max_each is not NULL: one held at its cap takes less
+ * time than the rest, who share what it cannot take): out[i]. Returns the
+ * slowest one's time, or NAN on bad arguments (total < n * min_each, a
+ * cap below min_each, caps that hold less than total). */
+double plb__gpa(const struct plb__fpm *f, int n, long total, long min_each, const long *max_each,
+		long *out);
 
 /* The least time in which n devices can share W units of area, each
  * device k taking time(ctx, k, a) for area a (non-decreasing in a): the
@@ -81,6 +85,11 @@ struct plb__hpart_cfg {
 	 * rectangle (m + n blocks), added to its devices' for the nodes'
 	 * balance (the paper balances the kernel alone) */
 	double (*comm)(void *ctx, int i, int m, int n);
+	/* if not NULL: node i's rectangle is at most cap[i] blocks (its
+	 * memory; INFINITY: no cap). Every method's areas are kept within
+	 * them (the others share what a capped node cannot take), the GPA's
+	 * equal times among the nodes below their caps; whole blocks too */
+	const double *cap;
 	void *ctx;
 };
 
@@ -102,8 +111,9 @@ struct plb__hpart {
 };
 
 /* Runs the method's partitioning. 0, PLB_EINVAL (bad cfg, or N too small
- * for every node and device to have a block), PLB_ENOMEM. *out is
- * caller-owned: plb__hpart_fini. */
+ * for every node and device to have a block), PLB_ENOMEM, PLB_ECONFIG
+ * (the caps hold less than N x N blocks, or whole-block rectangles
+ * within them were not found). *out is caller-owned: plb__hpart_fini. */
 PLB_WUR int plb__hpart_run(const struct plb__hpart_cfg *cfg, struct plb__hpart *out);
 void plb__hpart_fini(struct plb__hpart *h);
 

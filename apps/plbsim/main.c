@@ -178,6 +178,7 @@ static int layout2d(const struct plb__config *cfg, const char *part, long n, int
 			cJSON_AddNumberToObject(obj, "half_perimeters_lb", h->half_perimeters_lb);
 			cJSON_AddNumberToObject(obj, "pivot_bytes_step", r.bytes_step);
 			cJSON_AddNumberToObject(obj, "pivot_bytes_net", r.bytes_net);
+			cJSON_AddNumberToObject(obj, "memory_mb_max", r.mem_max_mb);
 			cJSON_AddNumberToObject(obj, "bytes_1d", r.bytes_1d);
 			char *txt = cJSON_PrintUnformatted(obj);
 			puts(txt);

@@ -104,6 +104,8 @@ static const struct key keys[] = {
 	 "a host name, or * for any"},
 	{S_NODE, "link_gbps", K_NUM, 0, 0, 1e6, 0, NULL, NODE(link_gbps),
 	 "Gbit/s in [0, 1e6]: the node's own link, each way (plbsim; 0, the default: not modelled)"},
+	{S_NODE, "memory_mb", K_NUM, 0, 0, 1e12, 0, NULL, NODE(memory_mb),
+	 "MiB in [0, 1e12] the node may hold of a 2-D product's matrices (its rectangles of A, B and C and two pivot buffers; plbsim --layout 2d keeps every rectangle within it; 0, the default: no cap)"},
 	{S_NODE, "couple", K_TEXT, 0, 0, 0, 0, NULL, NODE(couple),
 	 "rules separated by ';', each 'VICTIM STAGE FACTOR while CULPRIT...': the emulated PUs VICTIM (a model name of this node: all its PUs, or MODEL#K: one) take FACTOR (>= 1) times as long in STAGE (compute or transfer) while any CULPRIT (named the same way) computes (plbsim)"},
 	{S_NODE, "opencl_cores", K_INT, 0, 1, 65536, 1, NULL, NODE(opencl_cores),

@@ -63,6 +63,7 @@ struct plb__node {
 	char *host;             /* "host =", NULL if absent ("*" = any) */
 	int host_line;
 	double link_gbps;       /* its own link's bandwidth each way; 0: not modelled */
+	double memory_mb;       /* MiB of a 2-D product it may hold; 0: no cap */
 	char *couple;           /* "couple =" as written (plbsim), NULL if absent */
 	int couple_line;
 	int opencl_cores;       /* cores a CPU-type OpenCL device (PoCL) runs on */

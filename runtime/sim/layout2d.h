@@ -42,18 +42,27 @@ struct plb__sim2d_result {
 				 * blocks into a node; those it holds stay) */
 	double bytes_1d;        /* what plb's 1-D product would move on the same nodes:
 				 * A to each, B's columns out and C's back, once */
+	double mem_max_mb;      /* the most a node holds (plb__sim2d_node_mb) */
+	int mem_max_node;       /* which */
+	double mem_all_mb;      /* A, B and C */
 	struct plb__hpart part; /* the partition (hpart.h), slices in element columns */
 };
 
-/* Partitions cfg's emulated PUs for o. The bound is the equal-time split
+/* Partitions cfg's emulated PUs for o, every node's rectangles within its
+ * [node] memory_mb where it is set. The bound is the equal-time split
  * of the step's N^2 blocks over every PU's true curve (whole blocks and
  * the layout aside), plus the least a node's pivots can cost (a square
  * rectangle of N^2 / q blocks over the fastest node link). 0, or a
  * negative PLB_E code with a message in err (a scenario with no emulated
- * PU, a node without one, n below b, more nodes than blocks). */
+ * PU, a node without one, n below b, more nodes than blocks, matrices
+ * that do not fit in the nodes' memory_mb). */
 PLB_WUR int plb__sim2d_run(const struct plb__config *cfg, const struct plb__sim2d_opts *o,
 			   struct plb__sim2d_result *r, char *err, size_t errlen);
 void plb__sim2d_result_fini(struct plb__sim2d_result *r);
+
+/* MiB node i holds in partition h: its rectangles of A, B and C and two
+ * pivot buffers (2 (m + n) blocks), block_mb a block's. */
+double plb__sim2d_node_mb(const struct plb__hpart *h, int i, double block_mb);
 
 /* The result as text: the method's figures, then each node's rectangle
  * and its PUs' slices (names from cfg). */

@@ -7,7 +7,8 @@
  * within 6% of the bound where slices are many columns, where the
  * multiple-CPM baseline does not converge, and matches the CPM baselines
  * where speeds are constant; slices of a fraction of a block balance
- * where whole columns cannot; bad arguments are refused. */
+ * where whole columns cannot; memory caps hold with every method, and
+ * caps too small are refused; bad arguments are refused. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -55,7 +56,7 @@ static void test_gpa(void **state)
 	for (int i = 0; i < 3; i++)
 		assert_int_equal(plb__fpm_add(&f[i], 100, 100 / speed[i]), 0);
 	long out[3];
-	double T = plb__gpa(f, 3, 800, 1, out);
+	double T = plb__gpa(f, 3, 800, 1, NULL, out);
 	assert_int_equal(out[0] + out[1] + out[2], 800);
 	assert_true(labs(out[0] - 100) <= 1 && labs(out[1] - 200) <= 1 && labs(out[2] - 500) <= 1);
 	assert_true(fabs(T - 100) <= 1.0 + 1e-9);
@@ -65,12 +66,24 @@ static void test_gpa(void **state)
 	assert_int_equal(plb__fpm_add(&g[0], 100, 50), 0);
 	assert_int_equal(plb__fpm_add(&g[0], 400, 350), 0);
 	assert_int_equal(plb__fpm_add(&g[1], 100, 100), 0);
-	T = plb__gpa(g, 2, 300, 0, out);
+	T = plb__gpa(g, 2, 300, 0, NULL, out);
 	double t0 = plb__fpm_time(&g[0], (double)out[0]), t1 = plb__fpm_time(&g[1], (double)out[1]);
 	assert_int_equal(out[0] + out[1], 300);
 	assert_true(fabs(t0 - t1) <= 1.0 + 1e-9);
 	assert_true(out[0] > 100 && out[0] < 200);
-	assert_true(isnan(plb__gpa(g, 2, 1, 1, out)));  /* 1 unit, at least 1 each */
+	assert_true(isnan(plb__gpa(g, 2, 1, 1, NULL, out)));  /* 1 unit, at least 1 each */
+	/* caps: the fastest (speed 5) held at 300 of its 500; the other two
+	 * share the 500 left at equal times (1 : 2) */
+	long cap[3] = {800, 800, 300};
+	T = plb__gpa(f, 3, 800, 1, cap, out);
+	assert_int_equal(out[0] + out[1] + out[2], 800);
+	assert_int_equal(out[2], 300);
+	assert_true(labs(out[0] - 167) <= 1 && labs(out[1] - 333) <= 1);
+	assert_true(fabs(T - 500.0 / 3) <= 1.0 + 1e-9);
+	long small[3] = {100, 100, 100};
+	assert_true(isnan(plb__gpa(f, 3, 800, 1, small, out)));     /* 300 < 800 */
+	long zero[3] = {0, 800, 800};
+	assert_true(isnan(plb__gpa(f, 3, 800, 1, zero, out)));      /* a cap below min_each */
 }
 
 /* Devices: a CPU core (constant speed), a GPU that saturates with size,
@@ -268,6 +281,62 @@ static void test_comm_counted(void **state)
 		fail_msg("with the transfer counted %.2f, without %.2f", with, without);
 }
 
+/* Memory caps: the fastest nodes held to a small rectangle take no more
+ * with any method (the rest share it), the FPM partition still beats the
+ * homogeneous one within the caps, and caps that hold less than the
+ * matrix are refused. */
+static void test_caps(void **state)
+{
+	(void)state;
+	struct cluster c = mixed(1);
+	int N = 64;
+	double cap[16];
+	for (int i = 0; i < c.q; i++)
+		cap[i] = i < 2 ? 150 : INFINITY;
+	struct plb__hpart_cfg cfg = {.q = c.q, .p = c.p, .N = N, .eps1 = 0.05, .eps2 = 0.05,
+				     .max_iter = 30, .bench = bench, .cap = cap, .ctx = &c};
+	double t[PLB__HPART_NMETHOD];
+	for (int m = 0; m < PLB__HPART_NMETHOD; m++) {
+		cfg.method = (enum plb__hpart_method)m;
+		struct plb__hpart h;
+		assert_int_equal(plb__hpart_run(&cfg, &h), 0);
+		long area = 0;
+		for (int i = 0; i < h.q; i++) {
+			area += (long)h.m[i] * h.n[i];
+			if (!((double)h.m[i] * h.n[i] <= cap[i]))
+				fail_msg("%s: node %d has %d x %d blocks, its cap %g", plb__hpart_method_name(cfg.method),
+					 i, h.m[i], h.n[i], cap[i]);
+		}
+		assert_int_equal(area, (long)N * N);
+		t[m] = step_time(&c, &h);
+		plb__hpart_fini(&h);
+	}
+	if (!(t[PLB__HPART_FPM] < t[PLB__HPART_HOMOG]))
+		fail_msg("within the caps fpm %.3f, homogeneous %.3f", t[PLB__HPART_FPM], t[PLB__HPART_HOMOG]);
+	/* random caps holding 1.2 to 3 times the matrix: always within */
+	uint64_t r = 99;
+	for (int trial = 0; trial < 40; trial++) {
+		double sum = 0;
+		for (int i = 0; i < c.q; i++) {
+			r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+			sum += cap[i] = 1 + (double)(r >> 11) * 0x1.0p-53;
+		}
+		double scale = (1.2 + 1.8 * (double)(r % 1000) / 1000) * N * N / sum;
+		for (int i = 0; i < c.q; i++)
+			cap[i] = floor(cap[i] * scale);
+		cfg.method = (enum plb__hpart_method)(trial % PLB__HPART_NMETHOD);
+		struct plb__hpart h;
+		assert_int_equal(plb__hpart_run(&cfg, &h), 0);
+		for (int i = 0; i < h.q; i++)
+			assert_true((double)h.m[i] * h.n[i] <= cap[i]);
+		plb__hpart_fini(&h);
+	}
+	for (int i = 0; i < c.q; i++)
+		cap[i] = (double)N * N / c.q - 1;
+	struct plb__hpart h;
+	assert_int_equal(plb__hpart_run(&cfg, &h), PLB_ECONFIG);
+}
+
 /* Slices of 1/sub blocks: one node of 4 x 4 blocks, a CPU (speed 1) and
  * a device 4 times as fast: the equal-time split gives the CPU 0.8 of a
  * column (3.2 s a step). In whole columns the best is 4 s (1 + 3, or the
@@ -319,6 +388,7 @@ int main(void)
 		cmocka_unit_test(test_fpm_converges_and_wins),
 		cmocka_unit_test(test_comm_counted),
 		cmocka_unit_test(test_sub_block_slices),
+		cmocka_unit_test(test_caps),
 		cmocka_unit_test(test_bad_args),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

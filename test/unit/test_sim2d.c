@@ -3,9 +3,11 @@
  * rectangle's element columns; no partitioner's step is below the bound;
  * the FPM one is ahead of the homogeneous split on unequal nodes and
  * within 10% of the bound; the pivots cost a node's link its rectangle's
- * half-perimeter each step; the same seed gives the same partition; bad
- * sizes, a node without emulated PUs and a PU of no time are refused,
- * saying why. */
+ * half-perimeter each step; the same seed gives the same partition; each
+ * node's [node] memory_mb holds with every partitioner where the matrices
+ * exceed any one node's; bad sizes, a node without emulated PUs, a PU of
+ * no time and matrices larger than the nodes' memory are refused, saying
+ * why. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -102,6 +104,46 @@ static void test_seeded(void **state)
 	plb__config_fini(&cfg);
 }
 
+/* [node] memory_mb: the fast nodes a and b may hold 60 MiB each, the
+ * others 200; n = 64 x 48 doubles are 216 MiB for A, B and C, more than
+ * any one node: every partitioner keeps each node within its memory (its
+ * rectangles and two pivot buffers), the FPM one still ahead of the
+ * homogeneous split */
+static void test_memory(void **state)
+{
+	(void)state;
+	char err[512];
+	struct plb__config cfg;
+	const char *scen = "[run]\nunits = 1024\n[network]\nlatency_us = 50\n"
+		"[node a]\nemu = c g\nlink_gbps = 10\nmemory_mb = 60\n"
+		"[node b]\nemu = c g\nlink_gbps = 10\nmemory_mb = 60\n"
+		"[node c]\nemu = c c\nlink_gbps = 10\nmemory_mb = 200\n"
+		"[node d]\nemu = c c\nlink_gbps = 10\nmemory_mb = 200\n"
+		"[model c]\nclass = cpu\ncompute = poly 1e-5 6e-5\n"
+		"[model g]\nclass = gpu\ncompute = poly 1e-4 1.5e-5\n";
+	if (plb__config_load_text("t.ini", scen, strlen(scen), &cfg, err, sizeof err))
+		fail_msg("%s", err);
+	double step[PLB__HPART_NMETHOD];
+	for (int m = 0; m < PLB__HPART_NMETHOD; m++) {
+		struct plb__sim2d_result r = run(&cfg, (enum plb__hpart_method)m, 64 * 48, 1);
+		assert_true(r.mem_all_mb > 200);
+		for (int i = 0; i < r.part.q; i++) {
+			double mb = plb__sim2d_node_mb(&r.part, i, 64.0 * 64 * 8 / 1048576);
+			if (!(mb <= cfg.nodes[i].memory_mb))
+				fail_msg("%s: node %s holds %.1f MiB, its memory_mb %g",
+					 plb__hpart_method_name((enum plb__hpart_method)m), cfg.nodes[i].name, mb,
+					 cfg.nodes[i].memory_mb);
+			assert_true(mb <= r.mem_max_mb);
+		}
+		step[m] = r.step_s;
+		plb__sim2d_result_fini(&r);
+	}
+	if (!(step[PLB__HPART_FPM] < step[PLB__HPART_HOMOG]))
+		fail_msg("within memory: fpm %.4g s a step, homogeneous %.4g", step[PLB__HPART_FPM],
+			 step[PLB__HPART_HOMOG]);
+	plb__config_fini(&cfg);
+}
+
 static void refused(const char *text, long n, const char *want)
 {
 	struct plb__config cfg;
@@ -127,6 +169,10 @@ static void test_refused(void **state)
 		"[model c]\nclass = cpu\ncompute = poly 0 1\n", 640, "t.ini:5: node b has no emulated PU");
 	refused("[run]\nunits = 10\n[node a]\nemu = c z\n[model c]\nclass = cpu\ncompute = poly 0 1\n"
 		"[model z]\nclass = gpu\ncompute = poly 0 0\n", 640, "t.ini:8: [model z]: its compute takes 0 s");
+	/* 3 x 3072^2 doubles are 216 MiB */
+	refused("[run]\nunits = 10\n[node a]\nemu = c\nmemory_mb = 100\n[node b]\nemu = c\nmemory_mb = 100\n"
+		"[model c]\nclass = cpu\ncompute = poly 0 1\n", 3072,
+		"do not fit in the nodes' [node] memory_mb (200 MiB in all)");
 }
 
 int main(void)
@@ -134,6 +180,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_partition_and_bound),
 		cmocka_unit_test(test_seeded),
+		cmocka_unit_test(test_memory),
 		cmocka_unit_test(test_refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
