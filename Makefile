@@ -283,6 +283,8 @@ $(PLBSIM): $(call obj,$(wildcard apps/plbsim/*.c)) $(call layer_libs,$(SIM_LAYER
 $(BUILD)/test/test_runtime: TEST_LIBS = $(RUN_LIBS) -Wl,--wrap=plb__balancer_next
 # test_pipeline runs pipelines in one process.
 $(BUILD)/test/test_pipeline: TEST_LIBS = $(RUN_LIBS)
+# test_mm2d runs 2-D products in one process.
+$(BUILD)/test/test_mm2d: TEST_LIBS = $(RUN_LIBS)
 # test_mpi_settle runs itself under mpirun: the MPI transport on two ranks.
 $(BUILD)/test/test_mpi_settle: TEST_LIBS = $(RUN_LIBS)
 # test_alloc fails each allocation of a balancer's job in turn.

@@ -669,3 +669,57 @@ int plb__hpart_run(const struct plb__hpart_cfg *c, struct plb__hpart *h)
 		plb__hpart_fini(h);
 	return rc;
 }
+
+double plb__hpart_node_mb(const struct plb__hpart *h, int i, double block_mb)
+{
+	double m = h->m[i], n = h->n[i];
+	return (3 * m * n + 2 * (m + n)) * block_mb;
+}
+
+int plb__hpart_run_mem(struct plb__hpart_cfg *cfg, const double *memory_mb, double block_mb,
+		       struct plb__hpart *h, int *over)
+{
+	int q = cfg->q, capped = 0;
+	double held = 0;
+	*over = -1;
+	for (int i = 0; memory_mb && i < q; i++) {
+		capped |= memory_mb[i] > 0;
+		held += memory_mb[i] > 0 ? memory_mb[i] : INFINITY;
+	}
+	if (!capped) {
+		cfg->cap = NULL;
+		return plb__hpart_run(cfg, h);
+	}
+	if (held < 3.0 * cfg->N * cfg->N * block_mb) {
+		memset(h, 0, sizeof *h);
+		return PLB_ECONFIG;
+	}
+	double *cap = calloc((size_t)q, sizeof *cap);
+	if (!cap)
+		return PLB_ENOMEM;
+	for (int i = 0; i < q; i++) {
+		double blocks = memory_mb[i] / block_mb;
+		cap[i] = memory_mb[i] > 0 ? (blocks - 4 * sqrt(blocks / 3)) / 3 : INFINITY;
+	}
+	cfg->cap = cap;
+	int rc = 0;
+	for (int tries = 0; tries < 5; tries++) {
+		if ((rc = plb__hpart_run(cfg, h)))
+			break;
+		*over = -1;
+		for (int i = 0; i < q; i++) {
+			double more = plb__hpart_node_mb(h, i, block_mb) - memory_mb[i];
+			if (memory_mb[i] > 0 && more > 0) {
+				cap[i] = fmax(cap[i] - more / block_mb / 3 - 1, 1);
+				*over = i;
+			}
+		}
+		if (*over < 0)
+			break;
+		plb__hpart_fini(h);
+		rc = PLB_ECONFIG;
+	}
+	cfg->cap = NULL;
+	free(cap);
+	return rc;
+}

@@ -117,4 +117,18 @@ struct plb__hpart {
 PLB_WUR int plb__hpart_run(const struct plb__hpart_cfg *cfg, struct plb__hpart *out);
 void plb__hpart_fini(struct plb__hpart *h);
 
+/* MiB node i holds in partition h: its rectangles of A, B and C and two
+ * pivot buffers (2 (m + n) blocks), block_mb a block's. */
+double plb__hpart_node_mb(const struct plb__hpart *h, int i, double block_mb);
+
+/* plb__hpart_run with each node i within memory_mb[i] MiB (0: no cap;
+ * memory_mb NULL: none) of blocks of block_mb: its cap first that of a
+ * square rectangle, then lowered by what a thinner one needs more (at
+ * most 5 runs). cfg->cap is set here (NULL again after). 0; PLB_ECONFIG
+ * with *over the node that did not fit (-1: the matrices do not fit in
+ * all the nodes' memory, or no layout within the caps was found); the
+ * codes of plb__hpart_run. */
+PLB_WUR int plb__hpart_run_mem(struct plb__hpart_cfg *cfg, const double *memory_mb, double block_mb,
+			       struct plb__hpart *h, int *over);
+
 #endif

@@ -390,6 +390,71 @@ PLB_API int plb_finalize(plb_t *p);
  * it cleared. */
 PLB_API const char *plb_errmsg(const plb_t *p);
 
+/* ---- The 2-D blocked product with its matrices on the nodes ----------
+ * C = A B of n x n matrices in b x b blocks, laid out over the worker
+ * nodes in two levels (docs/HIERARCHICAL.md): each node holds its
+ * rectangles of A, B and C, drawn there element by element from a seed,
+ * and a step k of the N = n / b steps moves only pivots between the
+ * nodes (A's block column k along, B's block row k down), each node's
+ * PUs updating their slices of its C. The master holds the partition and
+ * the figures; no matrix crosses its link. */
+
+/* A step on one PU: what a 2-D product's kernel gets in blk->in (its
+ * blk->units: the slice's area in b x b blocks, for emulated PUs' models):
+ * c += a b, a the pivot column's part (rows x k, row-major, leading
+ * dimension lda), b the pivot row's slice (k x cols, ldb), c the slice of
+ * the node's C (rows x cols, ldc); elements of elem bytes (4: float, 8:
+ * double). A CPU team's members each take their share of the columns. */
+struct plb_gemm_step {
+	const void *a, *b;
+	void *c;
+	long rows, cols, k, lda, ldb, ldc;
+	int elem;
+};
+
+struct plb_mm2d {
+	unsigned abi;           /* PLB_INIT */
+	const char *kernel;     /* a name in plb_options.kernels whose classes run
+				 * struct plb_gemm_step */
+	long n;                 /* the matrices' side, in elements (a multiple of
+				 * block) */
+	int block;              /* b; 0: 128 */
+	int elem;               /* 4 (float) or 8 (double); 0: 8 */
+	uint64_t seed;          /* A and B: plb_mm2d_element of it */
+	const char *partitioner;        /* "fpm" (NULL), "multiple-cpm", "single-cpm",
+					 * "homogeneous" */
+	double eps;             /* the imbalance the partitioners stop at; 0: 0.05 */
+	int verify;             /* Freivalds' test of C on the nodes (8 vectors) */
+};
+
+struct plb_mm2d_result {
+	unsigned abi;           /* PLB_INIT, set by the caller */
+	int nodes, pus;
+	long blocks;            /* N: blocks a side, and steps */
+	double partition_s;     /* the partitioner's benchmarks and solves */
+	double product_s;       /* the first step's start to the last node's end */
+	double step_s;          /* product_s / N */
+	double compute_frac;    /* of the nodes' step time, their PUs' compute (the
+				 * rest: waiting for pivots), the mean over nodes */
+	double bytes_net;       /* pivot bytes between the nodes */
+	long half_perimeters;   /* the layout's, in blocks, and its lower bound */
+	double half_perimeters_lb;
+	double memory_mb_max;   /* the most a node holds of the matrices */
+	int benchmarks, node_iterations;
+	int verified;           /* 1: passed, 0: failed, -1: not asked */
+	double residual;        /* the test's largest relative difference */
+};
+
+/* Element (i, j) of matrix `which` (0: A, 1: B) drawn from seed: uniform in
+ * [-1, 1), the same on every node. */
+PLB_API double plb_mm2d_element(uint64_t seed, int which, long i, long j);
+/* Master: run the 2-D product over the worker nodes (every PU's class
+ * must have a function in the kernel). 0 with *r filled; PLB_EINVAL (bad
+ * job), PLB_ECONFIG (a node's [node] memory_mb too small for any
+ * partition, or a PU the kernel has no function for), PLB_EIO (a worker
+ * failed or fell silent: the run is lost, not recovered). */
+PLB_API PLB_WUR int plb_run_mm2d(plb_t *p, const struct plb_mm2d *job, struct plb_mm2d_result *r);
+
 #ifdef __cplusplus
 }
 #endif

@@ -6,6 +6,10 @@
  *   mpirun -np K plb-mm --config FILE --n N [--prec single|double]
  *          [--policy P] [--set KEY=VALUE] [--verify] [--json] [--seed S]
  *          [--runs K]
+ *
+ * With --layout 2d the product is the 2-D blocked one with A, B and C on
+ * the worker nodes, drawn there (plb_run_mm2d): only the pivots move,
+ * between the workers; --block B, --partitioner P, --eps E.
  */
 #include <errno.h>
 #include <math.h>
@@ -31,14 +35,61 @@ static void fill(void *M, size_t count, enum plb__mm_prec prec, uint64_t seed)
 	}
 }
 
+/* --layout 2d: the 2-D product, its figures as text or JSON. */
+static int run_2d(plb_t *p, const struct app_args *a, long n, long block, const char *part, double eps)
+{
+	struct plb_mm2d job = {PLB_INIT, .kernel = "mm2d", .n = n, .block = (int)block,
+			       .elem = !strcmp(a->prec, "double") ? 8 : 4, .seed = (uint64_t)a->seed,
+			       .partitioner = part, .eps = eps, .verify = a->verify};
+	struct plb_mm2d_result r = {PLB_INIT};
+	int rc = plb_run_mm2d(p, &job, &r);
+	if (rc) {
+		fprintf(stderr, "plb-mm: %s\n", plb_errmsg(p));
+		return rc;
+	}
+	double flops = 2.0 * (double)n * (double)n * (double)n;
+	if (a->json) {
+		printf("{\"layout\": \"2d\", \"n\": %ld, \"block\": %ld, \"partitioner\": \"%s\", \"nodes\": %d, \"pus\": %d, "
+		       "\"product_s\": %.6g, \"step_s\": %.6g, \"gflops\": %.6g, \"compute_frac\": %.4f, "
+		       "\"partition_s\": %.6g, \"benchmarks\": %d, \"node_iterations\": %d, "
+		       "\"half_perimeters\": %ld, \"half_perimeters_lb\": %.6g, \"pivot_bytes\": %.6g, "
+		       "\"memory_mb_max\": %.6g, \"verified\": %d, \"residual\": %.3g}\n",
+		       n, block, part, r.nodes, r.pus, r.product_s, r.step_s,
+		       r.product_s > 0 ? flops / r.product_s / 1e9 : 0, r.compute_frac, r.partition_s, r.benchmarks,
+		       r.node_iterations, r.half_perimeters, r.half_perimeters_lb, r.bytes_net, r.memory_mb_max,
+		       r.verified, r.residual);
+	} else {
+		printf("2-D product      %ld x %ld in %ld x %ld blocks of %ld, over %d nodes and %d PUs (%s)\n", n, n,
+		       r.blocks, r.blocks, block, r.nodes, r.pus, part);
+		printf("product          %.4g s (%.4g s a step, %.4g GFLOP/s); the nodes' PUs computed %.0f%% of it\n",
+		       r.product_s, r.step_s, r.product_s > 0 ? flops / r.product_s / 1e9 : 0, 100 * r.compute_frac);
+		printf("partitioner      %.3g s, %d benchmarks, %d node iterations\n", r.partition_s, r.benchmarks,
+		       r.node_iterations);
+		printf("layout           half-perimeters %ld blocks (%.4f of their lower bound)\n", r.half_perimeters,
+		       r.half_perimeters_lb > 0 ? r.half_perimeters / r.half_perimeters_lb : 0);
+		printf("pivots           %.4g MB between the nodes; no matrix through the master\n", r.bytes_net / 1e6);
+		printf("memory           %.4g MiB at most a node\n", r.memory_mb_max);
+	}
+	if (a->verify) {
+		fprintf(stderr, "plb-mm: verify (Freivalds, 8 vectors, on the nodes): %s, worst relative difference %.3g\n",
+			r.verified == 1 ? "ok" : "FAILED", r.residual);
+		if (r.verified != 1)
+			return 3;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	static const struct plb_kernel *const kernels[] = {&plb__mm_kernel};
-	struct plb_options o = {PLB_INIT, .kernels = kernels, .nkernels = 1};
+	static const struct plb_kernel *const kernels[] = {&plb__mm_kernel, &plb__mm2d_kernel};
+	struct plb_options o = {PLB_INIT, .kernels = kernels, .nkernels = 2};
 	struct app_args a = {.name = "plb-mm", .synopsis = "mpirun -np K plb-mm --config FILE --n N [options]",
 			     .runs = 1, .seed = 1, .prec = "double"};
-	long n = 0;
-	const char *output = NULL;
+	long n = 0, block = 128;
+	double eps = 0.05;
+	const char *output = NULL, *layout = "1d", *part = "fpm";
+	static const char *const layouts[] = {"1d", "2d", NULL};
+	static const char *const parts[] = {"fpm", "multiple-cpm", "single-cpm", "homogeneous", NULL};
 	const struct app_opt opts[] = {
 		APP_LONG_OPT("--n", "N", &n, 1, 1 << 20, "an integer in [1, 1048576]",
 			     "matrix order: C = A x B, all N x N (required)"),
@@ -50,6 +101,18 @@ int main(int argc, char **argv)
 		APP_OPT_RUNS(&a, "compute the product K times, one report each (default 1);\n"
 				 "runs after the first start from its models, and the\n"
 				 "nodes keep the A and B they were sent"),
+		APP_WORD_OPT("--layout", "L", &layout, layouts, "1d or 2d",
+			     "1d (default): B's columns to the PUs from the master;\n"
+			     "2d: A, B and C drawn and kept on the worker nodes,\n"
+			     "laid out in two levels, only pivots moving between them"),
+		APP_LONG_OPT("--block", "B", &block, 1, 4096, "an integer in [1, 4096]",
+			     "with --layout 2d: the block's side (default 128; N a multiple)"),
+		APP_WORD_OPT("--partitioner", "P", &part, parts, "fpm, multiple-cpm, single-cpm or homogeneous",
+			     "with --layout 2d: fpm (default), multiple-cpm, single-cpm,\n"
+			     "homogeneous"),
+		APP_REAL_OPT("--eps", "E", &eps, 0.001, 0.5, "a number in [0.001, 0.5]",
+			     "with --layout 2d: the imbalance the partitioners stop at\n"
+			     "(default 0.05)"),
 	};
 	int status = APP_COMMAND_LINE(&a, &o, opts, &argc, argv);
 	if (status >= 0)
@@ -58,6 +121,12 @@ int main(int argc, char **argv)
 		return app_wrong(&a, 1, "%s is required", !o.config ? "--config FILE" : "--n N");
 	enum plb__mm_prec prec = !strcmp(a.prec, "double") ? PLB__MM_F64 : PLB__MM_F32;
 	long seed = a.seed;
+	int two_d = !strcmp(layout, "2d");
+	if (two_d && (output || a.runs != 1))
+		return app_wrong(&a, 1, "%s: not with --layout 2d (C stays on the nodes; one run)",
+				 output ? "--output" : "--runs");
+	if (two_d && n % block)
+		return app_wrong(&a, 1, "--n %ld: not a multiple of --block %ld; accepted: a multiple", n, block);
 
 	/* the output's path is checked before the run, not after it */
 	int unwritable = app_writable(&a, "--output", output);
@@ -67,6 +136,8 @@ int main(int argc, char **argv)
 		return status;
 	if (unwritable)
 		return app_end(p, unwritable);
+	if (two_d)
+		return app_end(p, run_2d(p, &a, n, block, part, eps));
 
 	size_t elem = plb__mm_elem(prec), nn = (size_t)n * (size_t)n;
 	struct plb__mm_shared *sh = malloc(sizeof *sh + nn * elem);

@@ -29,6 +29,14 @@ struct plb__mm_shared {
 /* plb-mm's kernel "mm" (mm_kernel.c): cpu, and cuda where built. */
 extern const struct plb_kernel plb__mm_kernel;
 
+/* plb-mm --layout 2d's kernel "mm2d" (mm_kernel.c): the 2-D product's
+ * step (struct plb_gemm_step, plb.h), cpu. */
+extern const struct plb_kernel plb__mm2d_kernel;
+struct plb_gemm_step;
+/* c += a b of the step, row-major, for member `member` of `members` (its
+ * share of the columns). 0 or PLB_EINVAL. */
+PLB_WUR int plb__mm_gemm_step(const struct plb_gemm_step *s, int member, int members);
+
 /* Bytes of one element. */
 size_t plb__mm_elem(enum plb__mm_prec prec);
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "kernels/mm/mm.h"
+#include "plb.h"
 
 size_t plb__mm_elem(enum plb__mm_prec prec)
 {
@@ -109,4 +110,27 @@ int plb__mm_verify(enum plb__mm_prec prec, int n, const void *A, const void *B,
 	if (err_out)
 		*err_out = worst;
 	return worst <= tol ? 0 : PLB_ESOLVE;
+}
+
+int plb__mm_gemm_step(const struct plb_gemm_step *s, int member, int members)
+{
+	if (!s || !s->a || !s->b || !s->c || s->rows < 0 || s->cols < 0 || s->k < 1 ||
+	    s->lda < s->k || s->ldb < s->cols || s->ldc < s->cols || members < 1 || member < 0 ||
+	    member >= members || s->rows > INT32_MAX || s->cols > INT32_MAX || s->ldc > INT32_MAX ||
+	    (s->elem != 4 && s->elem != 8))
+		return PLB_EINVAL;
+	/* member's share of the columns */
+	long c0 = s->cols * member / members, c1 = s->cols * (member + 1) / members;
+	if (c1 <= c0 || !s->rows)
+		return 0;
+	size_t e = (size_t)s->elem;
+	const char *b = (const char *)s->b + (size_t)c0 * e;
+	char *c = (char *)s->c + (size_t)c0 * e;
+	if (s->elem == 8)
+		cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)s->rows, (int)(c1 - c0), (int)s->k,
+			    1.0, s->a, (int)s->lda, (const double *)b, (int)s->ldb, 1.0, (double *)c, (int)s->ldc);
+	else
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)s->rows, (int)(c1 - c0), (int)s->k,
+			    1.0f, s->a, (int)s->lda, (const float *)b, (int)s->ldb, 1.0f, (float *)c, (int)s->ldc);
+	return 0;
 }

@@ -136,3 +136,15 @@ const struct plb_kernel plb__mm_kernel = {
 	.opencl = {.init = mm_cl_init, .run = mm_cl_run, .fini = mm_fini},
 #endif
 };
+
+static int mm2d_cpu_run(void *state, const struct plb_block *b)
+{
+	(void)state;
+	return plb__mm_gemm_step(b->in, b->member, b->members);
+}
+
+const struct plb_kernel plb__mm2d_kernel = {
+	PLB_INIT,
+	.name = "mm2d",
+	.cpu = {.run = mm2d_cpu_run, .whole = 1},
+};

@@ -177,6 +177,23 @@ void plb__peer_out(struct plb *p, int k);
  * that a process id used again by something else is left alone (peers.c). */
 void plb__end_lost_ranks(const int32_t *pids, size_t n);
 
+/* Worker: its PUs as a 2-D product sees them (worker.c gives them to
+ * wmm2d.c): how many, and fn(d, arg) run on PU pu's thread with its
+ * device, after what it was given before (0, PLB_EINVAL, PLB_ENOMEM). */
+struct plb__dev;
+struct plb__pu_calls {
+	int npu;
+	int (*on_pu)(struct plb *p, int pu, void (*fn)(struct plb__dev *d, void *arg), void *arg);
+};
+/* Worker: a 2-D product's M2BENCH, M2START (wmm2d.c; each takes msg): the
+ * benchmark answered; the whole run, its pivots to and from the other
+ * workers, its M2DONE to the master. 0, or an error that ends the worker
+ * (the transport's); the run's own errors go to the master in M2DONE. A
+ * message from the master that ended the run (its SHUTDOWN) comes back
+ * in *again, for the worker's loop (NULL: none). */
+PLB_WUR int plb__wmm2d_bench(struct plb *p, const struct plb__pu_calls *pus, void *msg);
+PLB_WUR int plb__wmm2d_run(struct plb *p, const struct plb__pu_calls *pus, void *msg, void **again);
+
 /* An API call begins: the message of an earlier call's error is gone
  * (plb_errmsg says the last call's). */
 static inline void plb__api_begin(struct plb *p)

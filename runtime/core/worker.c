@@ -34,6 +34,14 @@ enum out_kind { OUT_MSG, OUT_DROPPED, OUT_ENDED, OUT_LOST };
  * instance's IDONE); a slot's thread's failure (msg: a struct pipe_err);
  * a slot's last task of an ended run is back */
 enum { JOB_TASK = 16, OUT_BEGUN, OUT_SEND, OUT_PIPE_ERR, OUT_NUDGE };
+/* a function to run on a PU's thread with its device (on_pu;
+ * msg: a struct fn_job) */
+enum { JOB_FN = 32 };
+
+struct fn_job {
+	void (*fn)(struct plb__dev *d, void *arg);
+	void *arg;
+};
 
 struct pipe_err {
 	int rc, slot;
@@ -535,6 +543,10 @@ static void *pu_main(void *arg)
 			post(u->w, u->w->k ? OUT_DROPPED : OUT_BEGUN, NULL);
 		} else if (j->kind == JOB_TASK) {
 			run_task(u, j->msg);
+		} else if (j->kind == JOB_FN) {
+			struct fn_job *f = j->msg;
+			f->fn(&u->dev, f->arg);
+			free(f);
 		} else {
 			do_block(u, j);
 		}
@@ -564,6 +576,22 @@ static void worker_poke(void *arg)
 static int push_job(struct wpu *u, enum job_kind kind, void *msg)
 {
 	return enqueue(&u->mu, &u->cv, &u->inbox, kind, msg, plb__now());
+}
+
+/* fn(d, arg) on PU pu's thread (struct plb__pu_calls). */
+static int on_pu(struct plb *p, int pu, void (*fn)(struct plb__dev *d, void *arg), void *arg)
+{
+	struct plb__worker *w = p->wk;
+	if (!w || pu < 0 || pu >= w->npu)
+		return PLB_EINVAL;
+	struct fn_job *f = malloc(sizeof *f);
+	if (!f)
+		return PLB_ENOMEM;
+	*f = (struct fn_job){fn, arg};
+	int rc = enqueue(&w->pu[pu].mu, &w->pu[pu].cv, &w->pu[pu].inbox, JOB_FN, f, plb__now());
+	if (rc)
+		free(f);
+	return rc;
 }
 
 /* ---- set-up ---------------------------------------------------------- */
@@ -964,6 +992,23 @@ static void pipe_close(struct plb__worker *w)
 }
 
 /* PSTART: the ops, their kernels, the node's slots and its scheduler. */
+/* Waits until the runs before are over on every PU (their ends drained):
+ * 0, or drain's error. */
+static int runs_over(struct plb *p)
+{
+	struct plb__worker *w = p->wk;
+	int rc;
+	while (old_run_held(w) || w->pipe) {
+		if ((rc = drain(p)) < 0)
+			return rc;
+		pthread_mutex_lock(&w->mu);
+		if (plb__fifo_empty(&w->outbox) && (old_run_held(w) || w->pipe))
+			pthread_cond_wait(&w->cv, &w->mu);
+		pthread_mutex_unlock(&w->mu);
+	}
+	return 0;
+}
+
 static int on_pstart(struct plb *p, void *msg)
 {
 	struct plb__worker *w = p->wk;
@@ -972,15 +1017,9 @@ static int on_pstart(struct plb *p, void *msg)
 	char why[256] = "";
 	int rc = 0;
 
-	while (old_run_held(w) || w->pipe) {
-		if ((rc = drain(p)) < 0) {
-			plb__msg_free(msg);
-			return rc;
-		}
-		pthread_mutex_lock(&w->mu);
-		if (plb__fifo_empty(&w->outbox) && (old_run_held(w) || w->pipe))
-			pthread_cond_wait(&w->cv, &w->mu);
-		pthread_mutex_unlock(&w->mu);
+	if ((rc = runs_over(p)) < 0) {
+		plb__msg_free(msg);
+		return rc;
 	}
 	w->pstart = msg;
 	w->pipe_run = h->run;
@@ -1194,6 +1233,18 @@ static int handle(struct plb *p, void *msg)
 		return on_pstart(p, msg);
 	case PLB__MSG_INST:
 		return on_inst(p, msg);
+	case PLB__MSG_M2BENCH:
+	case PLB__MSG_M2START:
+		if ((rc = runs_over(p)) < 0) {
+			plb__msg_free(msg);
+			return rc;
+		}
+		struct plb__pu_calls pus = {w->npu, on_pu};
+		if (h->type == PLB__MSG_M2BENCH)
+			return plb__wmm2d_bench(p, &pus, msg);
+		void *again = NULL;
+		rc = plb__wmm2d_run(p, &pus, msg, &again);
+		return rc ? rc : again ? handle(p, again) : 0;
 	case PLB__MSG_DISPATCH:
 		if (h->pu < 0 || h->pu >= w->npu || !w->k) {
 			int pu = h->pu;

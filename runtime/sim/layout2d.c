@@ -59,12 +59,6 @@ void plb__sim2d_result_fini(struct plb__sim2d_result *r)
 	plb__hpart_fini(&r->part);
 }
 
-double plb__sim2d_node_mb(const struct plb__hpart *h, int i, double block_mb)
-{
-	double m = h->m[i], n = h->n[i];
-	return (3 * m * n + 2 * (m + n)) * block_mb;
-}
-
 int plb__sim2d_run(const struct plb__config *cfg, const struct plb__sim2d_opts *o,
 		   struct plb__sim2d_result *r, char *err, size_t errlen)
 {
@@ -133,62 +127,35 @@ int plb__sim2d_run(const struct plb__config *cfg, const struct plb__sim2d_opts *
 		plb__rng_seed(&c.rng[at], o->seed, (uint64_t)k);
 	}
 	free(fill);
-	/* [node] memory_mb: a cap on each node's rectangle, first for a
-	 * square one (its pivots 2 (m + n) blocks), then lowered by what a
-	 * thinner one needs more */
+	/* [node] memory_mb: each node's rectangles within it */
 	double block_mb = (double)b * b * 8 / 1048576, need = 3.0 * N * N * block_mb, held = 0;
-	int capped = 0;
-	for (int i = 0; i < q; i++) {
-		capped |= cfg->nodes[i].memory_mb > 0;
-		held += cfg->nodes[i].memory_mb > 0 ? cfg->nodes[i].memory_mb : INFINITY;
-	}
-	if (capped && held < need) {
-		snprintf(err, errlen, "%s: the matrices (A, B and C: 3 x %ld^2 doubles, %.0f MiB) do not fit in the nodes' [node] memory_mb (%.0f MiB in all); accepted: a smaller n, or more memory",
-			 cfg->path, o->n, need, held);
-		rc = PLB_ECONFIG;
-		goto out;
-	}
-	double *cap = capped ? calloc((size_t)q, sizeof *cap) : NULL;
-	if (capped && !cap) {
+	double *mem = calloc((size_t)q + 1, sizeof *mem);
+	if (!mem) {
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
-	for (int i = 0; i < q && cap; i++) {
-		double mb = cfg->nodes[i].memory_mb / block_mb;       /* in blocks */
-		cap[i] = cfg->nodes[i].memory_mb > 0 ? (mb - 4 * sqrt(mb / 3)) / 3 : INFINITY;
+	for (int i = 0; i < q; i++) {
+		mem[i] = cfg->nodes[i].memory_mb;
+		held += mem[i] > 0 ? mem[i] : INFINITY;
 	}
 	struct plb__hpart_cfg hc = {.q = q, .p = p, .N = (int)N, .eps1 = o->eps > 0 ? o->eps : 0.05,
 				    .eps2 = o->eps > 0 ? o->eps : 0.05,
 				    .max_iter = 20, .method = o->method, .bench = bench, .comm = comm,
-				    .cap = cap, .ctx = &c, .sub = b};
-	int worst = -1;
-	for (int tries = 0; tries < 5; tries++) {
-		rc = plb__hpart_run(&hc, &r->part);
-		if (rc || !cap)
-			break;
-		worst = -1;
-		for (int i = 0; i < q; i++) {
-			double over = plb__sim2d_node_mb(&r->part, i, block_mb) - cfg->nodes[i].memory_mb;
-			if (cfg->nodes[i].memory_mb > 0 && over > 0) {
-				cap[i] = fmax(cap[i] - over / block_mb / 3 - 1, 1);
-				worst = i;
-			}
-		}
-		if (worst < 0)
-			break;
-		plb__hpart_fini(&r->part);
-	}
-	free(cap);
-	if (!rc && worst >= 0) {
-		snprintf(err, errlen, "%s:%d: node %s: no rectangle of the %ld x %ld blocks was found within its [node] memory_mb = %g MiB",
-			 cfg->path, cfg->nodes[worst].line, cfg->nodes[worst].name, N, N,
-			 cfg->nodes[worst].memory_mb);
-		rc = PLB_ECONFIG;
-		goto out;
-	}
+				    .ctx = &c, .sub = b};
+	int over = -1;
+	rc = plb__hpart_run_mem(&hc, mem, block_mb, &r->part, &over);
+	free(mem);
 	if (rc == PLB_ECONFIG) {
-		snprintf(err, errlen, "%s: no layout of the %ld x %ld blocks keeps every node within its [node] memory_mb; accepted: a smaller n, or more memory",
-			 cfg->path, N, N);
+		if (held < need)
+			snprintf(err, errlen, "%s: the matrices (A, B and C: 3 x %ld^2 doubles, %.0f MiB) do not fit in the nodes' [node] memory_mb (%.0f MiB in all); accepted: a smaller n, or more memory",
+				 cfg->path, o->n, need, held);
+		else if (over >= 0)
+			snprintf(err, errlen, "%s:%d: node %s: no rectangle of the %ld x %ld blocks was found within its [node] memory_mb = %g MiB",
+				 cfg->path, cfg->nodes[over].line, cfg->nodes[over].name, N, N,
+				 cfg->nodes[over].memory_mb);
+		else
+			snprintf(err, errlen, "%s: no layout of the %ld x %ld blocks keeps every node within its [node] memory_mb; accepted: a smaller n, or more memory",
+				 cfg->path, N, N);
 		goto out;
 	}
 	if (rc) {
@@ -209,7 +176,7 @@ int plb__sim2d_run(const struct plb__config *cfg, const struct plb__sim2d_opts *
 		fast = fmax(fast, cfg->nodes[i].link_gbps);
 	}
 	for (int i = 0; i < q; i++) {
-		double mb = plb__sim2d_node_mb(&r->part, i, block_mb);
+		double mb = plb__hpart_node_mb(&r->part, i, block_mb);
 		if (mb > r->mem_max_mb) {
 			r->mem_max_mb = mb;
 			r->mem_max_node = i;

@@ -60,10 +60,6 @@ PLB_WUR int plb__sim2d_run(const struct plb__config *cfg, const struct plb__sim2
 			   struct plb__sim2d_result *r, char *err, size_t errlen);
 void plb__sim2d_result_fini(struct plb__sim2d_result *r);
 
-/* MiB node i holds in partition h: its rectangles of A, B and C and two
- * pivot buffers (2 (m + n) blocks), block_mb a block's. */
-double plb__sim2d_node_mb(const struct plb__hpart *h, int i, double block_mb);
-
 /* The result as text: the method's figures, then each node's rectangle
  * and its PUs' slices (names from cfg). */
 void plb__sim2d_print(const struct plb__config *cfg, const struct plb__sim2d_result *r, FILE *f);

@@ -40,6 +40,13 @@ enum plb__msg_type {
 	PLB__MSG_PSTART,        /* master -> worker: a pipeline run: its ops, shared data */
 	PLB__MSG_INST,          /* master -> worker: an instance and its input */
 	PLB__MSG_IDONE,         /* worker -> master: an instance's output and its tasks */
+	/* 2-D product runs (runtime/core/mm2d.h says the payloads) */
+	PLB__MSG_M2BENCH,       /* master -> worker: time one step on a PU */
+	PLB__MSG_M2BENCHED,     /* worker -> master: its time */
+	PLB__MSG_M2START,       /* master -> worker: the product, the layout, its slices */
+	PLB__MSG_M2PIV,         /* worker -> worker: a pivot's piece */
+	PLB__MSG_M2VEC,         /* either way: Freivalds' vectors */
+	PLB__MSG_M2DONE,        /* worker -> master: its steps' figures, or an error */
 };
 
 /* 128 bytes; the payload follows at PLB__HDR_SIZE (16-byte aligned). A

@@ -128,7 +128,7 @@ static void test_memory(void **state)
 		struct plb__sim2d_result r = run(&cfg, (enum plb__hpart_method)m, 64 * 48, 1);
 		assert_true(r.mem_all_mb > 200);
 		for (int i = 0; i < r.part.q; i++) {
-			double mb = plb__sim2d_node_mb(&r.part, i, 64.0 * 64 * 8 / 1048576);
+			double mb = plb__hpart_node_mb(&r.part, i, 64.0 * 64 * 8 / 1048576);
 			if (!(mb <= cfg.nodes[i].memory_mb))
 				fail_msg("%s: node %s holds %.1f MiB, its memory_mb %g",
 					 plb__hpart_method_name((enum plb__hpart_method)m), cfg.nodes[i].name, mb,
