@@ -515,6 +515,30 @@ void plb__hpart_fini(struct plb__hpart *h)
 	memset(h, 0, sizeof *h);
 }
 
+/* The common time at which the devices' FPMs share W blocks of area
+ * (each read off its FPM directly: plb__fpm_size), to a relative 1e-9;
+ * NAN when a device has no point. */
+static double fpm_bound(const struct st *s, double W)
+{
+	int n = s->h->ndev;
+	double lo = 0, hi = INFINITY;
+	for (int k = 0; k < n; k++) {
+		if (!s->dev[k].n)
+			return NAN;
+		hi = fmin(hi, plb__fpm_time(&s->dev[k], W));
+	}
+	for (int it = 0; it < 200 && hi - lo > 1e-9 * hi; it++) {
+		double T = (lo + hi) / 2, sum = 0;
+		for (int k = 0; k < n && sum < W; k++)
+			sum += plb__fpm_size(&s->dev[k], T);
+		if (sum >= W)
+			hi = T;
+		else
+			lo = T;
+	}
+	return hi;
+}
+
 static int inpa(struct st *s, double *area)
 {
 	const struct plb__hpart_cfg *c = s->c;
@@ -587,6 +611,7 @@ static int inpa(struct st *s, double *area)
 				idpa(s, i);
 		h->imbalance = node_imbalance(s);
 	}
+	h->step_bound = fpm_bound(s, (double)c->N * c->N);
 	h->half_perimeters = 0;
 	h->half_perimeters_lb = 0;
 	for (int i = 0; i < q; i++) {

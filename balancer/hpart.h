@@ -108,6 +108,9 @@ struct plb__hpart {
 	long half_perimeters;
 	double half_perimeters_lb;
 	double imbalance;       /* (slowest - fastest node) / slowest, last benchmark */
+	double step_bound;      /* the equal-time split of the N x N blocks over every
+				 * device's FPM (whole blocks and the layout aside):
+				 * no partition on what was measured steps faster */
 };
 
 /* Runs the method's partitioning. 0, PLB_EINVAL (bad cfg, or N too small

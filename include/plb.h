@@ -443,6 +443,12 @@ struct plb_mm2d_result {
 	int benchmarks, node_iterations;
 	int verified;           /* 1: passed, 0: failed, -1: not asked */
 	double residual;        /* the test's largest relative difference */
+	double bound_s;         /* N steps of: the equal-time split of a step over
+				 * every PU's FPM (what the partitioner measured),
+				 * plus the pivots a node of the average area must
+				 * receive, over the slowest node link ([node]
+				 * link_gbps, else [network] link_gbps; none: 0) */
+	double link_gbps;       /* the link the bound took (0: none known) */
 };
 
 /* Element (i, j) of matrix `which` (0: A, 1: B) drawn from seed: uniform in

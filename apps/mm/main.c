@@ -53,11 +53,12 @@ static int run_2d(plb_t *p, const struct app_args *a, long n, long block, const 
 		       "\"product_s\": %.6g, \"step_s\": %.6g, \"gflops\": %.6g, \"compute_frac\": %.4f, "
 		       "\"partition_s\": %.6g, \"benchmarks\": %d, \"node_iterations\": %d, "
 		       "\"half_perimeters\": %ld, \"half_perimeters_lb\": %.6g, \"pivot_bytes\": %.6g, "
-		       "\"memory_mb_max\": %.6g, \"verified\": %d, \"residual\": %.3g}\n",
+		       "\"memory_mb_max\": %.6g, \"verified\": %d, \"residual\": %.3g, \"bound_s\": %.6g, "
+		       "\"ratio\": %.6g, \"link_gbps\": %.6g}\n",
 		       n, block, part, r.nodes, r.pus, r.product_s, r.step_s,
 		       r.product_s > 0 ? flops / r.product_s / 1e9 : 0, r.compute_frac, r.partition_s, r.benchmarks,
 		       r.node_iterations, r.half_perimeters, r.half_perimeters_lb, r.bytes_net, r.memory_mb_max,
-		       r.verified, r.residual);
+		       r.verified, r.residual, r.bound_s, r.bound_s > 0 ? r.product_s / r.bound_s : 0, r.link_gbps);
 	} else {
 		printf("2-D product      %ld x %ld in %ld x %ld blocks of %ld, over %d nodes and %d PUs (%s)\n", n, n,
 		       r.blocks, r.blocks, block, r.nodes, r.pus, part);
@@ -69,6 +70,10 @@ static int run_2d(plb_t *p, const struct app_args *a, long n, long block, const 
 		       r.half_perimeters_lb > 0 ? r.half_perimeters / r.half_perimeters_lb : 0);
 		printf("pivots           %.4g MB between the nodes; no matrix through the master\n", r.bytes_net / 1e6);
 		printf("memory           %.4g MiB at most a node\n", r.memory_mb_max);
+		printf("bound            %.4g s, ratio %.4f (the PUs' measured steps split at equal times, %s)\n",
+		       r.bound_s, r.bound_s > 0 ? r.product_s / r.bound_s : 0,
+		       r.link_gbps > 0 ? "plus the pivots a node must receive over the slowest link"
+				       : "no link known: the pivots not counted");
 	}
 	if (a->verify) {
 		fprintf(stderr, "plb-mm: verify (Freivalds, 8 vectors, on the nodes): %s, worst relative difference %.3g\n",

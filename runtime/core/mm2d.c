@@ -42,6 +42,7 @@ struct m2 {
 	const struct plb_mm2d *job;
 	int q, b, elem;
 	long N;
+	int run;                /* this run's number (p->runs) */
 	int *peer;              /* node i's peer index */
 	int *npu;               /* node i's PUs */
 	double *heard;          /* node i's last message (plb__now) */
@@ -111,15 +112,17 @@ static int next_msg(struct m2 *c, void **msg, int *node, double limit)
 }
 
 /* hpart's benchmark: device j of node i, one step on a slice of m blocks'
- * rows and d element columns, timed by its worker. */
+ * rows and d blocks' columns (d a whole number of element columns: hpart's
+ * sub is b), timed by its worker. */
 static double bench(void *ctx, int i, int j, int m, double d)
 {
 	struct m2 *c = ctx;
 	struct plb *p = c->p;
 	if (c->err)
 		return INFINITY;
+	int64_t cols = llround(d * c->b);
 	struct plb__m2bench mb = {.pu = j, .elem = c->elem, .rows = (int64_t)m * c->b,
-				  .cols = d < 1 ? 1 : (int64_t)d, .k = c->b};
+				  .cols = cols < 1 ? 1 : cols, .k = c->b};
 	snprintf(mb.kernel, sizeof mb.kernel, "%s", c->job->kernel);
 	int rank = p->peer[c->peer[i]].rank;
 	if ((c->err = send_to(c, rank, PLB__MSG_M2BENCH, &mb, sizeof mb)))
@@ -232,7 +235,7 @@ static int start_node(struct m2 *c, const struct plb__hpart *h, int i)
 	if (!buf)
 		return plb__fail(c->p, PLB_ENOMEM, "out of memory");
 	struct plb__m2start st = {.n = c->job->n, .b = c->b, .elem = c->elem, .q = q, .node = i, .npu = np,
-				  .verify = c->job->verify != 0, .seed = c->job->seed};
+				  .verify = c->job->verify != 0, .run = c->run, .seed = c->job->seed};
 	snprintf(st.kernel, sizeof st.kernel, "%s", c->job->kernel);
 	memcpy(buf, &st, sizeof st);
 	int32_t *v = (int32_t *)(buf + sizeof st);
@@ -369,6 +372,7 @@ int plb_run_mm2d(plb_t *p, const struct plb_mm2d *job, struct plb_mm2d_result *r
 	r->abi = abi;
 	struct m2 c = {.p = p, .job = job, .b = job->block ? job->block : 128, .elem = job->elem ? job->elem : 8};
 	c.N = job->n / c.b;
+	c.run = ++p->runs;
 	c.peer = calloc((size_t)p->npeer + 1, sizeof *c.peer);
 	c.npu = calloc((size_t)p->npeer + 1, sizeof *c.npu);
 	c.heard = calloc((size_t)p->npeer + 1, sizeof *c.heard);
@@ -404,6 +408,18 @@ int plb_run_mm2d(plb_t *p, const struct plb_mm2d *job, struct plb_mm2d_result *r
 	r->node_iterations = h.inter_iters;
 	r->half_perimeters = h.half_perimeters;
 	r->half_perimeters_lb = h.half_perimeters_lb;
+	/* the link: the slowest node's, where each has one; else the
+	 * master's; the pivots a square of the average area receives a step,
+	 * less those it holds (2 N / sqrt(q) - 2 N / q blocks) */
+	double link = INFINITY;
+	for (int i = 0; i < c.q; i++) {
+		double g = p->cfg.nodes[p->peer[c.peer[i]].node].link_gbps;
+		link = g > 0 ? fmin(link, g) : 0;
+	}
+	r->link_gbps = link > 0 && isfinite(link) ? link : p->cfg.link_gbps > 0 ? p->cfg.link_gbps : 0;
+	double least = 2.0 * c.N / sqrt(c.q) - 2.0 * c.N / c.q;
+	double comm = r->link_gbps > 0 ? least * c.b * c.b * c.elem * 8 / (r->link_gbps * 1e9) : 0;
+	r->bound_s = isfinite(h.step_bound) ? c.N * (h.step_bound + comm) : NAN;
 	double block_mb = (double)c.b * c.b * c.elem / 1048576;
 	for (int i = 0; i < c.q; i++) {
 		r->pus += c.npu[i];

@@ -10,7 +10,8 @@
  *                                slices, element columns)
  *   worker -> worker  M2PIV      struct plb__m2piv, then the piece (A: its
  *                                count b rows of b, row-major; B: b rows of
- *                                count b)
+ *                                count b); one may reach a worker before
+ *                                its own M2START: the worker keeps it
  *   either way        M2VEC      struct plb__m2vec, then doubles
  *   worker -> master  M2DONE     struct plb__m2done
  *
@@ -37,6 +38,7 @@ struct plb__m2start {
 	int64_t n;              /* side, elements */
 	int32_t b, elem, q, node;       /* block side, element size, nodes, this one */
 	int32_t npu, verify;
+	int32_t run, pad;       /* the master's run number: its M2PIVs carry it */
 	uint64_t seed;
 	char kernel[64];
 };
@@ -46,6 +48,7 @@ enum { PLB__M2_A, PLB__M2_B };
 struct plb__m2piv {
 	int32_t step, which;    /* k; PLB__M2_A or _B */
 	int32_t first, count;   /* blocks of the pivot (A: rows; B: columns) */
+	int32_t run, pad;       /* M2START's: a piece of another run is dropped */
 };
 
 enum { PLB__M2_BX = 1, PLB__M2_Y, PLB__M2_ZC };

@@ -184,6 +184,10 @@ struct plb__dev;
 struct plb__pu_calls {
 	int npu;
 	int (*on_pu)(struct plb *p, int pu, void (*fn)(struct plb__dev *d, void *arg), void *arg);
+	/* M2PIVs that came before this node's M2START (another node started
+	 * its steps first): the run takes those of its own and frees the rest */
+	void ***early;
+	int *nearly;
 };
 /* Worker: a 2-D product's M2BENCH, M2START (wmm2d.c; each takes msg): the
  * benchmark answered; the whole run, its pivots to and from the other

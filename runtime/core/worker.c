@@ -93,6 +93,8 @@ struct plb__worker {
 	struct plb *p;
 	int npu;
 	struct wpu *pu;
+	void **m2_early;        /* a 2-D product's pivots that came before its M2START */
+	int m2_nearly, m2_capearly;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	struct plb__fifo outbox;
@@ -749,6 +751,9 @@ void plb__worker_close(struct plb *p)
 	plb__msg_free(w->start_msg);
 	plb__msg_free(w->prev[0]);
 	plb__msg_free(w->prev[1]);
+	for (int i = 0; i < w->m2_nearly; i++)
+		plb__msg_free(w->m2_early[i]);
+	free(w->m2_early);
 	free(w->pu);
 	free(w);
 	p->wk = NULL;
@@ -1239,7 +1244,7 @@ static int handle(struct plb *p, void *msg)
 			plb__msg_free(msg);
 			return rc;
 		}
-		struct plb__pu_calls pus = {w->npu, on_pu};
+		struct plb__pu_calls pus = {w->npu, on_pu, &w->m2_early, &w->m2_nearly};
 		if (h->type == PLB__MSG_M2BENCH)
 			return plb__wmm2d_bench(p, &pus, msg);
 		void *again = NULL;
@@ -1311,6 +1316,20 @@ static int handle(struct plb *p, void *msg)
 		return 1;
 	case PLB__MSG_ALIVE:
 		plb__msg_free(msg);
+		return 0;
+	case PLB__MSG_M2PIV:
+		/* another node started its 2-D steps before this one's M2START */
+		if (w->m2_nearly == w->m2_capearly) {
+			int cap = w->m2_capearly ? 2 * w->m2_capearly : 16;
+			void **more = realloc(w->m2_early, (size_t)cap * sizeof *more);
+			if (!more) {
+				plb__msg_free(msg);
+				return plb__fail(p, PLB_ENOMEM, "out of memory");
+			}
+			w->m2_early = more;
+			w->m2_capearly = cap;
+		}
+		w->m2_early[w->m2_nearly++] = msg;
 		return 0;
 	default: {
 		unsigned type = h->type;

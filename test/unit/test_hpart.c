@@ -189,6 +189,14 @@ static void run_all(struct cluster *c, int N, double *t, int *converged, int *be
 		assert_int_equal(plb__hpart_run(&cfg, &h), 0);
 		check_layout(c, &h, N);
 		t[m] = step_time(c, &h);
+		/* the bound on what was measured: above 0, and no partition's
+		 * slowest benchmark below it */
+		double slowest = 0;
+		for (int i = 0; i < h.q; i++)
+			slowest = fmax(slowest, h.t_node[i]);
+		if (!(h.step_bound > 0 && h.step_bound <= slowest * (1 + 1e-9)))
+			fail_msg("%s: step bound %g, the slowest node %g", plb__hpart_method_name(cfg.method),
+				 h.step_bound, slowest);
 		converged[m] = h.converged;
 		benches[m] = h.benches;
 		plb__hpart_fini(&h);
