@@ -195,7 +195,7 @@ ALL_OBJ   := $(call obj,$(foreach l,$(LAYERS),$(call layer_src,$l)) \
              $(foreach k,$(KERNELS),$(call kern_src,$k)) $(wildcard apps/*/*.c) \
              $(TEST_SRC) $(BENCH_SRC))
 
-.PHONY: all install uninstall test demo bench bench-robust bench-hosts bench-links bench-iterations bench-cpu bench-bs bench-grn bench-kmeans bench-gpu bench-opencl bench-pipeline bench-hpart bench-coexec clean deps layers coverage mutants faults fuzz
+.PHONY: all install uninstall test demo bench bench-robust bench-hosts bench-links bench-iterations bench-cpu bench-bs bench-grn bench-kmeans bench-gpu bench-opencl bench-pipeline bench-hpart bench-mm2d bench-coexec clean deps layers coverage mutants faults fuzz
 all: $(PLBSIM) $(APP_BINS) $(TESTS) $(BENCHES) $(LIBPLB_A) $(LIBPLB_SO)
 
 # Installs what is missing; re-checked when the script changes.
@@ -368,6 +368,10 @@ bench-hosts: all
 # the master's link as the limit: four emulated hosts, the master's link shaped by tc
 bench-links: all
 	$(Q)BUILD=$(BUILD) bash bench/links.sh
+
+# plb-mm's 2-D product against its 1-D one: five emulated hosts, shaped links
+bench-mm2d: all
+	$(Q)BUILD=$(BUILD) bash bench/mm2d.sh
 
 # An iterative job on the demo cluster: models kept between runs, or not.
 bench-iterations: all
