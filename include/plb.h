@@ -425,6 +425,9 @@ struct plb_mm2d {
 					 * "homogeneous" */
 	double eps;             /* the imbalance the partitioners stop at; 0: 0.05 */
 	int verify;             /* Freivalds' test of C on the nodes (8 vectors) */
+	void *gather;           /* NULL: C stays on the nodes; else n x n elements
+				 * (row-major) on the master that C is gathered into
+				 * at the end, each node's rectangle in one message */
 };
 
 struct plb_mm2d_result {

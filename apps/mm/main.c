@@ -9,7 +9,8 @@
  *
  * With --layout 2d the product is the 2-D blocked one with A, B and C on
  * the worker nodes, drawn there (plb_run_mm2d): only the pivots move,
- * between the workers; --block B, --partitioner P, --eps E.
+ * between the workers; --block B, --partitioner P, --eps E; --output
+ * gathers C to the master to write it.
  */
 #include <errno.h>
 #include <math.h>
@@ -35,16 +36,46 @@ static void fill(void *M, size_t count, enum plb__mm_prec prec, uint64_t seed)
 	}
 }
 
-/* --layout 2d: the 2-D product, its figures as text or JSON. */
-static int run_2d(plb_t *p, const struct app_args *a, long n, long block, const char *part, double eps)
+/* C (n x n, row-major) to path as --output writes it: column-major, raw. */
+static int write_colmajor(const char *path, const void *C, long n, size_t elem)
 {
-	struct plb_mm2d job = {PLB_INIT, .kernel = "mm2d", .n = n, .block = (int)block,
-			       .elem = !strcmp(a->prec, "double") ? 8 : 4, .seed = (uint64_t)a->seed,
-			       .partitioner = part, .eps = eps, .verify = a->verify};
+	FILE *f = fopen(path, "wb");
+	int bad = !f;
+	char *col = malloc((size_t)n * elem);
+	bad |= !col;
+	for (long j = 0; j < n && !bad; j++) {
+		for (long i = 0; i < n; i++)
+			memcpy(col + (size_t)i * elem, (const char *)C + ((size_t)i * (size_t)n + (size_t)j) * elem, elem);
+		bad = fwrite(col, elem, (size_t)n, f) != (size_t)n;
+	}
+	free(col);
+	if ((f && fclose(f)) || bad) {
+		fprintf(stderr, "plb-mm: --output %s: cannot write: %s\n", path, strerror(errno));
+		return PLB_EIO;
+	}
+	return 0;
+}
+
+/* --layout 2d: the 2-D product, its figures as text or JSON; with
+ * --output, C gathered to the master and written. */
+static int run_2d(plb_t *p, const struct app_args *a, long n, long block, const char *part, double eps,
+		  const char *output)
+{
+	size_t elem = !strcmp(a->prec, "double") ? 8 : 4;
+	struct plb_mm2d job = {PLB_INIT, .kernel = "mm2d", .n = n, .block = (int)block, .elem = (int)elem,
+			       .seed = (uint64_t)a->seed, .partitioner = part, .eps = eps, .verify = a->verify};
+	if (output && !(job.gather = malloc((size_t)n * (size_t)n * elem))) {
+		fprintf(stderr, "plb-mm: --output: out of memory for C (%ld x %ld) on the master\n", n, n);
+		return PLB_ENOMEM;
+	}
 	struct plb_mm2d_result r = {PLB_INIT};
 	int rc = plb_run_mm2d(p, &job, &r);
+	if (!rc && output)
+		rc = write_colmajor(output, job.gather, n, elem);
+	free(job.gather);
 	if (rc) {
-		fprintf(stderr, "plb-mm: %s\n", plb_errmsg(p));
+		if (!output || plb_errmsg(p)[0])
+			fprintf(stderr, "plb-mm: %s\n", plb_errmsg(p));
 		return rc;
 	}
 	double flops = 2.0 * (double)n * (double)n * (double)n;
@@ -127,9 +158,8 @@ int main(int argc, char **argv)
 	enum plb__mm_prec prec = !strcmp(a.prec, "double") ? PLB__MM_F64 : PLB__MM_F32;
 	long seed = a.seed;
 	int two_d = !strcmp(layout, "2d");
-	if (two_d && (output || a.runs != 1))
-		return app_wrong(&a, 1, "%s: not with --layout 2d (C stays on the nodes; one run)",
-				 output ? "--output" : "--runs");
+	if (two_d && a.runs != 1)
+		return app_wrong(&a, 1, "--runs: not with --layout 2d (one run)");
 	if (two_d && n % block)
 		return app_wrong(&a, 1, "--n %ld: not a multiple of --block %ld; accepted: a multiple", n, block);
 
@@ -142,7 +172,7 @@ int main(int argc, char **argv)
 	if (unwritable)
 		return app_end(p, unwritable);
 	if (two_d)
-		return app_end(p, run_2d(p, &a, n, block, part, eps));
+		return app_end(p, run_2d(p, &a, n, block, part, eps, output));
 
 	size_t elem = plb__mm_elem(prec), nn = (size_t)n * (size_t)n;
 	struct plb__mm_shared *sh = malloc(sizeof *sh + nn * elem);

@@ -235,7 +235,8 @@ static int start_node(struct m2 *c, const struct plb__hpart *h, int i)
 	if (!buf)
 		return plb__fail(c->p, PLB_ENOMEM, "out of memory");
 	struct plb__m2start st = {.n = c->job->n, .b = c->b, .elem = c->elem, .q = q, .node = i, .npu = np,
-				  .verify = c->job->verify != 0, .run = c->run, .seed = c->job->seed};
+				  .verify = c->job->verify != 0, .run = c->run, .gather = c->job->gather != NULL,
+				  .seed = c->job->seed};
 	snprintf(st.kernel, sizeof st.kernel, "%s", c->job->kernel);
 	memcpy(buf, &st, sizeof st);
 	int32_t *v = (int32_t *)(buf + sizeof st);
@@ -268,14 +269,14 @@ static int gather(struct m2 *c, struct plb_mm2d_result *r)
 	size_t nv = (size_t)T * (size_t)side;
 	double *y = verify ? calloc(nv, sizeof *y) : NULL;
 	double *z = verify ? calloc(nv, sizeof *z) : NULL, *cx = verify ? calloc(nv, sizeof *cx) : NULL;
-	int done = 0, bx = 0, zc = 0, rc = 0;
+	int done = 0, bx = 0, zc = 0, got_c = 0, rc = 0, gather = c->job->gather != NULL;
 	double frac = 0;
 	if (verify && (!y || !z || !cx)) {
 		rc = plb__fail(p, PLB_ENOMEM, "out of memory");
 		goto out;
 	}
 	double limit = p->cfg.peer_timeout_s;
-	while (!rc && (done < c->q || (verify && zc < c->q))) {
+	while (!rc && (done < c->q || (verify && zc < c->q) || (gather && got_c < c->q))) {
 		void *msg;
 		int i;
 		if ((rc = next_msg(c, &msg, &i, limit)))
@@ -295,6 +296,19 @@ static int gather(struct m2 *c, struct plb_mm2d_result *r)
 				frac += steps > 0 ? d.compute_s / steps : 1;
 				r->bytes_net += d.bytes_sent;
 				done++;
+			}
+		} else if (h->type == PLB__MSG_M2C && gather && h->len >= sizeof(struct plb__m2c)) {
+			struct plb__m2c g;
+			memcpy(&g, data, sizeof g);
+			size_t e = (size_t)c->elem;
+			if (g.row0 < 0 || g.col0 < 0 || g.rows < 0 || g.cols < 0 || g.row0 + g.rows > side ||
+			    g.col0 + g.cols > side || h->len != sizeof g + (size_t)g.rows * (size_t)g.cols * e) {
+				rc = plb__fail(p, PLB_EIO, "the 2-D product: node %d's C does not fit the matrix", i);
+			} else {
+				for (int64_t row = 0; row < g.rows; row++)
+					memcpy((char *)c->job->gather + ((size_t)(g.row0 + row) * (size_t)side + (size_t)g.col0) * e,
+					       data + sizeof g + (size_t)row * (size_t)g.cols * e, (size_t)g.cols * e);
+				got_c++;
 			}
 		} else if (h->type == PLB__MSG_M2VEC && verify && h->len >= sizeof(struct plb__m2vec)) {
 			struct plb__m2vec v;

@@ -14,11 +14,14 @@
  *                                its own M2START: the worker keeps it
  *   either way        M2VEC      struct plb__m2vec, then doubles
  *   worker -> master  M2DONE     struct plb__m2done
+ *   worker -> master  M2C        struct plb__m2c, then its rectangle of C
+ *                                (row-major), where the job gathers C
  *
  * A run: M2BENCHes (the partitioner's), M2START to every worker; the
  * workers' steps (M2PIV between them); with verify, each worker's part of
  * B x (M2VEC up), x's product with B summed, to every worker (M2VEC down),
- * their parts of A (B x) and C x (M2VEC up); M2DONE from every worker.
+ * their parts of A (B x) and C x (M2VEC up); asked, each one's C (M2C);
+ * M2DONE from every worker.
  * A worker says ALIVE to the master every fifth of peer_timeout_min_s. */
 #ifndef PLB_CORE_MM2D_H
 #define PLB_CORE_MM2D_H
@@ -38,7 +41,8 @@ struct plb__m2start {
 	int64_t n;              /* side, elements */
 	int32_t b, elem, q, node;       /* block side, element size, nodes, this one */
 	int32_t npu, verify;
-	int32_t run, pad;       /* the master's run number: its M2PIVs carry it */
+	int32_t run, gather;    /* the master's run number (its M2PIVs carry it);
+				 * 1: send C to the master (M2C) at the end */
 	uint64_t seed;
 	char kernel[64];
 };
@@ -60,6 +64,10 @@ struct plb__m2vec {
 	int32_t node;
 	int64_t first, count;   /* element rows, per trial: trials x count doubles
 				 * (ZC: two such) */
+};
+
+struct plb__m2c {
+	int64_t row0, col0, rows, cols; /* in elements */
 };
 
 struct plb__m2done {

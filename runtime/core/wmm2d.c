@@ -664,6 +664,10 @@ static int run_node(struct node2 *s, struct plb__m2done *done)
 	run_fini(&r);
 	if (!rc && s->st.verify)
 		rc = verify(s);
+	if (!rc && s->st.gather) {      /* C to the master */
+		struct plb__m2c g = {(int64_t)s->row[s->me] * s->b, (int64_t)s->at[s->me] * s->b, s->R, s->W};
+		rc = send_msg(p, 0, PLB__MSG_M2C, &g, sizeof g, s->C, area * e);
+	}
 	return rc;
 }
 

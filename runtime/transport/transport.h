@@ -47,6 +47,7 @@ enum plb__msg_type {
 	PLB__MSG_M2PIV,         /* worker -> worker: a pivot's piece */
 	PLB__MSG_M2VEC,         /* either way: Freivalds' vectors */
 	PLB__MSG_M2DONE,        /* worker -> master: its steps' figures, or an error */
+	PLB__MSG_M2C,           /* worker -> master: its rectangle of C (a gather) */
 };
 
 /* 128 bytes; the payload follows at PLB__HDR_SIZE (16-byte aligned). A

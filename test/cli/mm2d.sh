@@ -6,7 +6,9 @@
 # memory_mb below the matrices' size but above a quarter of it, every
 # node stays within its memory and the product is still right; a worker
 # killed in the run (under --enable-recovery) ends it with an error naming
-# the rank, not a hang; bad options are refused before the run.
+# the rank, not a hang; --output gathers C, which is A B element by
+# element (test/cli/mm2d_check.py); bad options are refused before the
+# run.
 . "$(dirname "$0")/lib.bash"
 need_mpi
 BUILD=${BUILD:-build}
@@ -56,6 +58,12 @@ for part in fpm multiple-cpm single-cpm homogeneous; do
 	check "4 emulated nodes, $part: eight PUs" test "$(json_get pus)" = 8
 done
 
+# --output: C gathered from the four nodes' rectangles to the master,
+# written column-major, against A B drawn as the nodes draw them
+check "--output: runs" mpi_run 5 "$BUILD/plb-mm" --config "$TMP/emu4.ini" --layout 2d --n 128 --block 32 \
+	--seed 7 --output "$TMP/c.bin"
+check "--output: C is A B" python3 test/cli/mm2d_check.py "$TMP/c.bin" 128 7
+
 # memory: 3 x 1024^2 doubles are 24 MiB; 10 MiB a node
 sed 's/^\[node \(.\)\]$/&\nmemory_mb = 10/' "$TMP/emu4.ini" >"$TMP/mem.ini"
 check "memory_mb: runs" mpi_run 5 "$BUILD/plb-mm" --config "$TMP/mem.ini" --layout 2d --n 1024 \
@@ -100,8 +108,8 @@ check "a worker killed: the master says which" \
 # bad options: before any run
 check "--n not a multiple of --block: refused" eval '! "$BUILD/plb-mm" --config "$TMP/cpu3.ini" --layout 2d --n 500 --block 64 >"$TMP/out" 2>&1'
 check "... says so" grep -q "not a multiple of --block 64" "$TMP/out"
-check "--output with --layout 2d: refused" eval '! "$BUILD/plb-mm" --config "$TMP/cpu3.ini" --layout 2d --n 512 --output "$TMP/c.bin" >"$TMP/out" 2>&1'
-check "... says so" grep -q "\-\-output: not with --layout 2d" "$TMP/out"
+check "--runs with --layout 2d: refused" eval '! "$BUILD/plb-mm" --config "$TMP/cpu3.ini" --layout 2d --n 512 --runs 2 >"$TMP/out" 2>&1'
+check "... says so" grep -q "\-\-runs: not with --layout 2d" "$TMP/out"
 check "--layout 3d: refused" eval '! "$BUILD/plb-mm" --config "$TMP/cpu3.ini" --layout 3d --n 512 >"$TMP/out" 2>&1'
 check "... says what is accepted" grep -q "1d or 2d" "$TMP/out"
 finish
