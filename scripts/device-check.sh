@@ -28,7 +28,7 @@ STAGES=(
 	"gpu      30 the GPU, its driver, and what it can do at best (bench/cuda_limits)"
 	"tests    40 the GPU test cases of each kernel (PLB_REQUIRE_GPU=1) and the cuda class end to end (test/cli/cuda_runtime.sh, each app with gpu = 0 verified)"
 	"kernels  40 each app's CUDA kernel against its CPU kernel at two sizes, beside the device's limits (bench/gpu_kernels)"
-	"apps     60 plb-bs, plb-kmeans and plb-grn with cpu = all, with gpu = 0, and with both"
+	"apps     60 plb-bs, plb-kmeans and plb-grn with cpu = all, with gpu = 0, and with both; plb-mm --layout 2d on gpu = 0 and both"
 	"opencl   20 the opencl class on the GPU through NVIDIA's OpenCL driver, where the machine has one: each app verified on opencl = 0 (test/cli/opencl_runtime.sh)"
 	"gemm     90 bench/gpu.sh: plb-mm against cuBLAS at n = 4096 and 16384, single and double, gpu, cpu and both"
 )
@@ -423,8 +423,22 @@ stage_apps() {
 	app_runs bs --n "${BS_N:-200000000}" --prec single || rc=1
 	app_runs kmeans --n "${KM_N:-4000000}" --d 32 --k 64 --iters 4 --tol 0 || rc=1
 	app_runs grn --genes "${GRN_GENES:-1000}" --samples 200 --size 2 || rc=1
+	mm2d_runs || rc=1
 	cat "$T/apps.json" >>"$JSON" 2>/dev/null
 	return $rc
+}
+
+# plb-mm --layout 2d on gpu = 0 and on cpu = all with gpu = 0: the cuda
+# class of the 2-D step (C kept on the device), verified on the node
+mm2d_runs() {
+	local c
+	for c in gpu both; do
+		"$DC/build/plb-mm" --config "$T/a-$c.ini" --n "${MM2D_N:-8192}" --prec single --layout 2d --verify \
+			--json >"$T/r-mm2d-$c" 2>"$T/e" || { cat "$T/e"; return 1; }
+		grep -q "on the nodes): ok" "$T/e" || { cat "$T/e"; return 1; }
+		grep '^{' "$T/r-mm2d-$c" | tail -1 | sed "s/^{/{\"figure\": \"mm2d\", \"config\": \"$c\", /" >>"$T/apps.json"
+		echo "plb-mm --layout 2d on $c: $(grep '^{' "$T/r-mm2d-$c" | tail -1)" | tee -a "$T/apps.txt"
+	done
 }
 
 stage_gemm() {
@@ -438,7 +452,7 @@ stage_gemm() {
 	done
 	return "$rc"
 }
-export -f stage_kit stage_gpu stage_tests stage_kernels stage_apps stage_opencl stage_gemm
+export -f stage_kit stage_gpu stage_tests stage_kernels stage_apps stage_opencl stage_gemm mm2d_runs
 
 summary() {
 	{

@@ -76,6 +76,12 @@ PLB_WUR int plb__mm_cuda_run(struct plb__mm_cuda *m, int64_t cols,
  * timed them. */
 void plb__mm_cuda_times(const struct plb__mm_cuda *c, struct plb__phase_times *t);
 void plb__mm_cuda_destroy(struct plb__mm_cuda *m);
+/* The 2-D product's step on CUDA device dev (cuBLAS), as the OpenCL one
+ * below: the PU's slice of C on the device until destroy reads it back. */
+struct plb__mm2d_cuda;
+PLB_WUR int plb__mm2d_cuda_create(int dev, struct plb__mm2d_cuda **out, char *err, size_t errlen);
+PLB_WUR int plb__mm2d_cuda_step(struct plb__mm2d_cuda *m, const struct plb_gemm_step *s);
+int plb__mm2d_cuda_destroy(struct plb__mm2d_cuda *m);
 
 /* OpenCL (mm_opencl.c, CLBlast). Without OpenCL at build time these are
  * absent: callers test PLB_HAVE_OPENCL. As the CUDA functions, on OpenCL
@@ -86,6 +92,14 @@ PLB_WUR int plb__mm_cl_create(void *ctx, void *dev, enum plb__mm_prec prec, int 
 PLB_WUR int plb__mm_cl_set_a(struct plb__mm_cl *m, const void *A);
 PLB_WUR int plb__mm_cl_run(struct plb__mm_cl *m, int64_t cols, const void *B_blk, void *C_blk);
 void plb__mm_cl_times(const struct plb__mm_cl *m, struct plb__phase_times *t);
+/* The 2-D product's step on an OpenCL device (CLBlast): the PU's slice of
+ * C kept on the device from its first step until destroy, which reads it
+ * back (a step on another slice first reads the last one back). destroy
+ * returns 0 or the read-back's error. */
+struct plb__mm2d_cl;
+PLB_WUR int plb__mm2d_cl_create(void *ctx, void *dev, struct plb__mm2d_cl **out, char *err, size_t errlen);
+PLB_WUR int plb__mm2d_cl_step(struct plb__mm2d_cl *m, const struct plb_gemm_step *s);
+int plb__mm2d_cl_destroy(struct plb__mm2d_cl *m);
 void plb__mm_cl_destroy(struct plb__mm_cl *m);
 
 #ifdef __cplusplus

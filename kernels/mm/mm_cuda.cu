@@ -7,9 +7,11 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kernels/mm/mm.h"
+#include "plb.h"
 #include "kernels/cuda_check.h"
 
 #define NSTREAMS 2
@@ -193,4 +195,139 @@ void plb__mm_cuda_destroy(struct plb__mm_cuda *m)
 	if (m->blas)
 		cublasDestroy(m->blas);
 	free(m);
+}
+
+/* ---- the 2-D product's step (plb__mm2d_kernel's cuda class) ------------
+ * As the OpenCL one: the PU's slice of C on the device from its first step
+ * until destroy reads it back; each step copies the pivots in (strided:
+ * cudaMemcpy2DAsync) and runs cuBLAS's gemm with beta 1. cuBLAS is
+ * column-major: row-major c += a b is column-major c' += b' a'. */
+struct plb__mm2d_cuda {
+	int dev;
+	cudaStream_t stream;
+	cublasHandle_t blas;
+	void *dA, *dB, *dC;
+	size_t capA, capB, capC;
+	void *host_c;
+	long rows, cols, ldc;
+	int elem;
+	char err[256];
+};
+
+static int grow_dev(struct plb__mm2d_cuda *m, void **buf, size_t *cap, size_t bytes)
+{
+	if (*cap >= bytes)
+		return 0;
+	if (*buf)
+		cudaFree(*buf);
+	*buf = NULL;
+	*cap = 0;
+	PLB__CUDA_CHECK(m, cudaMalloc(buf, bytes));
+	*cap = bytes;
+	return 0;
+}
+
+static int c_home(struct plb__mm2d_cuda *m)
+{
+	if (!m->host_c || !m->rows || !m->cols)
+		return 0;
+	size_t e = (size_t)m->elem, w = (size_t)m->cols * e;
+	PLB__CUDA_CHECK(m, cudaMemcpy2DAsync(m->host_c, (size_t)m->ldc * e, m->dC, w, w, (size_t)m->rows,
+					     cudaMemcpyDeviceToHost, m->stream));
+	PLB__CUDA_CHECK(m, cudaStreamSynchronize(m->stream));
+	m->host_c = NULL;
+	return 0;
+}
+
+static cublasStatus_t gemm_cm(struct plb__mm2d_cuda *m, const struct plb_gemm_step *s)
+{
+	int r = (int)s->rows, n = (int)s->cols, k = (int)s->k;
+	if (s->elem == 8) {
+		const double one = 1.0;
+		return cublasDgemm(m->blas, CUBLAS_OP_N, CUBLAS_OP_N, n, r, k, &one, (const double *)m->dB, n,
+				   (const double *)m->dA, k, &one, (double *)m->dC, n);
+	}
+	const float one = 1.0f;
+	return cublasSgemm(m->blas, CUBLAS_OP_N, CUBLAS_OP_N, n, r, k, &one, (const float *)m->dB, n,
+			   (const float *)m->dA, k, &one, (float *)m->dC, n);
+}
+
+int plb__mm2d_cuda_create(int dev, struct plb__mm2d_cuda **out, char *err, size_t errlen)
+{
+	struct plb__mm2d_cuda *m = (struct plb__mm2d_cuda *)calloc(1, sizeof *m);
+	*out = NULL;
+	if (!m)
+		return PLB_ENOMEM;
+	m->dev = dev;
+	int rc = 0;
+	do {
+		if (cudaSetDevice(dev) != cudaSuccess || cudaStreamCreateWithFlags(&m->stream, cudaStreamNonBlocking) !=
+		    cudaSuccess) {
+			snprintf(m->err, sizeof m->err, "CUDA device %d: no stream", dev);
+			rc = PLB_EIO;
+			break;
+		}
+		if (cublasCreate(&m->blas) != CUBLAS_STATUS_SUCCESS ||
+		    cublasSetStream(m->blas, m->stream) != CUBLAS_STATUS_SUCCESS) {
+			snprintf(m->err, sizeof m->err, "CUDA device %d: no cuBLAS handle", dev);
+			rc = PLB_EIO;
+		}
+	} while (0);
+	if (rc) {
+		if (err && errlen)
+			snprintf(err, errlen, "%s", m->err);
+		plb__mm2d_cuda_destroy(m);
+		return rc;
+	}
+	*out = m;
+	return 0;
+}
+
+int plb__mm2d_cuda_step(struct plb__mm2d_cuda *m, const struct plb_gemm_step *s)
+{
+	size_t e = (size_t)s->elem, w = (size_t)s->cols * e;
+	PLB__CUDA_CHECK(m, cudaSetDevice(m->dev));
+	if (s->c != m->host_c || s->rows != m->rows || s->cols != m->cols || s->ldc != m->ldc || s->elem != m->elem) {
+		int rc = c_home(m);
+		if (rc || (rc = grow_dev(m, &m->dC, &m->capC, (size_t)s->rows * w + 1)))
+			return rc;
+		if (s->rows && s->cols)
+			PLB__CUDA_CHECK(m, cudaMemcpy2DAsync(m->dC, w, s->c, (size_t)s->ldc * e, w, (size_t)s->rows,
+							     cudaMemcpyHostToDevice, m->stream));
+		m->host_c = s->c;
+		m->rows = s->rows;
+		m->cols = s->cols;
+		m->ldc = s->ldc;
+		m->elem = s->elem;
+	}
+	if (!s->rows || !s->cols)
+		return 0;
+	size_t ka = (size_t)s->k * e;
+	int rc = grow_dev(m, &m->dA, &m->capA, (size_t)s->rows * ka);
+	if (rc || (rc = grow_dev(m, &m->dB, &m->capB, (size_t)s->k * w)))
+		return rc;
+	PLB__CUDA_CHECK(m, cudaMemcpy2DAsync(m->dA, ka, s->a, (size_t)s->lda * e, ka, (size_t)s->rows,
+					     cudaMemcpyHostToDevice, m->stream));
+	PLB__CUDA_CHECK(m, cudaMemcpy2DAsync(m->dB, w, s->b, (size_t)s->ldb * e, w, (size_t)s->k,
+					     cudaMemcpyHostToDevice, m->stream));
+	CUBLAS_CHECK(m, gemm_cm(m, s));
+	PLB__CUDA_CHECK(m, cudaStreamSynchronize(m->stream));
+	return 0;
+}
+
+int plb__mm2d_cuda_destroy(struct plb__mm2d_cuda *m)
+{
+	if (!m)
+		return 0;
+	int rc = m->stream ? c_home(m) : 0;
+	void *bufs[] = {m->dA, m->dB, m->dC};
+	for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
+		if (bufs[i])
+			cudaFree(bufs[i]);
+	if (m->blas)
+		cublasDestroy(m->blas);
+	if (m->stream)
+		cudaStreamDestroy(m->stream);
+	free(m);
+	return rc;
 }

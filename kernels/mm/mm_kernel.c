@@ -143,8 +143,63 @@ static int mm2d_cpu_run(void *state, const struct plb_block *b)
 	return plb__mm_gemm_step(b->in, b->member, b->members);
 }
 
+#ifdef PLB_HAVE_CUDA
+static int mm2d_cuda_init(const struct plb_pu_info *pu, const void *shared, size_t bytes, void **state)
+{
+	(void)shared;
+	(void)bytes;
+	char err[256];
+	int rc = plb__mm2d_cuda_create(pu->device, (struct plb__mm2d_cuda **)state, err, sizeof err);
+	if (rc)
+		fprintf(stderr, "plb-mm: %s: %s\n", pu->name, err);
+	return rc;
+}
+
+static int mm2d_cuda_run(void *state, const struct plb_block *b)
+{
+	return plb__mm2d_cuda_step(state, b->in);
+}
+
+static void mm2d_cuda_fini(void *state)
+{
+	if (plb__mm2d_cuda_destroy(state))
+		fprintf(stderr, "plb-mm: the 2-D product: a slice of C could not be read back from its CUDA device\n");
+}
+#endif
+
+#ifdef PLB_HAVE_OPENCL
+static int mm2d_cl_init(const struct plb_pu_info *pu, const void *shared, size_t bytes, void **state)
+{
+	(void)shared;
+	(void)bytes;
+	char err[256];
+	int rc = plb__mm2d_cl_create(pu->cl_context, pu->cl_device, (struct plb__mm2d_cl **)state, err,
+				     sizeof err);
+	if (rc)
+		fprintf(stderr, "plb-mm: %s: %s\n", pu->name, err);
+	return rc;
+}
+
+static int mm2d_cl_run(void *state, const struct plb_block *b)
+{
+	return plb__mm2d_cl_step(state, b->in);
+}
+
+static void mm2d_cl_fini(void *state)
+{
+	if (plb__mm2d_cl_destroy(state))
+		fprintf(stderr, "plb-mm: the 2-D product: a slice of C could not be read back from its OpenCL device\n");
+}
+#endif
+
 const struct plb_kernel plb__mm2d_kernel = {
 	PLB_INIT,
 	.name = "mm2d",
 	.cpu = {.run = mm2d_cpu_run, .whole = 1},
+#ifdef PLB_HAVE_CUDA
+	.cuda = {.init = mm2d_cuda_init, .run = mm2d_cuda_run, .fini = mm2d_cuda_fini},
+#endif
+#ifdef PLB_HAVE_OPENCL
+	.opencl = {.init = mm2d_cl_init, .run = mm2d_cl_run, .fini = mm2d_cl_fini},
+#endif
 };

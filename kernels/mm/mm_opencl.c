@@ -149,3 +149,126 @@ void plb__mm_cl_destroy(struct plb__mm_cl *m)
 	plb__cl_close(&m->cl);
 	free(m);
 }
+
+/* ---- the 2-D product's step (plb__mm2d_kernel's opencl class) ----------
+ * The PU's slice of C stays on the device from its first step to the
+ * class's fini, which reads it back; each step writes the pivots (a: rows
+ * x k, b's slice: k x cols, strided) and runs CLBlast's row-major gemm
+ * with beta 1. */
+struct plb__mm2d_cl {
+	struct plb__cl cl;
+	cl_mem dA, dB, dC;
+	size_t capA, capB, capC;        /* bytes */
+	void *host_c;           /* the host slice dC holds, NULL: none */
+	long rows, cols, ldc;
+	int elem;
+};
+
+/* rows of row_bytes, pitch apart on the host, to (write) or from a packed
+ * buffer */
+static cl_int rect(cl_command_queue q, cl_mem buf, int write, cl_bool block, size_t rows, size_t row_bytes,
+		   size_t pitch, const void *host)
+{
+	size_t zero[3] = {0, 0, 0}, region[3] = {row_bytes, rows, 1};
+	return write ? clEnqueueWriteBufferRect(q, buf, block, zero, zero, region, row_bytes, 0, pitch, 0, host, 0,
+						NULL, NULL)
+		     : clEnqueueReadBufferRect(q, buf, block, zero, zero, region, row_bytes, 0, pitch, 0, (void *)host,
+					       0, NULL, NULL);
+}
+
+static CLBlastStatusCode gemm2d(const struct plb_gemm_step *s, cl_mem a, cl_mem b, cl_mem c, cl_command_queue *q)
+{
+	size_t r = (size_t)s->rows, n = (size_t)s->cols, k = (size_t)s->k;
+	if (s->elem == 8)
+		return CLBlastDgemm(CLBlastLayoutRowMajor, CLBlastTransposeNo, CLBlastTransposeNo, r, n, k, 1.0, a, 0, k,
+				    b, 0, n, 1.0, c, 0, n, q, NULL);
+	return CLBlastSgemm(CLBlastLayoutRowMajor, CLBlastTransposeNo, CLBlastTransposeNo, r, n, k, 1.0f, a, 0, k, b,
+			    0, n, 1.0f, c, 0, n, q, NULL);
+}
+
+static int grow(struct plb__mm2d_cl *m, cl_mem *buf, size_t *cap, size_t bytes, cl_mem_flags flags)
+{
+	if (*cap >= bytes)
+		return 0;
+	if (*buf)
+		clReleaseMemObject(*buf);
+	*buf = NULL;
+	*cap = 0;
+	PLB__CL_MAKE(&m->cl, *buf, clCreateBuffer(m->cl.ctx, flags, bytes, NULL, &e_));
+	*cap = bytes;
+	return 0;
+}
+
+/* The slice of C the device holds back to its host memory. */
+static int c_back(struct plb__mm2d_cl *m)
+{
+	if (!m->host_c || !m->rows || !m->cols)
+		return 0;
+	size_t e = (size_t)m->elem, rows = (size_t)m->rows, bytes = (size_t)m->cols * e, pitch = (size_t)m->ldc * e;
+	PLB__CL_CHECK(&m->cl, rect(m->cl.q[0], m->dC, 0, CL_TRUE, rows, bytes, pitch, m->host_c));
+	m->host_c = NULL;
+	return 0;
+}
+
+int plb__mm2d_cl_create(void *ctx, void *dev, struct plb__mm2d_cl **out, char *err, size_t errlen)
+{
+	struct plb__mm2d_cl *m = calloc(1, sizeof *m);
+	*out = NULL;
+	if (!m)
+		return PLB_ENOMEM;
+	int rc = plb__cl_open(&m->cl, ctx, dev);
+	if (rc) {
+		if (err && errlen)
+			snprintf(err, errlen, "%s", m->cl.err);
+		plb__mm2d_cl_destroy(m);
+		return rc;
+	}
+	*out = m;
+	return 0;
+}
+
+int plb__mm2d_cl_step(struct plb__mm2d_cl *m, const struct plb_gemm_step *s)
+{
+	size_t e = (size_t)s->elem, rows = (size_t)s->rows, k = (size_t)s->k;
+	size_t cbytes = (size_t)s->cols * e, cpitch = (size_t)s->ldc * e;
+	if (s->elem == 8 && m->elem != 8 && plb__cl_need_fp64(&m->cl, "the 2-D product in double precision"))
+		return PLB_EDEVICE;
+	if (s->c != m->host_c || s->rows != m->rows || s->cols != m->cols || s->ldc != m->ldc || s->elem != m->elem) {
+		int rc = c_back(m);     /* another slice: the last one home */
+		if (rc || (rc = grow(m, &m->dC, &m->capC, (size_t)s->rows * (size_t)s->cols * e + 1, CL_MEM_READ_WRITE)))
+			return rc;
+		if (s->rows && s->cols)
+			PLB__CL_CHECK(&m->cl, rect(m->cl.q[0], m->dC, 1, CL_TRUE, rows, cbytes, cpitch, s->c));
+		m->host_c = s->c;
+		m->rows = s->rows;
+		m->cols = s->cols;
+		m->ldc = s->ldc;
+		m->elem = s->elem;
+	}
+	if (!s->rows || !s->cols)
+		return 0;
+	int rc = grow(m, &m->dA, &m->capA, (size_t)s->rows * (size_t)s->k * e, CL_MEM_READ_ONLY);
+	if (rc || (rc = grow(m, &m->dB, &m->capB, (size_t)s->k * (size_t)s->cols * e, CL_MEM_READ_ONLY)))
+		return rc;
+	cl_command_queue q = m->cl.q[0];
+	size_t apitch = (size_t)s->lda * e, bpitch = (size_t)s->ldb * e;
+	PLB__CL_CHECK(&m->cl, rect(q, m->dA, 1, CL_FALSE, rows, k * e, apitch, s->a));
+	PLB__CL_CHECK(&m->cl, rect(q, m->dB, 1, CL_FALSE, k, cbytes, bpitch, s->b));
+	CLBLAST_CHECK(m, gemm2d(s, m->dA, m->dB, m->dC, &q));
+	PLB__CL_CHECK(&m->cl, clFinish(q));
+	return 0;
+}
+
+int plb__mm2d_cl_destroy(struct plb__mm2d_cl *m)
+{
+	if (!m)
+		return 0;
+	int rc = m->cl.q[0] ? c_back(m) : 0;
+	cl_mem *bufs[] = {&m->dA, &m->dB, &m->dC};
+	for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
+		if (*bufs[i])
+			clReleaseMemObject(*bufs[i]);
+	plb__cl_close(&m->cl);
+	free(m);
+	return rc;
+}

@@ -42,6 +42,20 @@ for app in "mm --n 301 --prec single" "mm --n 160 --prec double" "bs --n 300001 
 done
 check "mm on cpu = all and opencl = all" run mm --n 200 --config "$TMP/all.ini" --verify --runs 2
 check "mm on cpu = all and opencl = all: verified" verified
+# plb-mm --layout 2d: the device's slice of C stays on it from its first
+# step to the end, verified on the node in both precisions; beside a CPU
+# PU, the gathered C is A B element by element
+for prec in single double; do
+	check "2-D product on the device, $prec" run mm --config "$TMP/cl.ini" --n 512 --block 64 --layout 2d \
+		--prec $prec --verify
+	check "2-D product on the device, $prec: verified" grep -q "on the nodes): ok" "$TMP/out"
+done
+printf '[run]\nunits = 1\n[node a]\ncpu = 1\nopencl = 0\n' >"$TMP/cl2.ini"
+check "2-D product on cpu = 1 and opencl = 0" run mm --config "$TMP/cl2.ini" --n 256 --block 32 --layout 2d \
+	--seed 3 --output "$TMP/c.bin"
+check "2-D product on cpu = 1 and opencl = 0: C is A B" python3 test/cli/mm2d_check.py "$TMP/c.bin" 256 3
+check "2-D product on cpu = 1 and opencl = 0: two PUs" test "$(json_get pus)" = 2
+
 # plb-nuclei (a pipeline): the device takes some of the six operations it
 # has (the first ready tasks go to every slot), the tiles as the CPU's
 if [ -x "$BUILD/plb-nuclei" ]; then
