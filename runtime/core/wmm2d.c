@@ -557,14 +557,17 @@ static int parse_start(struct node2 *s, void *msg)
 	    s->st.npu != s->pus->npu || s->st.n < s->st.b || s->st.n % s->st.b ||
 	    h->len != sizeof s->st + 5 * (size_t)q * sizeof(int32_t) + (size_t)s->st.npu * sizeof(int64_t))
 		return PLB_EIO;
-	/* (the payload is 16-byte aligned and the arrays follow a struct of
-	 * 8-byte members: int32 and int64 reads are aligned) */
+	/* (the payload is 16-byte aligned and the int32 arrays follow a struct
+	 * of 8-byte members: aligned; the int64 slices after 5 q of them need
+	 * not be, so they are copied) */
 	s->m = (int32_t *)(data + sizeof s->st);
 	s->n = s->m + q;
 	s->row = s->n + q;
 	s->at = s->row + q;
 	s->rank = s->at + q;
-	s->d = (int64_t *)(void *)(s->rank + q);
+	if (!(s->d = malloc(sizeof *s->d * ((size_t)s->st.npu + 1))))
+		return PLB_ENOMEM;
+	memcpy(s->d, s->rank + q, sizeof *s->d * (size_t)s->st.npu);
 	s->g = (struct plb__grid){q, (int)(s->st.n / s->st.b), s->m, s->n, s->row, s->at};
 	s->me = s->st.node;
 	s->b = s->st.b;
@@ -676,7 +679,9 @@ int plb__wmm2d_run(struct plb *p, const struct plb__pu_calls *pus, void *msg, vo
 	struct node2 s = {.p = p, .pus = pus};
 	struct plb__m2done done = {0};
 	int rc = parse_start(&s, msg);
-	if (rc)
+	if (rc == PLB_ENOMEM)
+		rc = plb__fail(p, rc, "out of memory");
+	else if (rc)
 		rc = plb__fail(p, PLB_EIO, "an M2START that does not hold a 2-D product for this worker's %d PUs",
 			       pus->npu);
 	/* the pieces that came before M2START: this run's kept, others dropped */
@@ -708,6 +713,7 @@ int plb__wmm2d_run(struct plb *p, const struct plb__pu_calls *pus, void *msg, vo
 	free(s.ap);
 	free(s.bp);
 	free(s.pieces);
+	free(s.d);
 	plb__msg_free(msg);
 	if (rc && !s.held)
 		plb__log(PLB__LOG_ERROR, "worker", "%s", p->err);

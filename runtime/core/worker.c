@@ -1317,6 +1317,9 @@ static int handle(struct plb *p, void *msg)
 	case PLB__MSG_ALIVE:
 		plb__msg_free(msg);
 		return 0;
+	case PLB__MSG_M2VEC:
+		plb__msg_free(msg);     /* a late vector of a 2-D product this node left */
+		return 0;
 	case PLB__MSG_M2PIV:
 		/* another node started its 2-D steps before this one's M2START */
 		if (w->m2_nearly == w->m2_capearly) {
