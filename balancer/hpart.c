@@ -269,6 +269,7 @@ struct st {
 	int sub;                /* a slice's unit: 1/sub blocks (cfg.sub, 1 at least) */
 	long *cap;              /* by node: cfg.cap in whole blocks (NULL: none) */
 	unsigned char *held;    /* by node: its area was held at its cap (cap_fill) */
+	double *dd, *dt;        /* scratch: one node's devices' slices and times */
 };
 
 /* n columns among node i's devices in proportion to w[] (or equally). */
@@ -287,17 +288,33 @@ static void share(int n, int p, const double *w, int *d)
 }
 
 /* Benchmarks node i's devices on their slices; the slowest's time. */
+/* Node i's devices on m x d[j] blocks: t[j] (0 where d[j] is 0), all at
+ * once where the configuration benchmarks a node so, else one by one. */
+static void bench_devices(struct st *s, int i, int m, const double *d, double *t)
+{
+	const struct plb__hpart_cfg *c = s->c;
+	if (c->bench_node) {
+		c->bench_node(c->ctx, i, m, d, t);
+		return;
+	}
+	for (int j = 0; j < c->p[i]; j++)
+		t[j] = d[j] > 0 ? c->bench(c->ctx, i, j, m, d[j]) : 0;
+}
+
 static double bench_node(struct st *s, int i)
 {
 	struct plb__hpart *h = s->h;
 	double worst = 0;
+	for (int j = 0; j < s->c->p[i]; j++)
+		s->dd[j] = (double)h->d[h->off[i] + j] / s->sub;
+	bench_devices(s, i, h->m[i], s->dd, s->dt);
 	for (int j = 0; j < s->c->p[i]; j++) {
 		int k = h->off[i] + j;
-		double d = (double)h->d[k] / s->sub;
+		double d = s->dd[j];
 		h->t_dev[k] = 0;
 		if (!h->d[k])
 			continue;
-		double t = s->c->bench(s->c->ctx, i, j, h->m[i], d);
+		double t = s->dt[j];
 		h->benches++;
 		h->t_dev[k] = t;
 		double area = (double)h->m[i] * d;
@@ -396,7 +413,10 @@ static double idpa(struct st *s, int i)
 		 * times those it was measured at */
 		memcpy(d, best_d, (size_t)p * sizeof *d);
 		for (int j = 0; j < p; j++)
-			h->t_dev[h->off[i] + j] = d[j] ? c->bench(c->ctx, i, j, m, (double)d[j] / s->sub) : 0;
+			s->dd[j] = (double)d[j] / s->sub;
+		bench_devices(s, i, m, s->dd, s->dt);
+		for (int j = 0; j < p; j++)
+			h->t_dev[h->off[i] + j] = d[j] ? s->dt[j] : 0;
 		h->benches += p;
 		t = best_t;
 	}
@@ -487,16 +507,20 @@ static void seed(struct st *s)
 	/* each device once at a 1 x 1 slice: the FPMs' first point, and the
 	 * single CPM's speeds */
 	const struct plb__hpart_cfg *c = s->c;
-	for (int i = 0; i < c->q; i++)
+	for (int i = 0; i < c->q; i++) {
+		for (int j = 0; j < c->p[i]; j++)
+			s->dd[j] = 1;
+		bench_devices(s, i, 1, s->dd, s->dt);
 		for (int j = 0; j < c->p[i]; j++) {
 			int k = s->h->off[i] + j;
-			double t = c->bench(c->ctx, i, j, 1, 1);
+			double t = s->dt[j];
 			s->h->benches++;
 			if (t > 0 && isfinite(t)) {
 				plb__fpm_add(&s->dev[k], 1, t);
 				s->speed[k] = 1 / t;
 			}
 		}
+	}
 }
 
 void plb__hpart_fini(struct plb__hpart *h)
@@ -639,7 +663,7 @@ static int caps(const struct plb__hpart_cfg *c, long *cap)
 int plb__hpart_run(const struct plb__hpart_cfg *c, struct plb__hpart *h)
 {
 	memset(h, 0, sizeof *h);
-	if (!c || c->q < 1 || !c->p || c->N < 1 || !c->bench || c->max_iter < 1 ||
+	if (!c || c->q < 1 || !c->p || c->N < 1 || (!c->bench && !c->bench_node) || c->max_iter < 1 ||
 	    (unsigned)c->method >= PLB__HPART_NMETHOD || !(c->eps1 >= 0) || !(c->eps2 >= 0) ||
 	    c->sub < 0 || (long)c->N * (c->sub > 1 ? c->sub : 1) > INT_MAX / 2)
 		return PLB_EINVAL;
@@ -672,9 +696,11 @@ int plb__hpart_run(const struct plb__hpart_cfg *c, struct plb__hpart *h)
 	s.best_area = calloc((size_t)q, sizeof *s.best_area);
 	s.cap = c->cap ? calloc((size_t)q, sizeof *s.cap) : NULL;
 	s.held = c->cap ? calloc((size_t)q, 1) : NULL;
+	s.dd = calloc((size_t)maxp + 1, sizeof *s.dd);
+	s.dt = calloc((size_t)maxp + 1, sizeof *s.dt);
 	int rc = PLB_ENOMEM;
 	if (h->m && h->n && h->col && h->row && h->at && h->off && h->d && h->t_node && h->t_dev &&
-	    s.dev && s.node && s.tmp && s.lw && s.speed && area && s.best_area && (!c->cap || (s.cap && s.held))) {
+	    s.dev && s.node && s.tmp && s.lw && s.speed && area && s.best_area && s.dd && s.dt && (!c->cap || (s.cap && s.held))) {
 		for (int i = 0; i < q; i++)
 			h->off[i + 1] = h->off[i] + c->p[i];
 		rc = caps(c, s.cap);
@@ -689,6 +715,8 @@ int plb__hpart_run(const struct plb__hpart_cfg *c, struct plb__hpart *h)
 	free(s.best_area);
 	free(s.cap);
 	free(s.held);
+	free(s.dd);
+	free(s.dt);
 	free(area);
 	if (rc)
 		plb__hpart_fini(h);

@@ -76,6 +76,11 @@ struct plb__hpart_cfg {
 	/* device j of node i's time for one step on a slice of m x d blocks
 	 * (d a whole number of 1/sub blocks) */
 	double (*bench)(void *ctx, int i, int j, int m, double d);
+	/* if not NULL, used instead of bench: node i's devices all at once, as
+	 * they run in the product (they share the node's cores, memory and
+	 * links), device j on m x d[j] blocks; t[j] its time (d[j] = 0: not
+	 * run, t[j] = 0). The paper's IDPA benchmarks a node's devices so. */
+	void (*bench_node)(void *ctx, int i, int m, const double *d, double *t);
 	/* a device's slice is a whole number of 1/sub blocks wide: b, a
 	 * block's columns, for slices of whole columns of elements (a
 	 * device's gemm takes any width; the pivots a node receives are its

@@ -2,7 +2,8 @@
  * it partitions the product over the worker nodes in two levels
  * (balancer/hpart.h: the nodes' rectangles laid out in columns, each
  * node's cut among its PUs, both on FPMs of the PUs' real steps, which
- * the workers time on request), within each node's [node] memory_mb;
+ * the workers time on request, a node's PUs at once), within each node's
+ * [node] memory_mb;
  * then it starts every node's steps, which move the pivots between the
  * workers, gathers their figures and, asked, Freivalds' test of C from
  * the vectors' parts the nodes compute. */
@@ -111,42 +112,68 @@ static int next_msg(struct m2 *c, void **msg, int *node, double limit)
 	}
 }
 
-/* hpart's benchmark: device j of node i, one step on a slice of m blocks'
- * rows and d blocks' columns (d a whole number of element columns: hpart's
- * sub is b), timed by its worker. */
-static double bench(void *ctx, int i, int j, int m, double d)
+/* hpart's benchmark: node i's PUs all at once, as they run in the product
+ * (the paper's IDPA; PUs of a node share its cores and memory), PU j on a
+ * slice of m blocks' rows and d[j] blocks' columns (d[j] a whole number
+ * of element columns: hpart's sub is b), each timed by the worker. */
+static void bench_all(void *ctx, int i, int m, const double *d, double *t)
 {
 	struct m2 *c = ctx;
 	struct plb *p = c->p;
+	int np = c->npu[i], rank = p->peer[c->peer[i]].rank;
+	for (int j = 0; j < np; j++)
+		t[j] = d[j] > 0 ? INFINITY : 0;
 	if (c->err)
-		return INFINITY;
-	int64_t cols = llround(d * c->b);
-	struct plb__m2bench mb = {.pu = j, .elem = c->elem, .rows = (int64_t)m * c->b,
-				  .cols = cols < 1 ? 1 : cols, .k = c->b};
+		return;
+	struct plb__m2bench mb = {.pu = -1, .elem = c->elem, .rows = (int64_t)m * c->b, .k = c->b, .npu = np};
 	snprintf(mb.kernel, sizeof mb.kernel, "%s", c->job->kernel);
-	int rank = p->peer[c->peer[i]].rank;
-	if ((c->err = send_to(c, rank, PLB__MSG_M2BENCH, &mb, sizeof mb)))
-		return INFINITY;
+	size_t len = sizeof mb + (size_t)np * sizeof(int64_t);
+	char *buf = malloc(len);
+	if (!buf) {
+		c->err = plb__fail(p, PLB_ENOMEM, "out of memory");
+		return;
+	}
+	memcpy(buf, &mb, sizeof mb);
+	for (int j = 0; j < np; j++) {
+		int64_t cols = d[j] > 0 ? llround(d[j] * c->b) : 0;
+		cols = d[j] > 0 && cols < 1 ? 1 : cols;
+		memcpy(buf + sizeof mb + (size_t)j * sizeof cols, &cols, sizeof cols);
+	}
+	c->err = send_to(c, rank, PLB__MSG_M2BENCH, buf, len);
+	free(buf);
+	if (c->err)
+		return;
 	c->heard[i] = plb__now();
 	for (;;) {
 		void *msg;
 		int from;
 		if ((c->err = next_msg(c, &msg, &from, p->cfg.startup_timeout_s)))
-			return INFINITY;
+			return;
 		struct plb__hdr *h = plb__msg_hdr(msg);
-		int ok = from == i && h->type == PLB__MSG_M2BENCHED && h->len >= sizeof mb;
-		if (ok)
+		int ok = from == i && h->type == PLB__MSG_M2BENCHED && h->len == sizeof mb + (size_t)np * sizeof(double);
+		if (ok) {
 			memcpy(&mb, plb__msg_data(msg), sizeof mb);
+			for (int j = 0; j < np; j++)
+				memcpy(&t[j], (const char *)plb__msg_data(msg) + sizeof mb + (size_t)j * sizeof(double),
+				       sizeof(double));
+		}
 		plb__msg_free(msg);
 		if (!ok)
 			continue;       /* (not expected: dropped) */
 		if (mb.seconds < 0) {
-			int code = (int)mb.seconds;
-			c->err = plb__fail(p, code, "the 2-D product: %s (rank %d): its PU %d cannot run kernel '%s': %s (see its log)",
-					   p->peer[c->peer[i]].host, rank, j, c->job->kernel, plb_strerror(code));
-			return INFINITY;
+			c->err = plb__fail(p, (int)mb.seconds, "the 2-D product: %s (rank %d) cannot benchmark kernel '%s': %s (see its log)",
+					   p->peer[c->peer[i]].host, rank, c->job->kernel, plb_strerror((int)mb.seconds));
+			return;
 		}
-		return mb.seconds > 0 ? mb.seconds : 1e-9;
+		for (int j = 0; j < np; j++)
+			if (t[j] < 0) {
+				c->err = plb__fail(p, (int)t[j], "the 2-D product: %s (rank %d): its PU %d cannot run kernel '%s': %s (see its log)",
+						   p->peer[c->peer[i]].host, rank, j, c->job->kernel, plb_strerror((int)t[j]));
+				return;
+			} else if (d[j] > 0 && !(t[j] > 0)) {
+				t[j] = 1e-9;
+			}
+		return;
 	}
 }
 
@@ -201,7 +228,7 @@ static int partition(struct m2 *c, enum plb__hpart_method method, struct plb__hp
 	}
 	struct plb__hpart_cfg hc = {.q = c->q, .p = c->npu, .N = (int)c->N,
 				    .eps1 = job->eps > 0 ? job->eps : 0.05, .eps2 = job->eps > 0 ? job->eps : 0.05,
-				    .max_iter = 20, .method = method, .bench = bench, .ctx = c, .sub = c->b};
+				    .max_iter = 20, .method = method, .bench_node = bench_all, .ctx = c, .sub = c->b};
 	int over = -1, rc = plb__hpart_run_mem(&hc, mem, block_mb, h, &over);
 	free(mem);
 	if (c->err) {

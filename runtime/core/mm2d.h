@@ -2,8 +2,11 @@
  * on the workers). Each payload starts with the struct named here; the
  * header's own fields are not used but for len.
  *
- *   master -> worker  M2BENCH    struct plb__m2bench: one step on a PU
- *   worker -> master  M2BENCHED  struct plb__m2bench, with its time
+ *   master -> worker  M2BENCH    struct plb__m2bench: one step on a PU, or
+ *                                on each of its PUs at once (pu -1, then
+ *                                int64 cols[npu])
+ *   worker -> master  M2BENCHED  struct plb__m2bench, with its time (pu -1:
+ *                                then double seconds[npu])
  *   master -> worker  M2START    struct plb__m2start, then int32 m[q], n[q],
  *                                row[q], at[q], rank[q] (each node's worker
  *                                rank), then int64 d[npu] (this node's PUs'
@@ -31,10 +34,13 @@
 #define PLB__M2_TRIALS 8        /* Freivalds' vectors */
 
 struct plb__m2bench {
-	int32_t pu, elem;       /* the worker's PU, the elements' size */
+	int32_t pu, elem;       /* the worker's PU (-1: all of them at once, their
+				 * columns after this struct), the elements' size */
 	int64_t rows, cols, k;  /* the step's a: rows x k, b: k x cols */
 	char kernel[64];
-	double seconds;         /* M2BENCHED: its time (negative: a PLB_E code) */
+	double seconds;         /* M2BENCHED: its time (negative: a PLB_E code);
+				 * with pu -1 each PU's after this struct */
+	int32_t npu, pad;       /* pu -1: the PUs, then int64 cols[npu] (0: not run) */
 };
 
 struct plb__m2start {

@@ -186,60 +186,89 @@ static void fill_bench(void *buf, size_t n, int elem)
 	}
 }
 
+/* M2BENCH: every PU given columns runs one step on its own scratch
+ * matrices, all at once (as in the product: a node's PUs share its cores
+ * and memory), twice, the second timed; M2BENCHED says each one's time. */
 int plb__wmm2d_bench(struct plb *p, const struct plb__pu_calls *pus, void *msg)
 {
 	struct plb__m2bench mb;
 	struct plb__hdr *h = plb__msg_hdr(msg);
-	int ok = h->len >= sizeof mb;
-	if (ok)
+	int np = pus->npu, ok = h->len == sizeof mb + (size_t)np * sizeof(int64_t);
+	int64_t *cols = malloc(sizeof *cols * ((size_t)np + 1));
+	double *secs = calloc((size_t)np + 1, sizeof *secs);
+	void **bufs = calloc(2 * (size_t)np + 1, sizeof *bufs);
+	if (ok) {
 		memcpy(&mb, plb__msg_data(msg), sizeof mb);
+		if (cols)
+			memcpy(cols, (const char *)plb__msg_data(msg) + sizeof mb, sizeof *cols * (size_t)np);
+	}
 	plb__msg_free(msg);
-	if (!ok)
-		return plb__fail(p, PLB_EIO, "an M2BENCH too short");
+	if (!ok || !cols || !secs || !bufs) {
+		free(cols);
+		free(secs);
+		free(bufs);
+		return plb__fail(p, ok ? PLB_ENOMEM : PLB_EIO, ok ? "out of memory" : "an M2BENCH not for this worker's PUs");
+	}
 	mb.kernel[sizeof mb.kernel - 1] = 0;
 	struct run2 r = {0};
 	int rc = PLB_EINVAL;
-	void *a = NULL, *b = NULL, *c = NULL;
-	if ((mb.elem == 4 || mb.elem == 8) && mb.rows >= 1 && mb.cols >= 1 && mb.k >= 1 &&
-	    mb.rows <= 1L << 24 && mb.cols <= 1L << 24 && mb.k <= 4096 && mb.pu >= 0 &&
-	    mb.pu < pus->npu)
+	void *a = NULL;
+	if (mb.pu == -1 && mb.npu == np && (mb.elem == 4 || mb.elem == 8) && mb.rows >= 1 && mb.k >= 1 &&
+	    mb.rows <= 1L << 24 && mb.k <= 4096)
 		rc = run_init(&r, p, pus, mb.kernel, 1);
-	if (!rc) {
-		a = malloc((size_t)mb.rows * (size_t)mb.k * (size_t)mb.elem);
-		b = malloc((size_t)mb.k * (size_t)mb.cols * (size_t)mb.elem);
-		c = calloc((size_t)mb.rows * (size_t)mb.cols, (size_t)mb.elem);
-		if (!a || !b || !c)
-			rc = PLB_ENOMEM;
-	}
-	if (!rc) {
+	for (int j = 0; j < np && !rc; j++)
+		if (cols[j] < 0 || cols[j] > 1L << 24)
+			rc = PLB_EINVAL;
+	size_t e = (size_t)mb.elem;
+	if (!rc && !(a = malloc((size_t)mb.rows * (size_t)mb.k * e)))
+		rc = PLB_ENOMEM;
+	if (!rc)
 		fill_bench(a, (size_t)mb.rows * (size_t)mb.k, mb.elem);
-		fill_bench(b, (size_t)mb.k * (size_t)mb.cols, mb.elem);
-		struct wpu2 *u = &r.pu[mb.pu];
-		u->what = DO_BEGIN;
-		if (!(rc = give(&r, mb.pu)))
-			wait_back(&r);
-		rc = rc ? rc : u->rc;
-		/* twice, the second timed: the first takes the page faults of
-		 * fresh buffers and a cold cache, which a run's steps do not */
-		for (int twice = 0; twice < 2 && !rc; twice++) {
-			u->what = DO_STEP;
-			u->step = (struct plb_gemm_step){a, b, c, mb.rows, mb.cols, mb.k, mb.k, mb.cols, mb.cols,
-							 mb.elem};
-			u->units = (uint64_t)llround((double)mb.rows * (double)mb.cols / ((double)mb.k * mb.k));
-			if (!(rc = give(&r, mb.pu)))
-				wait_back(&r);
-			rc = rc ? rc : u->rc;
-		}
-		mb.seconds = rc ? rc : u->seconds;
-	} else {
-		mb.seconds = rc;
+	for (int j = 0; j < np && !rc; j++) {
+		if (!cols[j])
+			continue;
+		bufs[2 * j] = malloc((size_t)mb.k * (size_t)cols[j] * e);
+		bufs[2 * j + 1] = calloc((size_t)mb.rows * (size_t)cols[j], e);
+		if (!bufs[2 * j] || !bufs[2 * j + 1])
+			rc = PLB_ENOMEM;
+		else
+			fill_bench(bufs[2 * j], (size_t)mb.k * (size_t)cols[j], mb.elem);
 	}
+	/* begin, then the step twice, on every PU given columns, at once */
+	for (int phase = 0; phase < 3 && !rc; phase++) {
+		for (int j = 0; j < np && !rc; j++) {
+			struct wpu2 *u = &r.pu[j];
+			if (!cols[j])
+				continue;
+			u->what = phase ? DO_STEP : DO_BEGIN;
+			u->step = (struct plb_gemm_step){a, bufs[2 * j], bufs[2 * j + 1], mb.rows, cols[j], mb.k, mb.k,
+							 cols[j], cols[j], mb.elem};
+			u->units = (uint64_t)llround((double)mb.rows * (double)cols[j] / ((double)mb.k * mb.k));
+			rc = give(&r, j);
+		}
+		wait_back(&r);
+		for (int j = 0; j < np && !rc; j++)
+			if (cols[j] && r.pu[j].rc)
+				rc = r.pu[j].rc;
+	}
+	/* a PU that failed: its code; else the node's (memory, the kernel) */
+	int pu_failed = 0;
+	for (int j = 0; j < np; j++) {
+		int own = r.pu && cols[j] ? r.pu[j].rc : 0;
+		pu_failed |= own != 0;
+		secs[j] = own ? own : cols[j] && !rc ? r.pu[j].seconds : 0;
+	}
+	mb.seconds = pu_failed ? 0 : rc;
 	if (r.pu)
 		run_fini(&r);
 	free(a);
-	free(b);
-	free(c);
-	return send_msg(p, 0, PLB__MSG_M2BENCHED, &mb, sizeof mb, NULL, 0);
+	for (int j = 0; j < 2 * np; j++)
+		free(bufs[j]);
+	free(bufs);
+	free(cols);
+	int sent = send_msg(p, 0, PLB__MSG_M2BENCHED, &mb, sizeof mb, secs, sizeof *secs * (size_t)np);
+	free(secs);
+	return sent;
 }
 
 /* ---- a run ------------------------------------------------------------ */

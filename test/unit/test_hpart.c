@@ -8,7 +8,9 @@
  * multiple-CPM baseline does not converge, and matches the CPM baselines
  * where speeds are constant; slices of a fraction of a block balance
  * where whole columns cannot; memory caps hold with every method, and
- * caps too small are refused; bad arguments are refused. */
+ * caps too small are refused; a node's devices benchmarked at once
+ * partition better where they slow each other; bad arguments are
+ * refused. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -289,6 +291,63 @@ static void test_comm_counted(void **state)
 		fail_msg("with the transfer counted %.2f, without %.2f", with, without);
 }
 
+/* Devices of a node that slow each other: each runs 1 + 0.6 (n - 1) times
+ * as long when n of its node's devices run at once (they share its cores
+ * and memory). Nodes of 1 to 4 such cores. Benchmarked one device at a
+ * time, the partitioner takes the 4-core nodes for four times a 1-core
+ * node; benchmarked a node at once (bench_node, as the paper's IDPA), it
+ * sees what they do together, and the product's step under contention is
+ * shorter. */
+static double shared_time(const struct cluster *c, int i, int m, const double *d, int j)
+{
+	int n = 0;
+	for (int u = 0; u < c->p[i]; u++)
+		n += d[u] > 0;
+	double area = (double)m * d[j];
+	return area / speed_of(c->kind[i][j], area) * (1 + 0.6 * (n - 1));
+}
+
+static void bench_shared(void *ctx, int i, int m, const double *d, double *t)
+{
+	struct cluster *c = ctx;
+	for (int j = 0; j < c->p[i]; j++)
+		t[j] = d[j] > 0 ? shared_time(c, i, m, d, j) : 0;
+	c->benches++;
+}
+
+static double shared_step(const struct cluster *c, const struct plb__hpart *h)
+{
+	double worst = 0, d[16];
+	for (int i = 0; i < h->q; i++) {
+		for (int j = 0; j < c->p[i]; j++)
+			d[j] = h->d[h->off[i] + j];
+		for (int j = 0; j < c->p[i]; j++)
+			if (d[j] > 0)
+				worst = fmax(worst, shared_time(c, i, h->m[i], d, j));
+	}
+	return worst;
+}
+
+static void test_node_benchmarks(void **state)
+{
+	(void)state;
+	struct cluster c = {.q = 4, .p = {1, 2, 3, 4}};
+	struct plb__hpart_cfg cfg = {.q = c.q, .p = c.p, .N = 64, .eps1 = 0.05, .eps2 = 0.05, .max_iter = 30,
+				     .method = PLB__HPART_FPM, .bench = bench, .ctx = &c};
+	struct plb__hpart one, all;
+	assert_int_equal(plb__hpart_run(&cfg, &one), 0);
+	cfg.bench = NULL;
+	cfg.bench_node = bench_shared;
+	assert_int_equal(plb__hpart_run(&cfg, &all), 0);
+	check_layout(&c, &all, 64);
+	double t_one = shared_step(&c, &one), t_all = shared_step(&c, &all);
+	if (!(t_all < 0.9 * t_one))
+		fail_msg("under contention: node-wide benchmarks %.2f a step, one device at a time %.2f", t_all,
+			 t_one);
+	plb__hpart_fini(&one);
+	plb__hpart_fini(&all);
+}
+
 /* Memory caps: the fastest nodes held to a small rectangle take no more
  * with any method (the rest share it), the FPM partition still beats the
  * homogeneous one within the caps, and caps that hold less than the
@@ -397,6 +456,7 @@ int main(void)
 		cmocka_unit_test(test_comm_counted),
 		cmocka_unit_test(test_sub_block_slices),
 		cmocka_unit_test(test_caps),
+		cmocka_unit_test(test_node_benchmarks),
 		cmocka_unit_test(test_bad_args),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
