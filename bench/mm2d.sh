@@ -37,41 +37,24 @@ for i in 2 3 4 5; do
 	ip netns exec ${P}br tc qdisc replace dev b$i root tbf rate "$RATE" burst 512kb latency 100ms
 done
 g=$(python3 -c "import re,sys; m=re.fullmatch(r'([0-9.]+)(g|m)bit', sys.argv[1]); print(float(m[1]) * (1 if m[2] == 'g' else 1e-3))" "$RATE")
-# config SCALE: the cluster, its models' times SCALE times a 2-D block's
+# config (SCALE set): the cluster, its models' times SCALE times a 2-D block's
 config() {
-	cat <<INI
-[run]
-units = 1
-[node b]
-host = ${P}2
-link_gbps = $g
-emu = fast core
-[node c]
-host = ${P}3
-link_gbps = $g
-emu = fast core
-[node d]
-host = ${P}4
-link_gbps = $g
-emu = core core
-[node e]
-host = ${P}5
-link_gbps = $g
-emu = core core
-[model fast]
-class = gpu
-compute = poly 0 $(python3 -c "print(2.5e-4 * $1)")
-[model core]
-class = cpu
-compute = poly 0 $(python3 -c "print(1e-3 * $1)")
-INI
+	printf '[run]\nunits = 1\n'
+	local i=2 node
+	for node in "b fast" "c fast" "d core" "e core"; do
+		set -- $node
+		printf '[node %s]\nhost = %s%d\nlink_gbps = %s\nemu = %s core\n' "$1" "$P" $i "$g" "$2"
+		i=$((i + 1))
+	done
+	printf '[model fast]\nclass = gpu\ncompute = poly 0 %s\n' "$(python3 -c "print(2.5e-4 * $SCALE)")"
+	printf '[model core]\nclass = cpu\ncompute = poly 0 %s\n' "$(python3 -c "print(1e-3 * $SCALE)")"
 }
 jget() { python3 -c "import json,sys; d=[json.loads(l) for l in sys.stdin if l.startswith('{')][-1]; print(d.get('$1', 0))"; }
 run() { "$H" mpirun ${P}1 --hostfile "$T/hosts" -np 5 "$PWD/$BUILD/plb-mm" "$@" 2>"$T/err" || { tail -5 "$T/err" >&2; return 1; }; }
 
 printf '%-6s %-14s %9s %9s %7s %10s %9s\n' N run time bound ratio bytes_GB verified
 for n in $NS_LIST; do
-	config 1 >"$T/2d.ini"
+	SCALE=1 config >"$T/2d.ini"
 	for part in fpm multiple-cpm single-cpm homogeneous; do
 		out=$(run --config "$T/2d.ini" --n "$n" --block $B --prec single --layout 2d --partitioner $part --verify --json) || continue
 		printf '%-6s %-14s %9.3f %9.3f %7.3f %10.3f %9s\n' "$n" "2d $part" "$(jget product_s <<<"$out")" \
@@ -79,7 +62,7 @@ for n in $NS_LIST; do
 			"$(python3 -c "print($(jget pivot_bytes <<<"$out") / 1e9)")" "$(jget verified <<<"$out")"
 	done
 	# the 1-D product: a column is n^2 / b^3 blocks' work
-	config "$(python3 -c "print($n * $n / $B ** 3)")" >"$T/1d.ini"
+	SCALE=$(python3 -c "print($n * $n / $B ** 3)") config >"$T/1d.ini"
 	out=$(run --config "$T/1d.ini" --n "$n" --prec single --verify --json) || continue
 	printf '%-6s %-14s %9.3f %9.3f %7.3f %10.3f %9s\n' "$n" "1d plb-hac" "$(jget makespan_s <<<"$out")" \
 		"$(jget lower_bound_s <<<"$out")" "$(jget ratio <<<"$out")" \

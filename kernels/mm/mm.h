@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "plb.h"
 #include "plb_errors.h"
 #include "kernels/phase_times.h"
 
@@ -33,6 +34,14 @@ extern const struct plb_kernel plb__mm_kernel;
  * step (struct plb_gemm_step, plb.h), cpu. */
 extern const struct plb_kernel plb__mm2d_kernel;
 struct plb_gemm_step;
+/* Whether step s updates the same slice of C as held (the step that
+ * brought a device's copy of it; held->c NULL: none): mm_cuda.cu's and
+ * mm_opencl.c's test for reading theirs back first. */
+static inline int plb__mm2d_same_slice(const struct plb_gemm_step *held, const struct plb_gemm_step *s)
+{
+	return held->c && s->c == held->c && s->rows == held->rows && s->cols == held->cols &&
+	       s->ldc == held->ldc && s->elem == held->elem;
+}
 /* c += a b of the step, row-major, for member `member` of `members` (its
  * share of the columns). 0 or PLB_EINVAL. */
 PLB_WUR int plb__mm_gemm_step(const struct plb_gemm_step *s, int member, int members);

@@ -208,9 +208,7 @@ struct plb__mm2d_cuda {
 	cublasHandle_t blas;
 	void *dA, *dB, *dC;
 	size_t capA, capB, capC;
-	void *host_c;
-	long rows, cols, ldc;
-	int elem;
+	struct plb_gemm_step held;      /* the step that brought dC's slice (c NULL: none) */
 	char err[256];
 };
 
@@ -229,13 +227,13 @@ static int grow_dev(struct plb__mm2d_cuda *m, void **buf, size_t *cap, size_t by
 
 static int c_home(struct plb__mm2d_cuda *m)
 {
-	if (!m->host_c || !m->rows || !m->cols)
+	if (!m->held.c || !m->held.rows || !m->held.cols)
 		return 0;
-	size_t e = (size_t)m->elem, w = (size_t)m->cols * e;
-	PLB__CUDA_CHECK(m, cudaMemcpy2DAsync(m->host_c, (size_t)m->ldc * e, m->dC, w, w, (size_t)m->rows,
+	size_t e = (size_t)m->held.elem, w = (size_t)m->held.cols * e;
+	PLB__CUDA_CHECK(m, cudaMemcpy2DAsync(m->held.c, (size_t)m->held.ldc * e, m->dC, w, w, (size_t)m->held.rows,
 					     cudaMemcpyDeviceToHost, m->stream));
 	PLB__CUDA_CHECK(m, cudaStreamSynchronize(m->stream));
-	m->host_c = NULL;
+	m->held.c = NULL;
 	return 0;
 }
 
@@ -287,18 +285,14 @@ int plb__mm2d_cuda_step(struct plb__mm2d_cuda *m, const struct plb_gemm_step *s)
 {
 	size_t e = (size_t)s->elem, w = (size_t)s->cols * e;
 	PLB__CUDA_CHECK(m, cudaSetDevice(m->dev));
-	if (s->c != m->host_c || s->rows != m->rows || s->cols != m->cols || s->ldc != m->ldc || s->elem != m->elem) {
+	if (!plb__mm2d_same_slice(&m->held, s)) {
 		int rc = c_home(m);
 		if (rc || (rc = grow_dev(m, &m->dC, &m->capC, (size_t)s->rows * w + 1)))
 			return rc;
 		if (s->rows && s->cols)
 			PLB__CUDA_CHECK(m, cudaMemcpy2DAsync(m->dC, w, s->c, (size_t)s->ldc * e, w, (size_t)s->rows,
 							     cudaMemcpyHostToDevice, m->stream));
-		m->host_c = s->c;
-		m->rows = s->rows;
-		m->cols = s->cols;
-		m->ldc = s->ldc;
-		m->elem = s->elem;
+		m->held = *s;
 	}
 	if (!s->rows || !s->cols)
 		return 0;

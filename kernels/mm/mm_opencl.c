@@ -159,9 +159,7 @@ struct plb__mm2d_cl {
 	struct plb__cl cl;
 	cl_mem dA, dB, dC;
 	size_t capA, capB, capC;        /* bytes */
-	void *host_c;           /* the host slice dC holds, NULL: none */
-	long rows, cols, ldc;
-	int elem;
+	struct plb_gemm_step held;      /* the step that brought dC's slice (c NULL: none) */
 };
 
 /* rows of row_bytes, pitch apart on the host, to (write) or from a packed
@@ -202,11 +200,12 @@ static int grow(struct plb__mm2d_cl *m, cl_mem *buf, size_t *cap, size_t bytes, 
 /* The slice of C the device holds back to its host memory. */
 static int c_back(struct plb__mm2d_cl *m)
 {
-	if (!m->host_c || !m->rows || !m->cols)
+	if (!m->held.c || !m->held.rows || !m->held.cols)
 		return 0;
-	size_t e = (size_t)m->elem, rows = (size_t)m->rows, bytes = (size_t)m->cols * e, pitch = (size_t)m->ldc * e;
-	PLB__CL_CHECK(&m->cl, rect(m->cl.q[0], m->dC, 0, CL_TRUE, rows, bytes, pitch, m->host_c));
-	m->host_c = NULL;
+	const struct plb_gemm_step *h = &m->held;
+	size_t e = (size_t)h->elem, bytes = (size_t)h->cols * e, pitch = (size_t)h->ldc * e;
+	PLB__CL_CHECK(&m->cl, rect(m->cl.q[0], m->dC, 0, CL_TRUE, (size_t)h->rows, bytes, pitch, h->c));
+	m->held.c = NULL;
 	return 0;
 }
 
@@ -231,19 +230,15 @@ int plb__mm2d_cl_step(struct plb__mm2d_cl *m, const struct plb_gemm_step *s)
 {
 	size_t e = (size_t)s->elem, rows = (size_t)s->rows, k = (size_t)s->k;
 	size_t cbytes = (size_t)s->cols * e, cpitch = (size_t)s->ldc * e;
-	if (s->elem == 8 && m->elem != 8 && plb__cl_need_fp64(&m->cl, "the 2-D product in double precision"))
+	if (s->elem == 8 && m->held.elem != 8 && plb__cl_need_fp64(&m->cl, "the 2-D product in double precision"))
 		return PLB_EDEVICE;
-	if (s->c != m->host_c || s->rows != m->rows || s->cols != m->cols || s->ldc != m->ldc || s->elem != m->elem) {
+	if (!plb__mm2d_same_slice(&m->held, s)) {
 		int rc = c_back(m);     /* another slice: the last one home */
 		if (rc || (rc = grow(m, &m->dC, &m->capC, (size_t)s->rows * (size_t)s->cols * e + 1, CL_MEM_READ_WRITE)))
 			return rc;
 		if (s->rows && s->cols)
 			PLB__CL_CHECK(&m->cl, rect(m->cl.q[0], m->dC, 1, CL_TRUE, rows, cbytes, cpitch, s->c));
-		m->host_c = s->c;
-		m->rows = s->rows;
-		m->cols = s->cols;
-		m->ldc = s->ldc;
-		m->elem = s->elem;
+		m->held = *s;
 	}
 	if (!s->rows || !s->cols)
 		return 0;

@@ -18,6 +18,22 @@ int plb__fail(struct plb *p, int rc, const char *fmt, ...)
 	return rc;
 }
 
+int plb__send(struct plb *p, int dst, const struct plb__hdr *h, const void *head, size_t hlen,
+	      const void *data, size_t dlen)
+{
+	void *msg = plb__msg_alloc(h->type, hlen + dlen);
+	if (!msg)
+		return plb__fail(p, PLB_ENOMEM, "out of memory");
+	*plb__msg_hdr(msg) = *h;
+	plb__msg_hdr(msg)->len = hlen + dlen;
+	if (hlen)
+		memcpy(plb__msg_data(msg), head, hlen);
+	if (dlen)
+		memcpy((char *)plb__msg_data(msg) + hlen, data, dlen);
+	int rc = p->tp->ops->send(p->tp, dst, msg);
+	return rc ? plb__fail(p, rc, "sending to rank %d: %s", dst, p->tp->err) : 0;
+}
+
 const struct plb_kernel *plb__kernel_find(const struct plb *p, const char *name)
 {
 	for (int i = 0; i < p->nkernels; i++)

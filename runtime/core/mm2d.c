@@ -52,14 +52,7 @@ struct m2 {
 
 static int send_to(struct m2 *c, int rank, int type, const void *data, size_t len)
 {
-	void *msg = plb__msg_alloc(type, len);
-	if (!msg)
-		return plb__fail(c->p, PLB_ENOMEM, "out of memory");
-	plb__msg_hdr(msg)->len = len;
-	if (len)
-		memcpy(plb__msg_data(msg), data, len);
-	int rc = c->p->tp->ops->send(c->p->tp, rank, msg);
-	return rc ? plb__fail(c->p, rc, "sending to rank %d: %s", rank, c->p->tp->err) : 0;
+	return plb__send(c->p, rank, &(struct plb__hdr){.type = (uint32_t)type}, data, len, NULL, 0);
 }
 
 /* The node whose worker is rank src, or -1. */

@@ -60,15 +60,7 @@ static int wait_msg(struct plb *p, void **msg, int *src, const char *what, doubl
 static int send_simple(struct plb *p, int dst, const struct plb__hdr *h, const void *data,
 		       size_t len)
 {
-	void *msg = plb__msg_alloc(h->type, len);
-	if (!msg)
-		return plb__fail(p, PLB_ENOMEM, "out of memory");
-	*plb__msg_hdr(msg) = *h;
-	plb__msg_hdr(msg)->len = len;
-	if (len)
-		memcpy(plb__msg_data(msg), data, len);
-	int rc = p->tp->ops->send(p->tp, dst, msg);
-	return rc ? plb__fail(p, rc, "sending to rank %d: %s", dst, p->tp->err) : 0;
+	return plb__send(p, dst, h, data, len, NULL, 0);
 }
 
 /* Bytes of input this node may keep between runs ([run] resident_mb, else

@@ -187,7 +187,7 @@ struct plb__pu_calls {
 	/* M2PIVs that came before this node's M2START (another node started
 	 * its steps first): the run takes those of its own and frees the rest */
 	void ***early;
-	int *nearly;
+	size_t *nearly;
 };
 /* Worker: a 2-D product's M2BENCH, M2START (wmm2d.c; each takes msg): the
  * benchmark answered; the whole run, its pivots to and from the other
@@ -212,6 +212,11 @@ static inline void plb__api_begin(struct plb *p)
 __attribute__((format(printf, 3, 4)))
 #endif
 int plb__fail(struct plb *p, int rc, const char *fmt, ...);
+/* A message of header h's fields (its len aside) whose payload is hlen
+ * bytes of head, then dlen of data, to rank dst; 0, or the error (with
+ * its message) (handle.c). */
+PLB_WUR int plb__send(struct plb *p, int dst, const struct plb__hdr *h, const void *head, size_t hlen,
+		      const void *data, size_t dlen);
 
 const struct plb_kernel *plb__kernel_find(const struct plb *p, const char *name);
 

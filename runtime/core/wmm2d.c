@@ -14,6 +14,7 @@
 
 #include "balancer/base/clock.h"
 #include "balancer/base/log.h"
+#include "balancer/base/vec.h"
 #include "balancer/pivots.h"
 #include "runtime/core/mm2d.h"
 #include "runtime/core/rt.h"
@@ -161,17 +162,7 @@ static void run_fini(struct run2 *r)
 static int send_msg(struct plb *p, int rank, int type, const void *head, size_t hlen, const void *data,
 		    size_t dlen)
 {
-	void *msg = plb__msg_alloc(type, hlen + dlen);
-	if (!msg)
-		return PLB_ENOMEM;
-	plb__msg_hdr(msg)->len = hlen + dlen;
-	memcpy(plb__msg_data(msg), head, hlen);
-	if (dlen)
-		memcpy((char *)plb__msg_data(msg) + hlen, data, dlen);
-	int rc = p->tp->ops->send(p->tp, rank, msg);
-	if (rc)
-		plb__fail(p, rc, "sending to rank %d: %s", rank, p->tp->err);
-	return rc;
+	return plb__send(p, rank, &(struct plb__hdr){.type = (uint32_t)type}, head, hlen, data, dlen);
 }
 
 /* Fills n elements of size elem at buf with 1/(i+1)-ish values. */
@@ -285,7 +276,7 @@ struct node2 {
 	char *A, *B, *C;        /* its rectangles, row-major R x W */
 	char *ap, *bp;          /* the step's pivots: R x b, b x W */
 	void **stash;           /* M2PIVs of steps ahead */
-	int nstash, capstash;
+	size_t nstash, capstash;
 	double said, wait_s, bytes_sent;
 	struct plb__piece *pieces;      /* room for 2 q */
 	void *held;             /* a message from the master that ends the run
@@ -349,17 +340,10 @@ static int keep(struct node2 *s, void *msg)
 		plb__msg_free(msg);
 		return 0;
 	}
-	if (s->nstash == s->capstash) {
-		int cap = s->capstash ? 2 * s->capstash : 16;
-		void **more = realloc(s->stash, (size_t)cap * sizeof *more);
-		if (!more) {
-			plb__msg_free(msg);
-			return plb__fail(s->p, PLB_ENOMEM, "out of memory");
-		}
-		s->stash = more;
-		s->capstash = cap;
+	if (plb__push(&s->stash, &s->nstash, &s->capstash, sizeof msg, &msg)) {
+		plb__msg_free(msg);
+		return plb__fail(s->p, PLB_ENOMEM, "out of memory");
 	}
-	s->stash[s->nstash++] = msg;
 	return 0;
 }
 
@@ -399,7 +383,7 @@ static int take(struct node2 *s)
  * NULL. */
 static void *find(struct node2 *s, int k, int which, int first)
 {
-	for (int i = 0; i < s->nstash; i++) {
+	for (size_t i = 0; i < s->nstash; i++) {
 		struct plb__m2piv hd;
 		memcpy(&hd, plb__msg_data(s->stash[i]), sizeof hd);
 		if (hd.step == k && hd.which == which && hd.first == first) {
@@ -715,8 +699,8 @@ int plb__wmm2d_run(struct plb *p, const struct plb__pu_calls *pus, void *msg, vo
 			       pus->npu);
 	/* the pieces that came before M2START: this run's kept, others dropped */
 	if (*pus->nearly)
-		plb__log(PLB__LOG_DEBUG, "worker", "2-D product: %d pivot pieces came before its start", *pus->nearly);
-	for (int i = 0; i < *pus->nearly; i++) {
+		plb__log(PLB__LOG_DEBUG, "worker", "2-D product: %zu pivot pieces came before its start", *pus->nearly);
+	for (size_t i = 0; i < *pus->nearly; i++) {
 		void *e = (*pus->early)[i];
 		int r = 0;
 		if (rc || plb__msg_hdr(e)->len < sizeof(struct plb__m2piv))
@@ -733,7 +717,7 @@ int plb__wmm2d_run(struct plb *p, const struct plb__pu_calls *pus, void *msg, vo
 	if (rc)
 		snprintf(done.text, sizeof done.text, "%.255s", p->err);
 	int sent = send_msg(p, 0, PLB__MSG_M2DONE, &done, sizeof done, NULL, 0);
-	for (int i = 0; i < s.nstash; i++)
+	for (size_t i = 0; i < s.nstash; i++)
 		plb__msg_free(s.stash[i]);
 	free(s.stash);
 	free(s.A);

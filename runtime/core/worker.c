@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "balancer/base/log.h"
+#include "balancer/base/vec.h"
 #include "runtime/core/pipe.h"
 #include "runtime/core/resident.h"
 #include "runtime/core/rt.h"
@@ -94,7 +95,7 @@ struct plb__worker {
 	int npu;
 	struct wpu *pu;
 	void **m2_early;        /* a 2-D product's pivots that came before its M2START */
-	int m2_nearly, m2_capearly;
+	size_t m2_nearly, m2_capearly;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	struct plb__fifo outbox;
@@ -751,7 +752,7 @@ void plb__worker_close(struct plb *p)
 	plb__msg_free(w->start_msg);
 	plb__msg_free(w->prev[0]);
 	plb__msg_free(w->prev[1]);
-	for (int i = 0; i < w->m2_nearly; i++)
+	for (size_t i = 0; i < w->m2_nearly; i++)
 		plb__msg_free(w->m2_early[i]);
 	free(w->m2_early);
 	free(w->pu);
@@ -1322,17 +1323,10 @@ static int handle(struct plb *p, void *msg)
 		return 0;
 	case PLB__MSG_M2PIV:
 		/* another node started its 2-D steps before this one's M2START */
-		if (w->m2_nearly == w->m2_capearly) {
-			int cap = w->m2_capearly ? 2 * w->m2_capearly : 16;
-			void **more = realloc(w->m2_early, (size_t)cap * sizeof *more);
-			if (!more) {
-				plb__msg_free(msg);
-				return plb__fail(p, PLB_ENOMEM, "out of memory");
-			}
-			w->m2_early = more;
-			w->m2_capearly = cap;
+		if (plb__push(&w->m2_early, &w->m2_nearly, &w->m2_capearly, sizeof msg, &msg)) {
+			plb__msg_free(msg);
+			return plb__fail(p, PLB_ENOMEM, "out of memory");
 		}
-		w->m2_early[w->m2_nearly++] = msg;
 		return 0;
 	default: {
 		unsigned type = h->type;
