@@ -22,6 +22,10 @@ RATES=${RATES:-1gbit 200mbit}
 # it. Ranks taken out for silence are counted (KEEP_ERR=PREFIX keeps each
 # run's log as PREFIX.APP.RATE).
 LINK_GIVEN=${LINK_GIVEN:-1}
+# QUEUE_MIN=off: the ranks send every message at once (PLB_MPI_QUEUE_MIN,
+# docs/ARCHITECTURE.md "Links"), as plb did before 2026-11-28: compare.
+QUEUE=()
+if [ -n "${QUEUE_MIN:-}" ]; then QUEUE=(-x PLB_MPI_QUEUE_MIN="$QUEUE_MIN"); fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 NS=$PWD/scripts/netns-hosts.sh
 if ! bash "$NS" check; then
@@ -90,7 +94,7 @@ for rate in $RATES; do
 		config "$g" $ib $ob >"$T/c.ini"
 		if [ "$LINK_GIVEN" = 0 ]; then sed -i '/^link_gbps = /d' "$T/c.ini"; fi
 		# rank 0, the master, alone on the first host; a worker on each other
-		out=$("$NS" mpirun ${P}1 --hostfile "$T/hosts" -np 4 "$PWD/$BUILD/plb-$app" \
+		out=$("$NS" mpirun ${P}1 --hostfile "$T/hosts" -np 4 "${QUEUE[@]}" "$PWD/$BUILD/plb-$app" \
 			--config "$T/c.ini" "${@:2}" --json 2>"$T/err") || { cat "$T/err" >&2; continue; }
 		lost=$(grep -c "taken out of the run" "$T/err" || true)
 		if [ -n "${KEEP_ERR:-}" ]; then cp "$T/err" "$KEEP_ERR.$app.$rate"; fi

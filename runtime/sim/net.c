@@ -12,10 +12,10 @@ int plb__net_init(struct plb__net *n, double bw_master, const double *bw_node, i
 	n->bw_master = bw_master > 0 ? bw_master : INFINITY;
 	n->nnodes = nnodes;
 	n->bw_node = malloc((size_t)(nnodes > 0 ? nnodes : 1) * sizeof *n->bw_node);
-	n->count = calloc((size_t)(nnodes > 0 ? nnodes : 1), sizeof *n->count);
+	n->oldest = calloc((size_t)(nnodes > 0 ? nnodes : 1), sizeof *n->oldest);
 	n->level = malloc((size_t)(nnodes > 0 ? nnodes : 1) * sizeof *n->level);
 	n->order = malloc((size_t)(nnodes > 0 ? nnodes : 1) * sizeof *n->order);
-	if (!n->bw_node || !n->count || !n->level || !n->order) {
+	if (!n->bw_node || !n->oldest || !n->level || !n->order) {
 		plb__net_fini(n);
 		return PLB_ENOMEM;
 	}
@@ -28,7 +28,7 @@ void plb__net_fini(struct plb__net *n)
 {
 	free(n->bw_node);
 	free(n->f);
-	free(n->count);
+	free(n->oldest);
 	free(n->level);
 	free(n->order);
 	memset(n, 0, sizeof *n);
@@ -53,44 +53,47 @@ static int by_level(const void *a, const void *b)
 	return x->k - y->k;
 }
 
-/* Max-min fair rates in one direction: a node's flows share its link
- * equally (level c_k / n_k each), and the master's link caps every flow
- * at the water level L with sum_k n_k min(c_k / n_k, L) = C. */
+/* The rates in one direction: a node's oldest flow crosses alone (the
+ * others wait, rate 0) at up to its node's link; the master's link caps
+ * the crossing flows at the water level L with sum_k min(c_k, L) = C. */
 static void share(struct plb__net *n, int dir)
 {
 	int used = 0;
-	memset(n->count, 0, (size_t)n->nnodes * sizeof *n->count);
-	for (int i = 0; i < n->nf; i++)
-		if (n->f[i].active && n->f[i].dir == dir)
-			n->count[n->f[i].node]++;
 	for (int k = 0; k < n->nnodes; k++)
-		if (n->count[k]) {
-			n->level[k] = n->bw_node[k] / n->count[k];
+		n->oldest[k] = -1;
+	for (int i = 0; i < n->nf; i++) {
+		struct plb__net_flow *f = &n->f[i];
+		if (!f->active || f->dir != dir)
+			continue;
+		f->rate = 0;
+		int *o = &n->oldest[f->node];
+		if (*o < 0 || f->seq < n->f[*o].seq)
+			*o = i;
+	}
+	for (int k = 0; k < n->nnodes; k++)
+		if (n->oldest[k] >= 0) {
+			n->level[k] = n->bw_node[k];
 			n->order[used++] = (struct plb__net_level){n->level[k], k};
 		}
 	if (!used)
 		return;
 	qsort(n->order, (size_t)used, sizeof *n->order, by_level);
-	/* nodes below the water take their own level; the rest split what
-	 * the master's link has left equally per flow */
+	/* nodes below the water take their own link; the rest split what the
+	 * master's link has left equally */
 	double left = n->bw_master, L = INFINITY;
-	int flows = 0;
-	for (int j = 0; j < used; j++)
-		flows += n->count[n->order[j].k];
 	for (int j = 0; j < used; j++) {
 		int k = n->order[j].k;
-		double even = left / flows;
+		double even = left / (used - j);
 		if (n->level[k] <= even) {
-			left -= n->level[k] * n->count[k];
-			flows -= n->count[k];
+			left -= n->level[k];
 		} else {
 			L = even;
 			break;
 		}
 	}
-	for (int i = 0; i < n->nf; i++)
-		if (n->f[i].active && n->f[i].dir == dir)
-			n->f[i].rate = fmin(n->level[n->f[i].node], L);
+	for (int k = 0; k < n->nnodes; k++)
+		if (n->oldest[k] >= 0)
+			n->f[n->oldest[k]].rate = fmin(n->level[k], L);
 }
 
 int plb__net_start(struct plb__net *n, double now, double bytes, int node, int dir, int pu,
@@ -112,7 +115,7 @@ int plb__net_start(struct plb__net *n, double now, double bytes, int node, int d
 		n->nf++;
 	}
 	n->f[i] = (struct plb__net_flow){.remain = bytes, .node = node, .dir = dir, .pu = pu,
-					 .slot = slot, .active = 1};
+					 .slot = slot, .active = 1, .seq = ++n->seq};
 	share(n, dir);
 	return i;
 }
@@ -125,6 +128,8 @@ double plb__net_next(const struct plb__net *n, int *flow)
 		const struct plb__net_flow *f = &n->f[i];
 		if (!f->active)
 			continue;
+		if (f->remain > 0 && !(f->rate > 0))
+			continue;       /* waiting behind its node's older flow */
 		double t = f->remain <= 0 ? n->t : n->t + f->remain / f->rate;
 		if (t < best || *flow < 0) {
 			best = t;

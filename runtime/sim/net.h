@@ -2,11 +2,13 @@
  * bandwidth each way, shared by the transfers (flows) crossing them at
  * once. A flow from the master to a node (a block's input) crosses the
  * master's link down and the node's link down; one back (a block's
- * output) the two links up. At any moment the flows share the links
- * max-min fairly, as TCP streams do: in each direction a node's flows
- * split its link equally, up to the level the master's link leaves each
- * flow (water-filling over the nodes). Rates change only when a flow
- * starts or ends; the caller asks for the next end and advances to it. */
+ * output) the two links up. As the runtime's MPI transport sends them
+ * (runtime/transport/mpi.c), a node's flows in one direction cross one
+ * at a time, in the order they started, each at its node's link's
+ * bandwidth; the nodes whose flows cross at once share the master's link
+ * max-min fairly (water-filling over the nodes, as TCP streams share
+ * it). Rates change only when a flow starts or ends; the caller asks for
+ * the next end and advances to it. */
 #ifndef PLB_SIM_NET_H
 #define PLB_SIM_NET_H
 
@@ -20,6 +22,7 @@ struct plb__net_flow {
 	int node, dir;
 	int pu, slot;           /* whose block: the caller's */
 	int active;
+	uint64_t seq;           /* start order: a node's oldest crosses first */
 };
 
 struct plb__net_level {
@@ -33,9 +36,11 @@ struct plb__net {
 	int nnodes;
 	struct plb__net_flow *f;
 	int nf, cap;
+	uint64_t seq;           /* flows started so far */
 	double t;               /* flows have progressed up to t */
-	/* scratch for the water-filling: per node, flows in each direction */
-	int *count;
+	/* scratch for the water-filling: per node, its oldest flow in the
+	 * direction shared (-1: none) */
+	int *oldest;
 	double *level;
 	struct plb__net_level *order;
 };

@@ -7,7 +7,14 @@
  * + MPI_Imrecv so a message of any size is taken whole (never a blocking
  * receive: one whose sender dies halfway must not hold the loop), and
  * sends are MPI_Isend whose buffers are freed as MPI_Testsome reports
- * them done. Errors are returned (MPI_ERRORS_RETURN),
+ * them done. A rank's messages to one destination cross one large one at
+ * a time, in the order sent: while a message of QUEUE_MIN bytes or more
+ * is on its way to a rank, what follows it to that rank waits here, and
+ * is posted once it is done (progress). Over one link, blocks granted
+ * together then arrive one after the other, each at the link's speed,
+ * instead of all together at the end, each at a share of it; different
+ * destinations still share the sender's link (plbsim's links model
+ * exactly this: runtime/sim/net.c). Errors are returned (MPI_ERRORS_RETURN),
  * never fatal, and name file:line and MPI's own text. MPI_THREAD_FUNNELED:
  * only the thread that called MPI_Init makes MPI calls (the runtime's
  * communication thread). In a build without MPI (make MPI=0) only
@@ -50,6 +57,9 @@ void plb__transport_mpi_abort(int status)
  * in bytes: tests use it to send small blocks' outputs apart). Below it,
  * one message and one copy at the master cost less than two messages. */
 #define APART_MIN ((size_t)256 << 10)
+/* A message from this size on is large: the next to its rank waits for
+ * it (PLB_MPI_QUEUE_MIN overrides it, in bytes, or "off"). */
+#define QUEUE_MIN ((size_t)64 << 10)
 
 /* The buffer entry of a send that owns no buffer: the first part of a
  * split message, whose buffer the second part's entry frees. */
@@ -63,6 +73,14 @@ struct mpi_transport {
 	MPI_Request *req;
 	void **buf;
 	int *dst;               /* each pending send's rank */
+	unsigned char *large;   /* ... and whether it holds back the next */
+	/* Messages waiting for a large one to their rank, in the order sent. */
+	struct waiting {
+		int dst;
+		void *buf;
+	} *wait;
+	int nwait, capwait;
+	size_t queue_min;       /* 0: no message waits */
 	void **gone;            /* buffers of sends to, and receives from, a
 				 * forgotten rank: MPI may still use them, so
 				 * they are freed at the end */
@@ -116,11 +134,39 @@ static int mpi_fail(struct plb__transport *t, const char *file, int line,
 	return PLB_EIO;
 }
 
+static int post(struct mpi_transport *m, int dst, void *buf);
+
+/* A large message to dst is on its way: the next to dst waits. */
+static int held(const struct mpi_transport *m, int dst)
+{
+	for (int i = 0; i < m->npend; i++)
+		if (m->dst[i] == dst && m->large[i])
+			return 1;
+	return 0;
+}
+
+/* Posts the waiting messages whose rank has no large one on its way, in
+ * order: one that stays holds the later ones to its rank too (its rank
+ * is still held when they come up). */
+static int post_waiting(struct mpi_transport *m)
+{
+	int k = 0, rc = 0;
+	for (int i = 0; i < m->nwait; i++) {
+		struct waiting w = m->wait[i];
+		if (rc || held(m, w.dst))
+			m->wait[k++] = w;
+		else
+			rc = post(m, w.dst, w.buf);
+	}
+	m->nwait = k;
+	return rc;
+}
+
 static int progress(struct mpi_transport *m)
 {
 	int n = 0;
 	if (!m->npend)
-		return 0;
+		return post_waiting(m);
 	MPI_CHECK(&m->t, MPI_Testsome(m->npend, m->req, &n, m->idx, m->st));
 	if (n == MPI_UNDEFINED || n == 0)
 		return 0;
@@ -134,11 +180,12 @@ static int progress(struct mpi_transport *m)
 		if (m->buf[i]) {
 			m->req[k] = m->req[i];
 			m->dst[k] = m->dst[i];
+			m->large[k] = m->large[i];
 			m->buf[k++] = m->buf[i];
 		}
 	}
 	m->npend = k;
-	return 0;
+	return post_waiting(m);
 }
 
 static int grow(struct mpi_transport *m)
@@ -159,26 +206,26 @@ static int grow(struct mpi_transport *m)
 	int *d = realloc(m->dst, (size_t)cap * sizeof *d);
 	if (d)
 		m->dst = d;
-	if (!r || !b || !x || !s || !d)
+	unsigned char *l = realloc(m->large, (size_t)cap * sizeof *l);
+	if (l)
+		m->large = l;
+	if (!r || !b || !x || !s || !d || !l)
 		return PLB_ENOMEM;
 	m->cap = cap;
 	return 0;
 }
 
-static int mpi_send(struct plb__transport *t, int dst, void *buf)
+/* MPI_Isend of a whole message (two where its tail goes apart). Takes
+ * buf: freed on an error, else once sent. */
+static int post(struct mpi_transport *m, int dst, void *buf)
 {
-	struct mpi_transport *m = (struct mpi_transport *)t;
+	struct plb__transport *t = &m->t;
 	struct plb__hdr *h = plb__msg_hdr(buf);
 	size_t len = PLB__HDR_SIZE + h->len;
-	if (len > INT_MAX) {
-		plb__msg_free(buf);
-		snprintf(t->err, sizeof t->err, "a message of %zu bytes is over MPI's limit of %d; use smaller blocks (max_block)",
-			 len, INT_MAX);
-		return PLB_EINVAL;
-	}
 	/* a large tail goes apart, so that the receiver may take it straight
 	 * where it belongs (a block's output into the job's) */
 	size_t tail = h->tail <= h->len && h->tail >= m->apart_min ? h->tail : 0;
+	unsigned char large = m->queue_min && len >= m->queue_min;
 	while (m->npend + 2 > m->cap) {
 		if (grow(m)) {
 			plb__msg_free(buf);
@@ -194,6 +241,7 @@ static int mpi_send(struct plb__transport *t, int dst, void *buf)
 		return mpi_fail(t, __FILE__, __LINE__, "MPI_Isend", rc);
 	}
 	m->dst[m->npend] = dst;
+	m->large[m->npend] = large;
 	m->buf[m->npend++] = tail ? PART : buf;
 	if (!tail)
 		return 0;
@@ -204,7 +252,36 @@ static int mpi_send(struct plb__transport *t, int dst, void *buf)
 		return mpi_fail(t, __FILE__, __LINE__, "MPI_Isend", rc);
 	}
 	m->dst[m->npend] = dst;
+	m->large[m->npend] = large;
 	m->buf[m->npend++] = buf;
+	return 0;
+}
+
+static int mpi_send(struct plb__transport *t, int dst, void *buf)
+{
+	struct mpi_transport *m = (struct mpi_transport *)t;
+	struct plb__hdr *h = plb__msg_hdr(buf);
+	size_t len = PLB__HDR_SIZE + h->len;
+	if (len > INT_MAX) {
+		plb__msg_free(buf);
+		snprintf(t->err, sizeof t->err, "a message of %zu bytes is over MPI's limit of %d; use smaller blocks (max_block)",
+			 len, INT_MAX);
+		return PLB_EINVAL;
+	}
+	if (!held(m, dst))
+		return post(m, dst, buf);
+	if (m->nwait == m->capwait) {
+		int cap = m->capwait ? 2 * m->capwait : 16;
+		struct waiting *w = realloc(m->wait, (size_t)cap * sizeof *w);
+		if (!w) {
+			plb__msg_free(buf);
+			snprintf(t->err, sizeof t->err, "out of memory");
+			return PLB_ENOMEM;
+		}
+		m->wait = w;
+		m->capwait = cap;
+	}
+	m->wait[m->nwait++] = (struct waiting){dst, buf};
 	return 0;
 }
 
@@ -342,14 +419,14 @@ static int mpi_flush(struct plb__transport *t, double timeout_s)
 	struct mpi_transport *m = (struct mpi_transport *)t;
 	double end = plb__now() + timeout_s;
 	int rc;
-	while (m->npend) {
+	while (m->npend || m->nwait) {
 		if ((rc = progress(m)))
 			return rc;
-		if (!m->npend)
+		if (!m->npend && !m->nwait)
 			break;
 		if (plb__now() > end) {
-			snprintf(t->err, sizeof t->err, "%d messages still unsent after %.0f s", m->npend,
-				 timeout_s);
+			snprintf(t->err, sizeof t->err, "%d messages still unsent after %.0f s",
+				 m->npend + m->nwait, timeout_s);
 			return PLB_EIO;
 		}
 		nanosleep(&(struct timespec){0, 100000}, NULL);
@@ -368,6 +445,9 @@ static void mpi_destroy(struct plb__transport *t)
 		MPI_Request_free(&m->req[i]);
 		plb__msg_free(own(m->buf[i]));
 	}
+	for (int i = 0; i < m->nwait; i++)
+		plb__msg_free(m->wait[i].buf);
+	free(m->wait);
 	/* a tail's receive never matched (its sender is gone) */
 	for (int i = 0; i < m->nin; i++)
 		if (m->in[i].tail && m->in[i].req != MPI_REQUEST_NULL) {
@@ -386,6 +466,7 @@ static void mpi_destroy(struct plb__transport *t)
 	free(m->in);
 	free(m->forgotten);
 	free(m->dst);
+	free(m->large);
 	free(m->req);
 	free(m->buf);
 	free(m->idx);
@@ -427,9 +508,19 @@ static void mpi_forget(struct plb__transport *t, int dst)
 		}
 		m->req[k] = m->req[i];
 		m->dst[k] = m->dst[i];
+		m->large[k] = m->large[i];
 		m->buf[k++] = m->buf[i];
 	}
 	m->npend = k;
+	/* what waited for it, never given to MPI */
+	k = 0;
+	for (int i = 0; i < m->nwait; i++) {
+		if (m->wait[i].dst == dst)
+			plb__msg_free(m->wait[i].buf);
+		else
+			m->wait[k++] = m->wait[i];
+	}
+	m->nwait = k;
 	/* and what it was sending: it may never come whole. A tail on its way
 	 * into the place hook's memory stays, for settle to wait for. */
 	k = 0;
@@ -522,7 +613,8 @@ static int mpi_settle(struct plb__transport *t, double timeout_s)
 
 static int mpi_pending(const struct plb__transport *t)
 {
-	return ((const struct mpi_transport *)t)->npend;
+	const struct mpi_transport *m = (const struct mpi_transport *)t;
+	return m->npend + m->nwait;
 }
 
 static int mpi_pending_to(const struct plb__transport *t, int dst)
@@ -531,6 +623,8 @@ static int mpi_pending_to(const struct plb__transport *t, int dst)
 	int n = 0;
 	for (int i = 0; i < m->npend; i++)
 		n += m->dst[i] == dst;
+	for (int i = 0; i < m->nwait; i++)
+		n += m->wait[i].dst == dst;
 	return n;
 }
 
@@ -553,6 +647,24 @@ void plb__transport_mpi_abort(int status)
 		MPI_Abort(MPI_COMM_WORLD, status);
 }
 
+/* A byte count from the environment (or "off", 0, where off is
+ * accepted), else def with a warning that names what is accepted. */
+static size_t env_bytes(const char *name, size_t def, int off)
+{
+	const char *v = getenv(name);
+	if (!v || !*v)
+		return def;
+	if (off && !strcmp(v, "off"))
+		return 0;
+	char *e;
+	unsigned long long b = strtoull(v, &e, 10);
+	if (!*e && b > 0 && v[0] != '-')
+		return (size_t)b;
+	plb__log(PLB__LOG_WARN, "mpi", "%s=%.40s is not a byte count; accepted: an integer >= 1%s; using %zu",
+		 name, v, off ? " or off" : "", def);
+	return def;
+}
+
 int plb__transport_mpi_create(int *argc, char ***argv, struct plb__transport **out,
 			      char *err, size_t errlen)
 {
@@ -565,17 +677,8 @@ int plb__transport_mpi_create(int *argc, char ***argv, struct plb__transport **o
 		return PLB_ENOMEM;
 	}
 	m->t.ops = &mpi_ops;
-	m->apart_min = APART_MIN;
-	const char *am = getenv("PLB_MPI_APART_MIN");
-	if (am && *am) {
-		char *e;
-		unsigned long long v = strtoull(am, &e, 10);
-		if (!*e && v > 0 && am[0] != '-')
-			m->apart_min = (size_t)v;
-		else
-			plb__log(PLB__LOG_WARN, "mpi", "PLB_MPI_APART_MIN=%.40s is not a byte count; accepted: an integer >= 1; using %zu",
-				 am, m->apart_min);
-	}
+	m->apart_min = env_bytes("PLB_MPI_APART_MIN", APART_MIN, 0);
+	m->queue_min = env_bytes("PLB_MPI_QUEUE_MIN", QUEUE_MIN, 1);
 	rc = MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
 	if (rc != MPI_SUCCESS) {
 		mpi_fail(&m->t, __FILE__, __LINE__, "MPI_Init_thread", rc);

@@ -65,11 +65,12 @@ static void test_net_shares(void **state)
 	int b = plb__net_start(&n, 0, 5, 1, PLB__NET_DOWN, 1, 0);
 	assert_near(rate_of(&n, a), 1, 1e-12);
 	assert_near(rate_of(&n, b), 1, 1e-12);
-	/* two unlimited flows of node 2 split the 8 the master has left */
+	/* node 2's two unlimited flows cross one after the other: the first
+	 * takes the 8 the master has left, the second waits */
 	int c = plb__net_start(&n, 0, 8, 2, PLB__NET_DOWN, 2, 0);
 	int d = plb__net_start(&n, 0, 8, 2, PLB__NET_DOWN, 2, 1);
-	assert_near(rate_of(&n, c), 4, 1e-12);
-	assert_near(rate_of(&n, d), 4, 1e-12);
+	assert_near(rate_of(&n, c), 8, 1e-12);
+	assert_near(rate_of(&n, d), 0, 1e-12);
 	/* the other direction is apart */
 	int e = plb__net_start(&n, 0, 1, 2, PLB__NET_UP, 2, 0);
 	assert_near(rate_of(&n, e), 10, 1e-12);
@@ -78,25 +79,35 @@ static void test_net_shares(void **state)
 	assert_int_equal(f, e);
 	plb__net_advance(&n, 0.1);
 	plb__net_end(&n, e);
-	/* c and d end at 2 s; then a and b have 3 left at rate 1 */
+	/* c ends at 1 s; d then takes the 8 and ends at 2 s; a and b have 3
+	 * left at rate 1 */
+	assert_near(plb__net_next(&n, &f), 1, 1e-12);
+	assert_int_equal(f, c);
+	plb__net_advance(&n, 1);
+	plb__net_end(&n, c);
+	assert_near(rate_of(&n, d), 8, 1e-12);
 	assert_near(plb__net_next(&n, &f), 2, 1e-12);
+	assert_int_equal(f, d);
 	plb__net_advance(&n, 2);
-	plb__net_end(&n, f);
-	assert_near(rate_of(&n, f == c ? d : c), 8 - 0, 1e-12);    /* the one left takes 8 */
-	plb__net_end(&n, f == c ? d : c);
+	plb__net_end(&n, d);
 	assert_near(plb__net_next(&n, &f), 5, 1e-12);
 	plb__net_fini(&n);
 
-	/* a 1-wide master link, node 0 at 0.2 with one flow, node 1
-	 * unlimited with two: 0.2, then 0.4 each */
+	/* a 1-wide master link, node 0 at 0.2, node 1 unlimited with two
+	 * flows: 0.2 and 0.8, the later flow of node 1 waiting; a flow
+	 * started later on node 0 waits too, whatever its size */
 	double nodes2[2] = {0.2, 0};
 	assert_int_equal(plb__net_init(&n, 1, nodes2, 2), 0);
 	a = plb__net_start(&n, 0, 1, 0, PLB__NET_DOWN, 0, 0);
 	b = plb__net_start(&n, 0, 1, 1, PLB__NET_DOWN, 1, 0);
 	c = plb__net_start(&n, 0, 1, 1, PLB__NET_DOWN, 1, 1);
+	d = plb__net_start(&n, 0, 0.01, 0, PLB__NET_DOWN, 0, 1);
 	assert_near(rate_of(&n, a), 0.2, 1e-12);
-	assert_near(rate_of(&n, b), 0.4, 1e-12);
-	assert_near(rate_of(&n, c), 0.4, 1e-12);
+	assert_near(rate_of(&n, b), 0.8, 1e-12);
+	assert_near(rate_of(&n, c), 0, 1e-12);
+	assert_near(rate_of(&n, d), 0, 1e-12);
+	assert_near(plb__net_next(&n, &f), 1.25, 1e-12);
+	assert_int_equal(f, b);
 	plb__net_fini(&n);
 }
 

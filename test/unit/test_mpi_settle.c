@@ -110,14 +110,17 @@ static int part(const char *name, int argc, char **argv)
 			printf("RESULT got=%d settle=%d wrong=%zu waited=%.2f\n", got, s, bad,
 			       plb__now() - t0);
 		}
-	} else if (!strcmp(name, "back")) {
+	} else if (!strcmp(name, "back") || !strcmp(name, "queued")) {
 		/* rank 1 was taken out, and is not dead: it sends two DONEs
 		 * whose tails travel apart (of two sizes) and a message
 		 * without one. Rank 0 posts no tail receive for it (one that
 		 * took another message's tail failed with MPI_ERR_TRUNCATE),
 		 * places nothing of it, and the rank's other message still
 		 * comes. Neither ends with MPI_Finalize (rank 1's tails are
-		 * never received). */
+		 * never received). "queued": the same with messages queued
+		 * behind a large one to their rank (the transport's default):
+		 * the first DONE's tail is never received, so nothing after
+		 * it leaves rank 1. */
 		t->no_finalize = 1;
 		if (t->rank == 1) {
 			void *small = plb__msg_alloc(PLB__MSG_ALIVE, 0);
@@ -139,8 +142,9 @@ static int part(const char *name, int argc, char **argv)
 			t->place = place;
 			t->place_ctx = out;
 			/* until its other message has come (however slow the
-			 * start), and half a second more for anything after it */
-			double end = plb__now() + 30;
+			 * start), and half a second more for anything after it;
+			 * queued, 3 s for what should not come */
+			double end = plb__now() + (strcmp(name, "queued") ? 30 : 3);
 			while (plb__now() < end && !bad) {
 				void *m = NULL;
 				int src, r = t->ops->recv(t, &m, &src);
@@ -260,12 +264,31 @@ static void test_rank_back_after_forget(void **state)
 	(void)state;
 	char r[512];
 	int got = -2, alive = -2, places = -2, err = -2;
-	run_case("back", "", r, sizeof r);
+	/* the receiving side alone: rank 1 sends everything at once */
+	run_case("back", "-x PLB_MPI_QUEUE_MIN=off", r, sizeof r);
 	assert_int_equal(sscanf(r, "got=%d alive=%d places=%d err=%d", &got, &alive, &places, &err), 4);
 	assert_int_equal(err, 0);
 	assert_int_equal(places, 0);    /* no tail of a rank taken out placed */
 	assert_int_equal(got, 1);       /* its DONEs dropped, */
 	assert_int_equal(alive, 1);     /* its other message delivered */
+}
+
+/* A rank's messages to one rank follow a large one only once it is done:
+ * rank 1's first DONE (its tail larger than QUEUE_MIN) never completes,
+ * as rank 0 posts no tail receive for a rank taken out, so its second
+ * DONE and its ALIVE never leave (rank_back_after_forget: sent at once,
+ * the ALIVE comes). */
+static void test_queued_behind_large(void **state)
+{
+	(void)state;
+	char r[512];
+	int got = -2, alive = -2, places = -2, err = -2;
+	run_case("queued", "", r, sizeof r);
+	assert_int_equal(sscanf(r, "got=%d alive=%d places=%d err=%d", &got, &alive, &places, &err), 4);
+	assert_int_equal(err, 0);
+	assert_int_equal(places, 0);
+	assert_int_equal(got, 0);
+	assert_int_equal(alive, 0);
 }
 
 int main(int argc, char **argv)
@@ -280,6 +303,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_tail_placed_whole),
 		cmocka_unit_test(test_dead_rank_does_not_hold_settle),
 		cmocka_unit_test(test_rank_back_after_forget),
+		cmocka_unit_test(test_queued_behind_large),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
