@@ -49,7 +49,8 @@ shape() { # shape RATE: the first host's link both ways (its side and the bridge
 	ip netns exec ${P}1 tc qdisc replace dev eth0 root tbf rate "$1" burst 512kb latency 100ms
 	ip netns exec ${P}br tc qdisc replace dev b1 root tbf rate "$1" burst 512kb latency 100ms
 }
-# config GBPS IN OUT: the cluster (IN / OUT: a unit's bytes, for plbsim)
+# config GBPS IN OUT SHARED: the cluster (IN / OUT: a unit's bytes,
+# SHARED: what every node gets first, for plbsim)
 config() {
 	cat <<INI
 [run]
@@ -57,6 +58,7 @@ units = 1
 pipeline = 2
 in_bytes = $2
 out_bytes = $3
+shared_bytes = $4
 [network]
 link_gbps = $1
 latency_us = 100
@@ -86,12 +88,13 @@ for rate in $RATES; do
 	for job in "bs --n 20000000 --prec single" "mm --n 2048 --prec single"; do
 		set -- $job
 		app=$1
-		# a unit's bytes: bs: none in, 8 out; mm: a column of B in and of C out
+		# a unit's bytes: bs: none in, 8 out; mm: a column of B in and of
+		# C out, and A (2048 x 2048 floats) to every node first
 		case $app in
-		bs) ib=0 ob=8 ;;
-		mm) ib=8192 ob=8192 ;;
+		bs) ib=0 ob=8 sb=0 ;;
+		mm) ib=8192 ob=8192 sb=16777216 ;;
 		esac
-		config "$g" $ib $ob >"$T/c.ini"
+		config "$g" $ib $ob $sb >"$T/c.ini"
 		if [ "$LINK_GIVEN" = 0 ]; then sed -i '/^link_gbps = /d' "$T/c.ini"; fi
 		# rank 0, the master, alone on the first host; a worker on each other
 		out=$("$NS" mpirun ${P}1 --hostfile "$T/hosts" -np 4 "${QUEUE[@]}" "$PWD/$BUILD/plb-$app" \
@@ -99,7 +102,7 @@ for rate in $RATES; do
 		lost=$(grep -c "taken out of the run" "$T/err" || true)
 		if [ -n "${KEEP_ERR:-}" ]; then cp "$T/err" "$KEEP_ERR.$app.$rate"; fi
 		if [ "$lost" -gt 0 ]; then echo "$rate $job: $lost rank(s) taken out for silence" >&2; fi
-		config "$g" $ib $ob >"$T/c.ini"
+		config "$g" $ib $ob $sb >"$T/c.ini"
 		span=$(jget makespan_s <<<"$out") lb=$(jget lower_bound_s <<<"$out") ls=$(jget link_bound_s <<<"$out")
 		# plbsim: the same cluster with the run's units
 		units=$(jget units <<<"$out")

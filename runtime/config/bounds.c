@@ -108,6 +108,7 @@ struct bound_in {
 	int n, overlap;
 	const struct plb__bound_extra *x;
 	double maxb;            /* bytes a unit puts on a link one way, at most */
+	int nwith;              /* nodes with PUs: each gets the shared bytes */
 	int *group;             /* per PU: its node's index among those with
 				 * coupled PUs, or -1 */
 	int ngroup;
@@ -192,6 +193,22 @@ static double group_capacity(const struct bound_in *in, int g, double T, double 
 	return best;
 }
 
+/* Units a link of bw bytes a second carries in T, `shared` bytes down
+ * first: INFINITY where it is not limited or units move no bytes. */
+static double link_units(double bw, double T, double shared, double in_b, double out_b)
+{
+	if (!(bw > 0))
+		return INFINITY;
+	double down = bw * T - shared, u = INFINITY;
+	if (down < 0)
+		return 0;
+	if (in_b > 0)
+		u = down / in_b;
+	if (out_b > 0)
+		u = fmin(u, bw * T / out_b);
+	return u;
+}
+
 static double total_extra(const struct bound_in *in, double T, double W)
 {
 	const struct plb__bound_extra *x = in->x;
@@ -205,16 +222,14 @@ static double total_extra(const struct bound_in *in, double T, double W)
 		}
 	for (int g = 0; g < in->ngroup; g++)
 		node[x->node[in->gpu[g][0]]] += group_capacity(in, g, T, W);
-	double s = 0;
+	double s = 0, sh = x->shared_bytes;
 	for (int k = 0; k < x->nnodes; k++) {
-		double link = x->bw_node && x->bw_node[k] > 0 && in->maxb > 0
-			      ? x->bw_node[k] * T / in->maxb : INFINITY;
+		double link = x->bw_node ? link_units(x->bw_node[k], T, sh, x->in_bytes, x->out_bytes)
+					 : INFINITY;
 		s += fmin(node[k], link);
 	}
 	free(node);
-	if (x->bw_master > 0 && in->maxb > 0)
-		s = fmin(s, x->bw_master * T / in->maxb);
-	return s;
+	return fmin(s, link_units(x->bw_master, T, in->nwith * sh, x->in_bytes, x->out_bytes));
 }
 
 double plb__bound_lower_extra(const struct plb__devmodel *const *m, int n, double W, int overlap,
@@ -229,8 +244,14 @@ double plb__bound_lower_extra(const struct plb__devmodel *const *m, int n, doubl
 	for (int k = 0; k < x->nnodes; k++)
 		agg += x->bw_node && x->bw_node[k] > 0 ? x->bw_node[k] : INFINITY;
 	double bw = fmin(x->bw_master > 0 ? x->bw_master : INFINITY, agg);
-	if (in.maxb > 0 && isfinite(bw))
-		*link_s = W * in.maxb / bw;
+	for (int k = 0; k < x->nnodes; k++)
+		for (int i = 0; i < n; i++)
+			if (x->node[i] == k) {
+				in.nwith++;
+				break;
+			}
+	if ((in.maxb > 0 || x->shared_bytes > 0) && isfinite(bw))
+		*link_s = fmax(W * x->in_bytes + in.nwith * x->shared_bytes, W * x->out_bytes) / bw;
 	in.group = malloc((size_t)n * sizeof *in.group);
 	in.gpu = calloc((size_t)n, sizeof *in.gpu);
 	in.gn = calloc((size_t)n, sizeof *in.gn);

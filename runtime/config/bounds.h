@@ -35,11 +35,13 @@ struct plb__bound_extra {
 	int nnodes;
 	const int *node;                /* each PU's node */
 	double in_bytes, out_bytes;     /* of a unit */
+	double shared_bytes;            /* to every node with PUs, before its first block */
 	const struct plb__couple *couples;      /* victims and culprits index the PUs */
 	int ncouple;
 };
-/* T_lb with x; *link_s gets the links' own bound (W b over the smaller of
- * the master's bandwidth and the nodes' summed; 0 without links). */
+/* T_lb with x; *link_s gets the links' own bound (the bytes each way over
+ * the smaller of the master's bandwidth and the nodes' summed; 0 without
+ * links). */
 double plb__bound_lower_extra(const struct plb__devmodel *const *m, int n, double W, int overlap,
 			      const struct plb__bound_extra *x, double *link_s);
 

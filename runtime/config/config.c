@@ -78,6 +78,8 @@ static const struct key keys[] = {
 	 "bytes in [0, 1e12] of a unit's input that cross the links to its PU (plbsim; an app's job gives its own)"},
 	{S_RUN, "out_bytes", K_NUM, 0, 0, 1e12, 0, NULL, CFG(out_bytes),
 	 "bytes in [0, 1e12] of a unit's output that cross the links back to the master (plbsim; an app's job gives its own)"},
+	{S_RUN, "shared_bytes", K_NUM, 0, 0, 1e12, 0, NULL, CFG(shared_bytes),
+	 "bytes in [0, 1e12] sent once to every node over the links before its first block, the job's shared data (plbsim; an app's job gives its own)"},
 	{S_RUN, "window", K_INT, 0, 1, 1e6, 0, NULL, CFG(window),
 	 "an integer in [1, 1e6]: pipeline instances a node holds at once (default: 4 a PU)"},
 	{S_RUN, "scheduler", K_SCHED, 0, 0, 0, 0, "pams", CFG(scheduler),

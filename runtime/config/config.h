@@ -120,6 +120,8 @@ struct plb__config {
 	char *models_file;      /* [run] models: the models file, NULL if none */
 	double in_bytes, out_bytes;     /* plbsim: bytes of a unit's input and output
 					 * over the links (an app's job gives its own) */
+	double shared_bytes;            /* plbsim: bytes every node gets before its
+					 * first block (the job's shared data) */
 	/* pipelines (with [op] sections): a unit is an instance */
 	int window;             /* instances a node holds at once; 0 (default): 4 a PU */
 	char scheduler[16];     /* the node's policy: fcfs | heft | padas | pams (default) */

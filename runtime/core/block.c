@@ -70,6 +70,8 @@ int plb__run_dispatch(void *ctx, int i, const struct plb__grant *g)
 				     isfinite(u->heard) ? sent - u->heard : 0};
 	u->heard = NAN;
 	r->bytes_out += (double)(PLB__HDR_SIZE + len);
+	if (g->kind == PLB__GRANT_REDO)
+		r->redo_out += (double)(PLB__HDR_SIZE + len);
 	rc = p->tp->ops->send(p->tp, p->peer[u->peer].rank, msg);
 	if (rc)
 		return plb__fail(p, rc, "sending a block to rank %d: %s", p->peer[u->peer].rank,
@@ -206,6 +208,8 @@ static int on_done(struct plb__run *r, int peer, void *msg)
 				 * again), or from an earlier run */
 	struct plb__slot sl = u->s[k];
 	u->s[k].used = 0;
+	if (sl.kind == PLB__GRANT_REDO)
+		r->redo_in += (double)(PLB__HDR_SIZE + h->len);
 	if (h->status) {
 		plb__driver_back(&r->d, i);
 		plb__log(PLB__LOG_ERROR, "master", "PU %s failed block %llu: %s", p->pu[i].name,

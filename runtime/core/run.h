@@ -108,6 +108,8 @@ struct plb__run {
 	int res, reuse;         /* input kept on the nodes; their stores kept (resident.c) */
 	double unkept, resident;        /* bytes over the nodes' budgets; held at the end */
 	double bytes_out, bytes_in;
+	double redo_out, redo_in;       /* of them, the late blocks' runs again (their
+					 * units' bytes cross twice): not in the bound */
 };
 
 #define PLB__BATCH 512          /* messages handled between two answers */

@@ -94,6 +94,11 @@ struct sim {
 	struct plb__net net;            /* the links, where the scenario has them */
 	int use_net;
 	double in_b, out_b;             /* bytes of a unit's input and output */
+	/* [run] shared_bytes: per node, when they reached it (INFINITY: not
+	 * yet; NULL: none to send), and the grants that came before them */
+	double *shared_at;
+	struct { int pu, slot; } *parked;
+	int nparked;
 	uint64_t net_ver;               /* the links' changes: an older EV_NET is stale */
 	int err;
 	char *errbuf;
@@ -227,6 +232,22 @@ static int send_bytes(struct sim *s, double t, double bytes, int dir, int pu, in
 	return f < 0 ? f : net_changed(s);
 }
 
+/* Node k's shared bytes are in at t: the grants that came before them
+ * arrive now. */
+static int shared_came(struct sim *s, int k, double t)
+{
+	s->shared_at[k] = t;
+	int rc = 0, left = 0;
+	for (int i = 0; i < s->nparked; i++) {
+		if (s->cfg->pus[s->parked[i].pu].node != k)
+			s->parked[left++] = s->parked[i];
+		else if (!rc)
+			rc = push(s, t, EV_GRANT_ARRIVE, s->parked[i].pu, s->parked[i].slot);
+	}
+	s->nparked = left;
+	return rc;
+}
+
 static void on_net(struct sim *s, const struct ev *e)
 {
 	if (e->ver != s->net_ver)
@@ -238,8 +259,9 @@ static void on_net(struct sim *s, const struct ev *e)
 	plb__net_advance(&s->net, e->t);
 	struct plb__net_flow f = s->net.f[flow];
 	plb__net_end(&s->net, flow);
-	int rc = push(s, e->t + s->lat, f.dir == PLB__NET_DOWN ? EV_GRANT_ARRIVE : EV_DONE_ARRIVE,
-		      f.pu, f.slot);
+	int rc = f.pu < 0 ? shared_came(s, f.slot, e->t + s->lat)
+		 : push(s, e->t + s->lat, f.dir == PLB__NET_DOWN ? EV_GRANT_ARRIVE : EV_DONE_ARRIVE,
+			f.pu, f.slot);
 	if (!rc)
 		rc = net_changed(s);
 	if (rc)
@@ -459,6 +481,19 @@ static void on_grant_arrive(struct sim *s, const struct ev *e)
 	struct job *j = &p->jobs[e->slot];
 	if (p->dead)
 		return;         /* sent to a dead PU: lost until the master notices */
+	if (s->shared_at && e->t < s->shared_at[s->cfg->pus[e->pu].node]) {
+		/* a grant with no bytes of its own, before the shared bytes */
+		double at = s->shared_at[s->cfg->pus[e->pu].node];
+		void *q = isfinite(at) ? NULL : realloc(s->parked, (size_t)(s->nparked + 1) * sizeof *s->parked);
+		if (isfinite(at) ? push(s, at, EV_GRANT_ARRIVE, e->pu, e->slot) : !q) {
+			fail(s, PLB_ENOMEM, "event queue");
+		} else if (q) {
+			s->parked = q;
+			s->parked[s->nparked].pu = e->pu;
+			s->parked[s->nparked++].slot = e->slot;
+		}
+		return;
+	}
 	j->arrive = e->t;
 	const struct plb__devmodel *m = p->m;
 	if (p->nrule) {
@@ -616,7 +651,7 @@ static int sim_links(struct sim *s)
 		any |= cfg->nodes[k].link_gbps > 0;
 	s->in_b = cfg->in_bytes;
 	s->out_b = cfg->out_bytes;
-	if (!any || !(s->in_b > 0 || s->out_b > 0))
+	if (!any || !(s->in_b > 0 || s->out_b > 0 || cfg->shared_bytes > 0))
 		return 0;
 	double *bw = malloc((size_t)cfg->nnodes * sizeof *bw);
 	if (!bw)
@@ -626,7 +661,23 @@ static int sim_links(struct sim *s)
 	int rc = plb__net_init(&s->net, cfg->link_gbps * 1e9 / 8, bw, cfg->nnodes);
 	free(bw);
 	s->use_net = !rc;
-	return rc;
+	if (rc || !(cfg->shared_bytes > 0))
+		return rc;
+	/* the shared bytes to every node with PUs, before any grant */
+	if (!(s->shared_at = malloc((size_t)cfg->nnodes * sizeof *s->shared_at)))
+		return PLB_ENOMEM;
+	for (int k = 0; k < cfg->nnodes; k++)
+		s->shared_at[k] = 0;
+	for (int i = 0; i < s->n; i++) {
+		int k = cfg->pus[i].node;
+		if (s->shared_at[k] == 0) {
+			s->shared_at[k] = INFINITY;
+			int f = plb__net_start(&s->net, 0, cfg->shared_bytes, k, PLB__NET_DOWN, -1, k);
+			if (f < 0)
+				return f;
+		}
+	}
+	return net_changed(s);
 }
 
 static int add_int(int **arr, int *n, int v)
@@ -681,7 +732,8 @@ static int extra_bound(struct sim *s, const struct plb__devmodel **models,
 	struct plb__bound_extra x = {
 		.bw_master = cfg->link_gbps * 1e9 / 8, .bw_node = bw, .nnodes = cfg->nnodes,
 		.node = node, .in_bytes = s->use_net ? cfg->in_bytes : 0,
-		.out_bytes = s->use_net ? cfg->out_bytes : 0, .couples = cfg->couples,
+		.out_bytes = s->use_net ? cfg->out_bytes : 0,
+		.shared_bytes = s->use_net ? cfg->shared_bytes : 0, .couples = cfg->couples,
 		.ncouple = cfg->ncouple};
 	double link = 0;
 	res->rep.lower_bound_s = plb__bound_lower_extra(models, s->n, cfg->units, cfg->pipeline > 1,
@@ -918,6 +970,8 @@ out:
 		free(s.pu[i].vict);
 	}
 	plb__net_fini(&s.net);
+	free(s.shared_at);
+	free(s.parked);
 	free(s.pu);
 	free(s.outq);
 	plb__driver_fini(&s.d);

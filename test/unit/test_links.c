@@ -1,8 +1,10 @@
 /* plbsim's links and couplings ([network] link_gbps, [node] link_gbps and
  * couple), worked out by hand:
- *  - the links share their bandwidth max-min fairly: a node's flows split
- *    its link, the master's link caps every flow at its water level, and
- *    the two directions are apart;
+ *  - the links carry a node's flows one at a time, oldest first, at up to
+ *    its link's bandwidth, the nodes' crossing flows share the master's
+ *    link max-min fairly, and the two directions are apart;
+ *  - the shared bytes ([run] shared_bytes) reach every node before its
+ *    first block, and the bound carries them;
  *  - a run whose bytes need longer than its compute ends no sooner than
  *    its bytes take over the master's link (its bound says so), and nodes
  *    with links of their own run their transfers side by side;
@@ -47,6 +49,19 @@ static void run(const struct plb__config *cfg, const char *policy, struct plb__s
 		fail_msg("%s: %s", policy, err);
 	if (!res->rep.coverage_ok)
 		fail_msg("%s: coverage", policy);
+}
+
+/* A run of cfg with its events as CSV: the text, to free. */
+static char *run_csv(const struct plb__config *cfg, const char *policy,
+		     struct plb__sim_result *res)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *csv = open_memstream(&buf, &len);
+	assert_non_null(csv);
+	run(cfg, policy, res, csv);
+	fclose(csv);
+	return buf;
 }
 
 static double rate_of(const struct plb__net *n, int f)
@@ -152,6 +167,51 @@ static void test_link_bound(void **state)
 	plb__config_fini(&cfg);
 }
 
+/* 8 MB of shared bytes to each of four nodes over a 1 Gbit/s master
+ * link: 0.256 s before any block can start, with the blocks' 100 MB of
+ * input after them (0.8 s): the bound is 1.056 s, and no block of a run
+ * whose units carry no bytes of their own ends before the shared bytes
+ * are in (its node's share of the master's link: 0.256 s). */
+static void test_shared_bytes(void **state)
+{
+	(void)state;
+	char text[1024];
+	struct plb__config cfg;
+	struct plb__sim_result r;
+	char scen[1024];
+	snprintf(scen, sizeof scen, LINK_SCEN, 1.0, 0.0, 0.0, 0.0, 0.0);
+	const char *cut = strstr(scen, "[network]");
+	snprintf(text, sizeof text, "%.*sshared_bytes = 8e6\n%s", (int)(cut - scen), scen, cut);
+	load_text(text, &cfg);
+	run(&cfg, "plb-hac", &r, NULL);
+	assert_near(r.rep.link_bound_s, 0.8 + 4 * 8e6 / 125e6, 1e-9);
+	assert_true(r.rep.lower_bound_s >= r.rep.link_bound_s - 1e-9);
+	assert_true(r.rep.makespan_s >= r.rep.lower_bound_s);
+	plb__sim_result_fini(&r);
+	plb__config_fini(&cfg);
+
+	snprintf(text, sizeof text,
+		 "[run]\nunits = 1000\npolicy = greedy\nout_bytes = 1\nshared_bytes = 8e6\n"
+		 "[network]\nlink_gbps = 1\n[node a]\nemu = f\n[node b]\nemu = f\n"
+		 "[node c]\nemu = f\n[node d]\nemu = f\n"
+		 "[model f]\nclass = gpu\ncompute = poly 0.0001 1e-7\n");
+	load_text(text, &cfg);
+	char *buf = run_csv(&cfg, "greedy", &r);
+	double first = INFINITY;
+	for (char *l = strtok(buf, "\n"); l; l = strtok(NULL, "\n")) {
+		double t;
+		if (strstr(l, ",done,") && sscanf(l, "%lf", &t) == 1)
+			first = fmin(first, t);
+	}
+	if (!(first >= 4 * 8e6 / 125e6))
+		fail_msg("a block done at %.4f s, before the shared bytes were in (%.4f s)", first,
+			 4 * 8e6 / 125e6);
+	assert_true(r.rep.makespan_s >= r.rep.lower_bound_s);
+	free(buf);
+	plb__sim_result_fini(&r);
+	plb__config_fini(&cfg);
+}
+
 /* V's one block computes 1 s alone; C computes its own for 0.5 s from the
  * same moment and slows V's compute 2x meanwhile: V moves a quarter in
  * those 0.5 s, then the other 0.75 at full pace: 1.25 s. A transfer
@@ -171,12 +231,7 @@ static void test_couple_stretch(void **state)
 		struct plb__config cfg;
 		struct plb__sim_result r;
 		load_text(text, &cfg);
-		char *buf = NULL;
-		size_t len = 0;
-		FILE *csv = open_memstream(&buf, &len);
-		assert_non_null(csv);
-		run(&cfg, "greedy", &r, csv);
-		fclose(csv);
+		char *buf = run_csv(&cfg, "greedy", &r);
 		/* t,pu,event,grant,offset,units,kind,exec_s,xfer_s */
 		int found = 0;
 		for (char *l = strtok(buf, "\n"); l; l = strtok(NULL, "\n")) {
@@ -214,12 +269,7 @@ static void test_couple_two_grants(void **state)
 	load_text(text, &cfg);
 	for (int p = 0; plb__policy_name(p); p++) {
 		struct plb__sim_result r;
-		char *buf = NULL;
-		size_t len = 0;
-		FILE *csv = open_memstream(&buf, &len);
-		assert_non_null(csv);
-		run(&cfg, plb__policy_name(p), &r, csv);
-		fclose(csv);
+		char *buf = run_csv(&cfg, plb__policy_name(p), &r);
 		int dones = 0;
 		for (char *l = strtok(buf, "\n"); l; l = strtok(NULL, "\n")) {
 			double t, ex, xf;
@@ -369,6 +419,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_net_shares),
 		cmocka_unit_test(test_link_bound),
+		cmocka_unit_test(test_shared_bytes),
 		cmocka_unit_test(test_couple_stretch),
 		cmocka_unit_test(test_couple_two_grants),
 		cmocka_unit_test(test_couple_bound),
