@@ -213,6 +213,9 @@ int plb__balancer_next(plb__balancer_t *b, int pu, double now, struct plb__grant
 	if (b->model && plb__model_ready(&b->model[pu]))
 		rec->pred_s = plb__model_eval(&b->model[pu], (double)r.len);
 	rec->pred_end = now + free_in + rec->pred_s;
+	rec->in_end = 0;
+	if (b->link_rate > 0)
+		rec->in_end = b->link_free = fmax(now, b->link_free) + (double)r.len / b->link_rate;
 	u->nout++;
 	plb__busy_sync(b, pu);
 	b->nout_total++;
@@ -436,6 +439,15 @@ int plb__balancer_model_set(plb__balancer_t *b, int pu, const struct plb__sample
 	b->epoch++;             /* plb__busy_list keeps the rates it read */
 	if (b->pol->warm)
 		b->pol->warm(b, pu);
+	return 0;
+}
+
+int plb__balancer_link(plb__balancer_t *b, double rate, double busy_s)
+{
+	if (!b || !(rate >= 0) || !isfinite(rate) || !(busy_s >= 0) || !isfinite(busy_s))
+		return PLB_EINVAL;
+	b->link_rate = rate;
+	b->link_free = busy_s;
 	return 0;
 }
 

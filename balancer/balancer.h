@@ -178,6 +178,14 @@ PLB_WUR int plb__balancer_hold(plb__balancer_t *b, int group, uint64_t off, uint
  * PLB_ENOMEM. */
 PLB_WUR int plb__balancer_node(plb__balancer_t *b, int pu, int node);
 
+/* The master's link carries the blocks' bytes, one after another, at
+ * `rate` units a second (0: not limited), and is busy for busy_s seconds
+ * from the start (the job's shared data). A block is then not late
+ * (redo_late) before its input could have crossed it: the balancer keeps
+ * when the link will have carried every block granted so far. Returns 0
+ * or PLB_EINVAL. */
+PLB_WUR int plb__balancer_link(plb__balancer_t *b, double rate, double busy_s);
+
 /* 1 when PU pu was left out of the run (it cost its node more than it
  * added: plb__balancer_node), else 0. */
 int plb__balancer_left_out(const plb__balancer_t *b, int pu);

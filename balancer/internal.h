@@ -21,6 +21,8 @@ struct plb__grant_rec {
 	double t_grant;         /* when it was granted */
 	double pred_s;          /* predicted E(units) when granted, 0 if none */
 	double pred_end;        /* predicted finish: PU free time + pred_s */
+	double in_end;          /* when its input is across the master's link, at
+				 * the earliest (plb__balancer_link); 0: unknown */
 	int step;               /* policy's step/round of the grant */
 	int flags;              /* REC_VOID, REC_PIECE, REC_PROBE */
 };
@@ -174,7 +176,18 @@ struct plb__balancer {
 	int *probing;
 	double *t_idle;
 	double probe_spent;             /* units the probes' idle PUs were predicted to lose */
+	/* the master's link (plb__balancer_link): units a second its blocks'
+	 * bytes cross at (0: not limited), and when it will have carried
+	 * every block granted so far */
+	double link_rate, link_free;
 };
+
+/* When grant g may end at the earliest: its predicted end, or its
+ * input's crossing of the master's link and its predicted time. */
+static inline double plb__due(const struct plb__grant_rec *g)
+{
+	return g->in_end + g->pred_s > g->pred_end ? g->in_end + g->pred_s : g->pred_end;
+}
 
 /* The pool (pool.c). Take up to `want` units of free range fi from `at`
  * on (in it). A leftover after them smaller than min_block is not left

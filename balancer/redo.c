@@ -75,7 +75,7 @@ static double redo_from(const struct plb__balancer *b, const struct plb__grant_r
 {
 	if (g->flags || !(rate > 0) || !(b->p.redo_gain > 0))
 		return INFINITY;
-	return g->pred_end + b->p.redo_gain * (double)g->units / rate;
+	return plb__due(g) + b->p.redo_gain * (double)g->units / rate;
 }
 
 /* Start re-running the late block expected to end last among those for
@@ -93,11 +93,11 @@ static int redo_start(struct plb__balancer *b, double now)
 	for (int i = 0; i < b->n; i++)
 		for (int k = 0; k < b->pu[i].nout && !b->pu[i].lost; k++) {
 			const struct plb__grant_rec *g = &b->pu[i].out[k];
-			if (!(now > g->pred_end))
+			if (!(now > plb__due(g)))
 				continue;
 			if (rate < 0)           /* the sum only once something is late */
 				rate = free_rate(b);
-			double e = now + (now - g->pred_end);
+			double e = now + (now - plb__due(g));
 			if (now >= redo_from(b, g, rate) && e > late_end) {
 				late_end = e;
 				late = g;

@@ -67,11 +67,10 @@ int plb__run_dispatch(void *ctx, int i, const struct plb__grant *g)
 		 plb__grant_kind_name(g->kind),
 		 g->predicted_s);
 	u->s[k] = (struct plb__slot){g->id, g->offset, g->units, 1, borrow, g->kind, g->predicted_s, sent,
-				     isfinite(u->heard) ? sent - u->heard : 0};
+				     isfinite(u->heard) ? sent - u->heard : 0,
+				     (double)(PLB__HDR_SIZE + len)};
 	u->heard = NAN;
 	r->bytes_out += (double)(PLB__HDR_SIZE + len);
-	if (g->kind == PLB__GRANT_REDO)
-		r->redo_out += (double)(PLB__HDR_SIZE + len);
 	rc = p->tp->ops->send(p->tp, p->peer[u->peer].rank, msg);
 	if (rc)
 		return plb__fail(p, rc, "sending a block to rank %d: %s", p->peer[u->peer].rank,
@@ -208,8 +207,6 @@ static int on_done(struct plb__run *r, int peer, void *msg)
 				 * again), or from an earlier run */
 	struct plb__slot sl = u->s[k];
 	u->s[k].used = 0;
-	if (sl.kind == PLB__GRANT_REDO)
-		r->redo_in += (double)(PLB__HDR_SIZE + h->len);
 	if (h->status) {
 		plb__driver_back(&r->d, i);
 		plb__log(PLB__LOG_ERROR, "master", "PU %s failed block %llu: %s", p->pu[i].name,
@@ -242,6 +239,8 @@ static int on_done(struct plb__run *r, int peer, void *msg)
 		return rc;
 	if ((rc = plb__coverage_add(&r->cov, sl.offset, sl.units)))
 		return plb__fail(p, rc, "out of memory");
+	r->kept_out += sl.bytes;
+	r->kept_in += (double)(PLB__HDR_SIZE + h->len);
 	note_done(u, h, &sl, r->now - r->t0);
 	if (plb__balancer_finished(r->b)) {
 		r->finished = 1;

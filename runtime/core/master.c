@@ -122,6 +122,12 @@ static int open_run(struct plb__run *r, double *wall0)
 			(void)plb__run_end_borrowed(r);
 		return rc;
 	}
+	/* [network] link_gbps: a block is not late before its input could
+	 * have crossed the master's link, after the STARTs */
+	double bw = p->cfg.link_gbps * 1e9 / 8, ub = fmax((double)job->in_unit, (double)job->out_unit);
+	if (bw > 0 && ub > 0 && !p->tp->ops->same_memory &&
+	    (rc = plb__balancer_link(r->b, bw / ub, r->start_out / bw)))
+		return plb__fail(p, rc, "balancer: the master's link: %s", plb_strerror(rc));
 	return 0;
 }
 

@@ -55,6 +55,7 @@ int plb__run_start_workers(struct plb__run *r, const char *kernel)
 		h->pu0 = (uint64_t)p->peer[w].pu0;
 		h->shared_bytes = job->shared_bytes;
 		r->bytes_out += (double)(PLB__HDR_SIZE + len);
+		r->start_out += (double)(PLB__HDR_SIZE + len);
 		int rc = p->tp->ops->send(p->tp, p->peer[w].rank, msg);
 		if (rc)
 			return plb__fail(p, rc, "sending the run to rank %d: %s", p->peer[w].rank, p->tp->err);

@@ -153,10 +153,10 @@ int plb__run_report(struct plb__run *r, double wall)
 	rep->bytes_sent = r->bytes_out;
 	rep->bytes_received = r->bytes_in;
 	/* [network] link_gbps: the master's link carried these bytes, each way
-	 * at most that fast; a late block's run again is a choice of this
-	 * run's, not bytes the job had to move */
+	 * at most that fast; of them, the bytes the job had to move (run.h:
+	 * start_out, kept_out, kept_in) */
 	if (p->cfg.link_gbps > 0 && !p->tp->ops->same_memory) {
-		rep->link_bound_s = fmax(r->bytes_out - r->redo_out, r->bytes_in - r->redo_in) /
+		rep->link_bound_s = fmax(r->start_out + r->kept_out, r->kept_in) /
 				    (p->cfg.link_gbps * 1e9 / 8);
 		if (rep->link_bound_s > rep->lower_bound_s)
 			rep->lower_bound_s = rep->link_bound_s;

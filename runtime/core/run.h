@@ -31,6 +31,7 @@ struct plb__slot {
 	double predicted_s;
 	double sent;            /* plb__now() when dispatch began packing it */
 	double turn;            /* from its PU's DONE that it follows to sent; 0: none */
+	double bytes;           /* its DISPATCH's, header and all */
 };
 
 /* A PU as the master sees it in a run (whether it is lost, parked or done
@@ -108,8 +109,11 @@ struct plb__run {
 	int res, reuse;         /* input kept on the nodes; their stores kept (resident.c) */
 	double unkept, resident;        /* bytes over the nodes' budgets; held at the end */
 	double bytes_out, bytes_in;
-	double redo_out, redo_in;       /* of them, the late blocks' runs again (their
-					 * units' bytes cross twice): not in the bound */
+	/* what the link bound counts of them: the STARTs and the blocks kept
+	 * (each unit's bytes once), not a late block's run again, the
+	 * output that lost its race nor units granted again: those crossed
+	 * twice by the run's choice */
+	double start_out, kept_out, kept_in;
 };
 
 #define PLB__BATCH 512          /* messages handled between two answers */

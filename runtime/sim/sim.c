@@ -868,6 +868,14 @@ int plb__sim_run(const struct plb__config *cfg, const struct plb__sim_opts *o,
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
+	/* the master's link, in units a second (a unit's larger way), busy
+	 * with the shared bytes first */
+	double ub = fmax(cfg->in_bytes, cfg->out_bytes), bw = cfg->link_gbps * 1e9 / 8;
+	if (s.use_net && bw > 0 && ub > 0 &&
+	    (rc = plb__balancer_link(s.b, bw / ub, cfg->shared_bytes * cfg->nnodes / bw))) {
+		snprintf(err, errlen, "the master's link: %s", plb_strerror(rc));
+		goto out;
+	}
 	if (o->csv)
 		fprintf(o->csv, "t,pu,event,grant,offset,units,kind,exec_s,xfer_s\n");
 	for (int k = 0; k < cfg->nnodes; k++)

@@ -160,16 +160,20 @@ static void test_wake_after_predicted_end(void **state)
 /* How long after its predicted end a late block of PU 0 (it never ends)
  * is to be run again by PU 1, free once the pool is empty (the wake-up
  * time it is given), whose blocks' round trips took lk seconds a unit
- * (its output's way back over a busy link: link_s in its samples). */
-static double redo_delay(double lk)
+ * (its output's way back over a busy link: link_s in its samples); with
+ * a master's link of `rate` units a second (0: none), *cross gets when
+ * the late block's input was across it at the earliest. */
+static double redo_delay_link(double lk, double rate, double *cross)
 {
 	plb__balancer_t *b;
 	assert_int_equal(plb__balancer_create(NULL, "plb-hac", 2, 100000, &b), 0);
 	four_linear_samples(b, 0, 2);
+	assert_int_equal(plb__balancer_link(b, rate, 0), 0);
 	struct plb__grant g0, g1;
 	double now = 0, due = NAN, at = NAN;
 	assert_int_equal(plb__balancer_next(b, 0, now, &g0), PLB__NEXT_GRANT);
 	due = now + g0.predicted_s;
+	*cross = rate > 0 ? (double)g0.units / rate : 0;
 	for (int guard = 0; guard < 100000 && isnan(at); guard++) {
 		int rc = plb__balancer_next(b, 1, now, &g1);
 		if (rc == PLB__NEXT_WAIT) {     /* the pool is empty: woken to re-run it */
@@ -191,6 +195,28 @@ static double redo_delay(double lk)
 	plb__balancer_destroy(b);
 	assert_true(isfinite(at));
 	return at - due;
+}
+
+static double redo_delay(double lk)
+{
+	double cross;
+	return redo_delay_link(lk, 0, &cross);
+}
+
+/* A block is not late before its input could have crossed the master's
+ * link (plb__balancer_link): over a link that carries the late block's
+ * input in several times its compute's time, it is run again no sooner
+ * than that crossing and its predicted time; without one, far sooner. */
+static void test_redo_waits_for_the_link(void **state)
+{
+	(void)state;
+	double cross, plain = redo_delay_link(0, 0, &cross);
+	double slow = redo_delay_link(0, 2000, &cross);
+	/* the run starts at 0: the block's input is across at `cross` */
+	if (!(cross > 3 * plain && slow >= cross - 1e-9))
+		fail_msg("re-run %.4f s after the predicted end without a link, %.4f s with one its input crosses in %.4f s",
+			 plain, slow, cross);
+	assert_int_equal(plb__balancer_link(NULL, 1, 0), PLB_EINVAL);
 }
 
 /* A re-run counts its pieces' way back: where a PU's blocks take far
@@ -414,6 +440,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_redo_counts_the_way_back),
+		cmocka_unit_test(test_redo_waits_for_the_link),
 		cmocka_unit_test(test_no_wake_without_free_pus),
 		cmocka_unit_test(test_no_wake_for_untrained_free_pu),
 		cmocka_unit_test(test_wake_after_predicted_end),
