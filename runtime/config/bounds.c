@@ -93,9 +93,12 @@ static double best_rate(const struct pu_curve *pc, double t, double W)
 	return best;
 }
 
-static double capacity(const struct pu_curve *c, double T, double W)
+/* Most PU c does between `from` (its node's shared data in) and T. */
+static double capacity(const struct pu_curve *c, double from, double T, double W)
 {
 	double teff = plb__devmodel_work_until(c->m, fmin(T, c->m->fail_t));
+	if (from > 0)
+		teff -= plb__devmodel_work_until(c->m, fmin(from, c->m->fail_t));
 	if (teff <= 0)
 		return 0;
 	double cap = best_rate(c, teff, W) * teff;
@@ -108,7 +111,7 @@ struct bound_in {
 	int n, overlap;
 	const struct plb__bound_extra *x;
 	double maxb;            /* bytes a unit puts on a link one way, at most */
-	int nwith;              /* nodes with PUs: each gets the shared bytes */
+	double *from;           /* per node: its shared data in, at the earliest */
 	int *group;             /* per PU: its node's index among those with
 				 * coupled PUs, or -1 */
 	int ngroup;
@@ -142,7 +145,7 @@ static double total_capacity(const struct bound_in *in, double T, double W)
 	double s = 0;
 	for (int i = 0; i < in->n; i++) {
 		struct pu_curve c = {in->m[i], in->overlap, 1, 1};
-		s += capacity(&c, T, W);
+		s += capacity(&c, 0, T, W);
 	}
 	return s;
 }
@@ -157,7 +160,7 @@ double plb__bound_lower(const struct plb__devmodel *const *m, int n, double W,
 /* Most a group's coupled PUs do by T: the best over the subsets S of them
  * that run (each of S slowed by the rules whose culprits are in S), the
  * others idle. */
-static double group_capacity(const struct bound_in *in, int g, double T, double W)
+static double group_capacity(const struct bound_in *in, int g, double from, double T, double W)
 {
 	const struct plb__bound_extra *x = in->x;
 	int k = in->gn[g];
@@ -186,7 +189,7 @@ static double group_capacity(const struct bound_in *in, int g, double T, double 
 					}
 				}
 			}
-			sum += capacity(&c, T, W);
+			sum += capacity(&c, from, T, W);
 		}
 		best = fmax(best, sum);
 	}
@@ -209,27 +212,54 @@ static double link_units(double bw, double T, double shared, double in_b, double
 	return u;
 }
 
+static int by_more(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x > y ? -1 : x < y;
+}
+
+/* Most the cluster does by T. A node does what its PUs do from when its
+ * shared data is in (all of it over its own path: from[k]) and its link
+ * carries; the master's link carries one copy of the shared data for
+ * each node that takes part and every unit's bytes: the most is the best
+ * m nodes' together, for the m whose copies leave the link room. */
 static double total_extra(const struct bound_in *in, double T, double W)
 {
 	const struct plb__bound_extra *x = in->x;
-	double *node = calloc((size_t)(x->nnodes > 0 ? x->nnodes : 1), sizeof *node);
+	int nn = x->nnodes > 0 ? x->nnodes : 1;
+	double *node = calloc((size_t)nn, sizeof *node);
 	if (!node)
 		return 0;
+	double sh = x->shared_bytes;
 	for (int i = 0; i < in->n; i++)
 		if (in->group[i] < 0) {
 			struct pu_curve c = {in->m[i], in->overlap, 1, 1};
-			node[x->node[i]] += capacity(&c, T, W);
+			node[x->node[i]] += capacity(&c, in->from ? in->from[x->node[i]] : 0, T, W);
 		}
-	for (int g = 0; g < in->ngroup; g++)
-		node[x->node[in->gpu[g][0]]] += group_capacity(in, g, T, W);
-	double s = 0, sh = x->shared_bytes;
-	for (int k = 0; k < x->nnodes; k++) {
-		double link = x->bw_node ? link_units(x->bw_node[k], T, sh, x->in_bytes, x->out_bytes)
-					 : INFINITY;
-		s += fmin(node[k], link);
+	for (int g = 0; g < in->ngroup; g++) {
+		int k = x->node[in->gpu[g][0]];
+		node[k] += group_capacity(in, g, in->from ? in->from[k] : 0, T, W);
+	}
+	for (int k = 0; k < x->nnodes; k++)
+		node[k] = fmin(node[k], x->bw_node ? link_units(x->bw_node[k], T, sh, x->in_bytes,
+								x->out_bytes)
+						   : INFINITY);
+	double s = 0;
+	if (!(sh > 0)) {
+		for (int k = 0; k < x->nnodes; k++)
+			s += node[k];
+		s = fmin(s, link_units(x->bw_master, T, 0, x->in_bytes, x->out_bytes));
+	} else {
+		qsort(node, (size_t)x->nnodes, sizeof *node, by_more);
+		double top = 0;
+		for (int m = 1; m <= x->nnodes && node[m - 1] > 0; m++) {
+			top += node[m - 1];
+			s = fmax(s, fmin(top, link_units(x->bw_master, T, m * sh, x->in_bytes,
+							 x->out_bytes)));
+		}
 	}
 	free(node);
-	return fmin(s, link_units(x->bw_master, T, in->nwith * sh, x->in_bytes, x->out_bytes));
+	return s;
 }
 
 double plb__bound_lower_extra(const struct plb__devmodel *const *m, int n, double W, int overlap,
@@ -244,14 +274,17 @@ double plb__bound_lower_extra(const struct plb__devmodel *const *m, int n, doubl
 	for (int k = 0; k < x->nnodes; k++)
 		agg += x->bw_node && x->bw_node[k] > 0 ? x->bw_node[k] : INFINITY;
 	double bw = fmin(x->bw_master > 0 ? x->bw_master : INFINITY, agg);
-	for (int k = 0; k < x->nnodes; k++)
-		for (int i = 0; i < n; i++)
-			if (x->node[i] == k) {
-				in.nwith++;
-				break;
-			}
 	if ((in.maxb > 0 || x->shared_bytes > 0) && isfinite(bw))
-		*link_s = fmax(W * x->in_bytes + in.nwith * x->shared_bytes, W * x->out_bytes) / bw;
+		*link_s = fmax(W * x->in_bytes + x->shared_bytes, W * x->out_bytes) / bw;
+	/* a node's shared data is in no sooner than it crosses the slower of
+	 * its link and the master's alone */
+	if (x->shared_bytes > 0 && (in.from = calloc((size_t)(x->nnodes > 0 ? x->nnodes : 1),
+						   sizeof *in.from)))
+		for (int k = 0; k < x->nnodes; k++) {
+			double b = fmin(x->bw_master > 0 ? x->bw_master : INFINITY,
+					x->bw_node && x->bw_node[k] > 0 ? x->bw_node[k] : INFINITY);
+			in.from[k] = isfinite(b) ? x->shared_bytes / b : 0;
+		}
 	in.group = malloc((size_t)n * sizeof *in.group);
 	in.gpu = calloc((size_t)n, sizeof *in.gpu);
 	in.gn = calloc((size_t)n, sizeof *in.gn);
@@ -288,6 +321,7 @@ out:
 	free(in.gpu);
 	free(in.gn);
 	free(in.group);
+	free(in.from);
 	free(of_node);
 	return T;
 }

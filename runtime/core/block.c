@@ -225,8 +225,9 @@ static int on_done(struct plb__run *r, int peer, void *msg)
 	struct plb__block_done smp = {.grant_id = sl.id, .exec_s = h->exec_s, .xfer_s = h->xfer_s,
 				 .finish = r->now - r->t0, .link_s = away + sl.turn};
 	u->heard = heard;
-	plb__log(PLB__LOG_DEBUG, "master", "t=%.4f done %llu on %s: exec %.4f s, xfer %.4f s, link %.4f s",
-		 smp.finish, (unsigned long long)sl.id, p->pu[i].name, h->exec_s, h->xfer_s, link);
+	plb__log(PLB__LOG_DEBUG, "master", "t=%.4f done %llu on %s: exec %.4f s, xfer %.4f s, link %.4f s (round trip %.4f s, on its worker %.4f s)",
+		 smp.finish, (unsigned long long)sl.id, p->pu[i].name, h->exec_s, h->xfer_s, link,
+		 heard - sl.sent, isfinite(h->t_end - h->t_arrive) ? h->t_end - h->t_arrive : 0.0);
 	rc = plb__driver_done(&r->d, i, &smp);
 	if (rc == PLB_ESTALE) {
 		trace_done(r, i, h, &sl, heard, link, 1);

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -13,7 +14,10 @@
 #include "runtime/core/run.h"
 
 /* START: the kernel's name, the shared data (padded; borrowed: its
- * address), the accumulator's identity (zero bytes if the job gives none). */
+ * address), the accumulator's identity (zero bytes if the job gives none).
+ * The nodes with the most PUs first, and (PLB__F_SERIAL) one after
+ * another over the master's link: the first node can start while the
+ * others' copies cross, where sent at once all would arrive at the end. */
 int plb__run_start_workers(struct plb__run *r, const char *kernel)
 {
 	struct plb *p = r->p;
@@ -24,12 +28,26 @@ int plb__run_start_workers(struct plb__run *r, const char *kernel)
 	size_t spart = borrow ? sizeof(struct plb__borrow) : kept ? 0 : job->shared_bytes;
 	size_t at = nlen + plb__pad16(spart);
 	size_t len = job->acc_bytes ? at + job->acc_bytes : nlen + spart;
+	int *order = malloc((size_t)(p->npeer > 0 ? p->npeer : 1) * sizeof *order), norder = 0;
+	if (!order)
+		return plb__fail(p, PLB_ENOMEM, "out of memory");
 	for (int w = 0; w < p->npeer; w++) {
 		if (p->peer[w].rank < 0)
 			continue;       /* gone in an earlier run */
+		int j = norder++;
+		while (j > 0 && p->peer[order[j - 1]].npu < p->peer[w].npu) {
+			order[j] = order[j - 1];
+			j--;
+		}
+		order[j] = w;
+	}
+	for (int j = 0; j < norder; j++) {
+		int w = order[j];
 		void *msg = plb__msg_alloc(PLB__MSG_START, len);
-		if (!msg)
+		if (!msg) {
+			free(order);
 			return plb__fail(p, PLB_ENOMEM, "out of memory");
+		}
 		struct plb__hdr *h = plb__msg_hdr(msg);
 		char *data = plb__msg_data(msg);
 		memset(data, 0, len);
@@ -54,12 +72,16 @@ int plb__run_start_workers(struct plb__run *r, const char *kernel)
 		h->seed = p->cfg.seed;
 		h->pu0 = (uint64_t)p->peer[w].pu0;
 		h->shared_bytes = job->shared_bytes;
+		h->flags |= PLB__F_SERIAL;
 		r->bytes_out += (double)(PLB__HDR_SIZE + len);
 		r->start_out += (double)(PLB__HDR_SIZE + len);
 		int rc = p->tp->ops->send(p->tp, p->peer[w].rank, msg);
-		if (rc)
+		if (rc) {
+			free(order);
 			return plb__fail(p, rc, "sending the run to rank %d: %s", p->peer[w].rank, p->tp->err);
+		}
 	}
+	free(order);
 	return 0;
 }
 

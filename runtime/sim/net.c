@@ -70,6 +70,16 @@ static void share(struct plb__net *n, int dir)
 		if (*o < 0 || f->seq < n->f[*o].seq)
 			*o = i;
 	}
+	/* a serial flow waits for the older serial ones: its node's flows
+	 * behind it wait too */
+	int first = -1;
+	for (int i = 0; i < n->nf; i++)
+		if (n->f[i].active && n->f[i].dir == dir && n->f[i].serial &&
+		    (first < 0 || n->f[i].seq < n->f[first].seq))
+			first = i;
+	for (int k = 0; k < n->nnodes; k++)
+		if (n->oldest[k] >= 0 && n->f[n->oldest[k]].serial && n->oldest[k] != first)
+			n->oldest[k] = -1;
 	for (int k = 0; k < n->nnodes; k++)
 		if (n->oldest[k] >= 0) {
 			n->level[k] = n->bw_node[k];
@@ -96,8 +106,8 @@ static void share(struct plb__net *n, int dir)
 			n->f[n->oldest[k]].rate = fmin(n->level[k], L);
 }
 
-int plb__net_start(struct plb__net *n, double now, double bytes, int node, int dir, int pu,
-		   int slot)
+static int start(struct plb__net *n, double now, double bytes, int node, int dir, int pu,
+		 int slot, int serial)
 {
 	plb__net_advance(n, now);
 	int i = 0;
@@ -115,9 +125,21 @@ int plb__net_start(struct plb__net *n, double now, double bytes, int node, int d
 		n->nf++;
 	}
 	n->f[i] = (struct plb__net_flow){.remain = bytes, .node = node, .dir = dir, .pu = pu,
-					 .slot = slot, .active = 1, .seq = ++n->seq};
+					 .slot = slot, .active = 1, .seq = ++n->seq, .serial = serial};
 	share(n, dir);
 	return i;
+}
+
+int plb__net_start(struct plb__net *n, double now, double bytes, int node, int dir, int pu,
+		   int slot)
+{
+	return start(n, now, bytes, node, dir, pu, slot, 0);
+}
+
+int plb__net_start_serial(struct plb__net *n, double now, double bytes, int node, int dir,
+			  int pu, int slot)
+{
+	return start(n, now, bytes, node, dir, pu, slot, 1);
 }
 
 double plb__net_next(const struct plb__net *n, int *flow)

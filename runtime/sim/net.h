@@ -7,7 +7,9 @@
  * at a time, in the order they started, each at its node's link's
  * bandwidth; the nodes whose flows cross at once share the master's link
  * max-min fairly (water-filling over the nodes, as TCP streams share
- * it). Rates change only when a flow starts or ends; the caller asks for
+ * it). A serial flow (the job's shared data, plb__net_start_serial)
+ * crosses only once every serial flow started before it, to any node, is
+ * done: the master sends them one node after another. Rates change only when a flow starts or ends; the caller asks for
  * the next end and advances to it. */
 #ifndef PLB_SIM_NET_H
 #define PLB_SIM_NET_H
@@ -23,6 +25,7 @@ struct plb__net_flow {
 	int pu, slot;           /* whose block: the caller's */
 	int active;
 	uint64_t seq;           /* start order: a node's oldest crosses first */
+	int serial;             /* waits for every older serial flow */
 };
 
 struct plb__net_level {
@@ -56,6 +59,9 @@ void plb__net_advance(struct plb__net *n, double now);
  * net advanced to now first). Returns its index (>= 0) or PLB_ENOMEM. */
 int plb__net_start(struct plb__net *n, double now, double bytes, int node, int dir, int pu,
 		   int slot);
+/* The same, for a serial flow. */
+int plb__net_start_serial(struct plb__net *n, double now, double bytes, int node, int dir,
+			  int pu, int slot);
 /* The earliest time an active flow ends (its index in *flow), or
  * INFINITY with *flow = -1 when none is active. */
 double plb__net_next(const struct plb__net *n, int *flow);

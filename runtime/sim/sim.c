@@ -663,21 +663,27 @@ static int sim_links(struct sim *s)
 	s->use_net = !rc;
 	if (rc || !(cfg->shared_bytes > 0))
 		return rc;
-	/* the shared bytes to every node with PUs, before any grant */
-	if (!(s->shared_at = malloc((size_t)cfg->nnodes * sizeof *s->shared_at)))
+	/* the shared bytes to every node with PUs, before any grant, one node
+	 * after another, those with the most PUs first (as the runtime sends
+	 * its STARTs: runtime/core/peers.c) */
+	int *npu = calloc((size_t)cfg->nnodes, sizeof *npu);
+	if (!npu || !(s->shared_at = malloc((size_t)cfg->nnodes * sizeof *s->shared_at))) {
+		free(npu);
 		return PLB_ENOMEM;
-	for (int k = 0; k < cfg->nnodes; k++)
-		s->shared_at[k] = 0;
-	for (int i = 0; i < s->n; i++) {
-		int k = cfg->pus[i].node;
-		if (s->shared_at[k] == 0) {
-			s->shared_at[k] = INFINITY;
-			int f = plb__net_start(&s->net, 0, cfg->shared_bytes, k, PLB__NET_DOWN, -1, k);
-			if (f < 0)
-				return f;
-		}
 	}
-	return net_changed(s);
+	for (int i = 0; i < s->n; i++)
+		npu[cfg->pus[i].node]++;
+	for (int k = 0; k < cfg->nnodes; k++)
+		s->shared_at[k] = npu[k] ? INFINITY : 0;
+	for (int most = s->n; most > 0 && !rc; most--)
+		for (int k = 0; k < cfg->nnodes && !rc; k++)
+			if (npu[k] == most) {
+				int f = plb__net_start_serial(&s->net, 0, cfg->shared_bytes, k, PLB__NET_DOWN,
+							      -1, k);
+				rc = f < 0 ? f : 0;
+			}
+	free(npu);
+	return rc ? rc : net_changed(s);
 }
 
 static int add_int(int **arr, int *n, int v)

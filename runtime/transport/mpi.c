@@ -13,8 +13,9 @@
  * is posted once it is done (progress). Over one link, blocks granted
  * together then arrive one after the other, each at the link's speed,
  * instead of all together at the end, each at a share of it; different
- * destinations still share the sender's link (plbsim's links model
- * exactly this: runtime/sim/net.c). Errors are returned (MPI_ERRORS_RETURN),
+ * destinations still share the sender's link, except large messages
+ * flagged PLB__F_SERIAL, which go one after another to whatever rank
+ * (plbsim's links model exactly this: runtime/sim/net.c). Errors are returned (MPI_ERRORS_RETURN),
  * never fatal, and name file:line and MPI's own text. MPI_THREAD_FUNNELED:
  * only the thread that called MPI_Init makes MPI calls (the runtime's
  * communication thread). In a build without MPI (make MPI=0) only
@@ -73,7 +74,8 @@ struct mpi_transport {
 	MPI_Request *req;
 	void **buf;
 	int *dst;               /* each pending send's rank */
-	unsigned char *large;   /* ... and whether it holds back the next */
+	unsigned char *large;   /* ... and whether it holds back the next: 1
+				 * large, 2 large and serial */
 	/* Messages waiting for a large one to their rank, in the order sent. */
 	struct waiting {
 		int dst;
@@ -136,24 +138,42 @@ static int mpi_fail(struct plb__transport *t, const char *file, int line,
 
 static int post(struct mpi_transport *m, int dst, void *buf);
 
-/* A large message to dst is on its way: the next to dst waits. */
-static int held(const struct mpi_transport *m, int dst)
+static size_t msg_len(const void *buf)
+{
+	return PLB__HDR_SIZE + plb__msg_hdr((void *)buf)->len;
+}
+
+/* A large message flagged PLB__F_SERIAL. */
+static int is_serial(const struct mpi_transport *m, const void *buf)
+{
+	return m->queue_min && msg_len(buf) >= m->queue_min &&
+	       (plb__msg_hdr((void *)buf)->flags & PLB__F_SERIAL);
+}
+
+/* Whether a message to dst (serial: a large PLB__F_SERIAL one) waits:
+ * one to dst waits before it (the first `nwait` of the waiting list), a
+ * large one to dst is on its way, or, serial, a serial one to any rank is
+ * on its way or waits. */
+static int held(const struct mpi_transport *m, int dst, int serial, int nwait)
 {
 	for (int i = 0; i < m->npend; i++)
-		if (m->dst[i] == dst && m->large[i])
+		if ((m->dst[i] == dst && m->large[i]) || (serial && m->large[i] == 2))
+			return 1;
+	for (int i = 0; i < nwait; i++)
+		if (m->wait[i].dst == dst || (serial && is_serial(m, m->wait[i].buf)))
 			return 1;
 	return 0;
 }
 
-/* Posts the waiting messages whose rank has no large one on its way, in
- * order: one that stays holds the later ones to its rank too (its rank
- * is still held when they come up). */
+/* Posts the waiting messages that are held no more, in order: one that
+ * stays holds the later ones to its rank (and, serial, the later serial
+ * ones). */
 static int post_waiting(struct mpi_transport *m)
 {
 	int k = 0, rc = 0;
 	for (int i = 0; i < m->nwait; i++) {
 		struct waiting w = m->wait[i];
-		if (rc || held(m, w.dst))
+		if (rc || held(m, w.dst, is_serial(m, w.buf), k))
 			m->wait[k++] = w;
 		else
 			rc = post(m, w.dst, w.buf);
@@ -225,7 +245,7 @@ static int post(struct mpi_transport *m, int dst, void *buf)
 	/* a large tail goes apart, so that the receiver may take it straight
 	 * where it belongs (a block's output into the job's) */
 	size_t tail = h->tail <= h->len && h->tail >= m->apart_min ? h->tail : 0;
-	unsigned char large = m->queue_min && len >= m->queue_min;
+	unsigned char large = is_serial(m, buf) ? 2 : m->queue_min && len >= m->queue_min;
 	while (m->npend + 2 > m->cap) {
 		if (grow(m)) {
 			plb__msg_free(buf);
@@ -268,7 +288,7 @@ static int mpi_send(struct plb__transport *t, int dst, void *buf)
 			 len, INT_MAX);
 		return PLB_EINVAL;
 	}
-	if (!held(m, dst))
+	if (!held(m, dst, is_serial(m, buf), m->nwait))
 		return post(m, dst, buf);
 	if (m->nwait == m->capwait) {
 		int cap = m->capwait ? 2 * m->capwait : 16;

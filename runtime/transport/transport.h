@@ -160,6 +160,10 @@ enum plb__flag {
 	PLB__F_GONE = 1 << 10,
 	/* ALIVE from a worker at the end: SHUTDOWN was heard */
 	PLB__F_HEARD = 1 << 11,
+	/* any, large (the MPI transport's queue_min): sent once every earlier
+	 * such message of the sender's, to any rank, is done: the master's
+	 * STARTs with the job's shared data go to one node after another */
+	PLB__F_SERIAL = 1 << 12,
 };
 struct plb__borrow {
 	uint64_t in, out;       /* addresses (uintptr_t); out 0 for START */

@@ -281,6 +281,31 @@ static void test_eq_brute_force(void **state)
 	clear(&c);
 }
 
+/* The job's shared data over the links (plb__bound_lower_extra): two
+ * nodes of one PU at 1000 units/s, 1 MB of shared data to each over a
+ * master's link of 1 MB/s, units of no bytes. Sent one node after the
+ * other, the first starts at 1 s, the second at 2 s: 1500 units end at
+ * 2.25 s. No run ends before 2 s: one node alone needs until 2.5 s, and
+ * both need both copies across, 2 s. With 500 units, one node is the
+ * better plan: its copy and 0.5 s of compute, 1.5 s. */
+static void test_shared_data(void **state)
+{
+	(void)state;
+	struct cluster c = {0};
+	add(&c, "poly 0 1e-3", NULL);
+	add(&c, "poly 0 1e-3", NULL);
+	int node[2] = {0, 1};
+	struct plb__bound_extra x = {.bw_master = 1e6, .nnodes = 2, .node = node,
+				     .shared_bytes = 1e6};
+	double link = 0;
+	near(plb__bound_lower_extra(c.p, 2, 1500, 0, &x, &link), 2.0, "1500 units, two nodes");
+	near(link, 1.0, "the links' own bound: one copy");
+	near(plb__bound_lower_extra(c.p, 2, 500, 0, &x, &link), 1.5, "500 units, one node");
+	x.shared_bytes = 0;
+	near(plb__bound_lower_extra(c.p, 2, 1500, 0, &x, &link), 0.75, "no shared data");
+	clear(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -295,6 +320,7 @@ int main(void)
 		cmocka_unit_test(test_peak_between_grid_points),
 		cmocka_unit_test(test_short_run),
 		cmocka_unit_test(test_too_slow_to_help),
+		cmocka_unit_test(test_shared_data),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

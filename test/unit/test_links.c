@@ -168,10 +168,11 @@ static void test_link_bound(void **state)
 }
 
 /* 8 MB of shared bytes to each of four nodes over a 1 Gbit/s master
- * link: 0.256 s before any block can start, with the blocks' 100 MB of
- * input after them (0.8 s): the bound is 1.056 s, and no block of a run
- * whose units carry no bytes of their own ends before the shared bytes
- * are in (its node's share of the master's link: 0.256 s). */
+ * link, with the blocks' 100 MB of input after them (0.8 s): a run needs
+ * one node's copy at least, so the links' bound is 0.864 s. The shared
+ * bytes go to one node after another (0.064 s each), and no block of a
+ * run whose units carry no bytes of their own ends on a node before its
+ * shared bytes are in; its bound holds that too. */
 static void test_shared_bytes(void **state)
 {
 	(void)state;
@@ -184,7 +185,7 @@ static void test_shared_bytes(void **state)
 	snprintf(text, sizeof text, "%.*sshared_bytes = 8e6\n%s", (int)(cut - scen), scen, cut);
 	load_text(text, &cfg);
 	run(&cfg, "plb-hac", &r, NULL);
-	assert_near(r.rep.link_bound_s, 0.8 + 4 * 8e6 / 125e6, 1e-9);
+	assert_near(r.rep.link_bound_s, 0.8 + 8e6 / 125e6, 1e-9);
 	assert_true(r.rep.lower_bound_s >= r.rep.link_bound_s - 1e-9);
 	assert_true(r.rep.makespan_s >= r.rep.lower_bound_s);
 	plb__sim_result_fini(&r);
@@ -197,15 +198,22 @@ static void test_shared_bytes(void **state)
 		 "[model f]\nclass = gpu\ncompute = poly 0.0001 1e-7\n");
 	load_text(text, &cfg);
 	char *buf = run_csv(&cfg, "greedy", &r);
-	double first = INFINITY;
+	/* t,pu,event,...: node k (PU k) has its shared bytes at (k + 1) x
+	 * 0.064 s at the earliest, the nodes' in turn */
+	double first[4] = {INFINITY, INFINITY, INFINITY, INFINITY};
 	for (char *l = strtok(buf, "\n"); l; l = strtok(NULL, "\n")) {
 		double t;
-		if (strstr(l, ",done,") && sscanf(l, "%lf", &t) == 1)
-			first = fmin(first, t);
+		int pu;
+		if (strstr(l, ",done,") && sscanf(l, "%lf,%d", &t, &pu) == 2 && pu >= 0 && pu < 4)
+			first[pu] = fmin(first[pu], t);
 	}
-	if (!(first >= 4 * 8e6 / 125e6))
-		fail_msg("a block done at %.4f s, before the shared bytes were in (%.4f s)", first,
-			 4 * 8e6 / 125e6);
+	for (int k = 0; k < 4; k++)
+		if (!(first[k] >= (k + 1) * 8e6 / 125e6 - 1e-9))
+			fail_msg("node %d: a block done at %.4f s, before its shared bytes were in (%.4f s)",
+				 k, first[k], (k + 1) * 8e6 / 125e6);
+	/* one after another: the first node starts well before the last */
+	assert_true(first[0] < first[3] - 0.1);
+	assert_true(r.rep.lower_bound_s >= 8e6 / 125e6);
 	assert_true(r.rep.makespan_s >= r.rep.lower_bound_s);
 	free(buf);
 	plb__sim_result_fini(&r);

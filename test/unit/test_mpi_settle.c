@@ -189,6 +189,54 @@ static int part(const char *name, int argc, char **argv)
 			printf("RESULT got=%d places=%d settle=%d waited=%.2f\n", got, place_calls, s,
 			       plb__now() - t0);
 		}
+	} else if (!strcmp(name, "serial")) {
+		/* three ranks: rank 0 sends a large serial message to rank 1,
+		 * then one to rank 2 (and a small one after it); rank 1 starts
+		 * receiving 1 s later (t1, CLOCK_MONOTONIC, one host) and tells
+		 * rank 2 when. The second cannot be posted before the first is
+		 * done, which needs rank 1's receive: it arrives after t1. */
+		if (t->rank == 0) {
+			for (int d = 1; d <= 2 && !rc; d++) {
+				void *big = plb__msg_alloc(PLB__MSG_ALIVE, (size_t)1 << 20);
+				if (big)
+					plb__msg_hdr(big)->flags |= PLB__F_SERIAL;
+				rc = !big || t->ops->send(t, d, big);
+			}
+			void *small = plb__msg_alloc(PLB__MSG_ALIVE, 0);
+			rc = rc || !small || t->ops->send(t, 2, small) || t->ops->flush(t, 30);
+		} else if (t->rank == 1) {
+			usleep(1000000);
+			double t1 = plb__now();
+			void *m = NULL;
+			int src;
+			for (double end = t1 + 30; !m && plb__now() < end;)
+				if (t->ops->recv(t, &m, &src) < 0)
+					break;
+			plb__msg_free(m);
+			void *say = plb__msg_alloc(PLB__MSG_ALIVE, sizeof t1);
+			if (say)
+				memcpy(plb__msg_data(say), &t1, sizeof t1);
+			rc = !m || !say || t->ops->send(t, 2, say) || t->ops->flush(t, 30);
+		} else {
+			double t2 = NAN, t1 = NAN;
+			int got = 0;
+			for (double end = plb__now() + 30; got < 3 && plb__now() < end;) {
+				void *m = NULL;
+				int src, r = t->ops->recv(t, &m, &src);
+				if (r < 0)
+					break;
+				if (r > 0) {
+					got++;
+					if (src == 0 && plb__msg_hdr(m)->len > 0)
+						t2 = plb__now();
+					else if (src == 1)
+						memcpy(&t1, plb__msg_data(m), sizeof t1);
+					plb__msg_free(m);
+				}
+				usleep(100);
+			}
+			printf("RESULT got=%d after=%.3f\n", got, t2 - t1);
+		}
 	}
 	fflush(stdout);
 	free(out);
@@ -198,19 +246,19 @@ static int part(const char *name, int argc, char **argv)
 
 /* Runs case name under mpirun with the MCA options mca; its "RESULT"
  * line in res. */
-static void run_case(const char *name, const char *mca, char *res, size_t len)
+static void run_case_np(const char *name, int np, const char *mca, char *res, size_t len)
 {
 #ifndef PLB_HAVE_MPI
-	(void)name, (void)mca, (void)res, (void)len;
+	(void)name, (void)np, (void)mca, (void)res, (void)len;
 	printf("%s: skipped: no MPI in this build\n", name);
 	skip();
 #else
 	char cmd[8192];
 	snprintf(cmd, sizeof cmd,
 		 "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 60 mpirun "
-		 "--oversubscribe --bind-to none --enable-recovery -np 2 %s "
+		 "--oversubscribe --bind-to none --enable-recovery -np %d %s "
 		 "-x PLB_MPI_APART_MIN=%zu '%s' --part %s 2>&1",
-		 mca, TAIL / 2, self, name);
+		 np, mca, TAIL / 2, self, name);
 	FILE *p = popen(cmd, "r");
 	assert_non_null(p);
 	char line[256];
@@ -224,6 +272,11 @@ static void run_case(const char *name, const char *mca, char *res, size_t len)
 	if (!res[0])
 		fail_msg("%s: no RESULT line from the ranks", name);
 #endif
+}
+
+static void run_case(const char *name, const char *mca, char *res, size_t len)
+{
+	run_case_np(name, 2, mca, res, len);
 }
 
 static void test_tail_placed_whole(void **state)
@@ -291,6 +344,23 @@ static void test_queued_behind_large(void **state)
 	assert_int_equal(alive, 0);
 }
 
+/* A large PLB__F_SERIAL message to a rank is posted only once the one
+ * before it, to another rank, is done (the master's STARTs): it arrives
+ * after that rank began to receive, and the small message after it to
+ * the same rank still comes. */
+static void test_serial_one_after_another(void **state)
+{
+	(void)state;
+	char r[512];
+	int got = -1;
+	double after = NAN;
+	run_case_np("serial", 3, "", r, sizeof r);
+	assert_int_equal(sscanf(r, "got=%d after=%lf", &got, &after), 2);
+	assert_int_equal(got, 3);
+	if (!(after >= 0))
+		fail_msg("the second serial message came %.3f s after the first's receiver began", after);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "--part"))
@@ -304,6 +374,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_dead_rank_does_not_hold_settle),
 		cmocka_unit_test(test_rank_back_after_forget),
 		cmocka_unit_test(test_queued_behind_large),
+		cmocka_unit_test(test_serial_one_after_another),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
