@@ -481,17 +481,23 @@ static void on_grant_arrive(struct sim *s, const struct ev *e)
 	struct job *j = &p->jobs[e->slot];
 	if (p->dead)
 		return;         /* sent to a dead PU: lost until the master notices */
-	if (s->shared_at && e->t < s->shared_at[s->cfg->pus[e->pu].node]) {
-		/* a grant with no bytes of its own, before the shared bytes */
-		double at = s->shared_at[s->cfg->pus[e->pu].node];
-		void *q = isfinite(at) ? NULL : realloc(s->parked, (size_t)(s->nparked + 1) * sizeof *s->parked);
-		if (isfinite(at) ? push(s, at, EV_GRANT_ARRIVE, e->pu, e->slot) : !q) {
-			fail(s, PLB_ENOMEM, "event queue");
-		} else if (q) {
-			s->parked = q;
-			s->parked[s->nparked].pu = e->pu;
-			s->parked[s->nparked++].slot = e->slot;
+	double shared_in = s->shared_at ? s->shared_at[s->cfg->pus[e->pu].node] : 0;
+	if (e->t < shared_in) {
+		/* a grant with no bytes of its own, before the shared bytes: it
+		 * arrives with them (parked until they are in, if they are not) */
+		if (isfinite(shared_in)) {
+			if (push(s, shared_in, EV_GRANT_ARRIVE, e->pu, e->slot))
+				fail(s, PLB_ENOMEM, "event queue");
+			return;
 		}
+		void *q = realloc(s->parked, (size_t)(s->nparked + 1) * sizeof *s->parked);
+		if (!q) {
+			fail(s, PLB_ENOMEM, "parked grants");
+			return;
+		}
+		s->parked = q;
+		s->parked[s->nparked].pu = e->pu;
+		s->parked[s->nparked++].slot = e->slot;
 		return;
 	}
 	j->arrive = e->t;

@@ -15,11 +15,12 @@
  * instead of all together at the end, each at a share of it; different
  * destinations still share the sender's link, except large messages
  * flagged PLB__F_SERIAL, which go one after another to whatever rank
- * (plbsim's links model exactly this: runtime/sim/net.c). Errors are returned (MPI_ERRORS_RETURN),
- * never fatal, and name file:line and MPI's own text. MPI_THREAD_FUNNELED:
- * only the thread that called MPI_Init makes MPI calls (the runtime's
- * communication thread). In a build without MPI (make MPI=0) only
- * plb__transport_mpi_create is here, and it says so. */
+ * (plbsim's links model exactly this: runtime/sim/net.c). Errors are
+ * returned (MPI_ERRORS_RETURN), never fatal, and name file:line and
+ * MPI's own text. MPI_THREAD_FUNNELED: only the thread that called
+ * MPI_Init makes MPI calls (the runtime's communication thread). In a
+ * build without MPI (make MPI=0) only plb__transport_mpi_create is here,
+ * and it says so. */
 #include <stdio.h>
 
 #include "runtime/transport/transport.h"
@@ -189,7 +190,7 @@ static int progress(struct mpi_transport *m)
 		return post_waiting(m);
 	MPI_CHECK(&m->t, MPI_Testsome(m->npend, m->req, &n, m->idx, m->st));
 	if (n == MPI_UNDEFINED || n == 0)
-		return 0;
+		return post_waiting(m);        /* a rank forgotten may have let some go */
 	for (int i = 0; i < n; i++) {
 		plb__msg_free(own(m->buf[m->idx[i]]));
 		m->buf[m->idx[i]] = NULL;
