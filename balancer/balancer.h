@@ -179,11 +179,11 @@ PLB_WUR int plb__balancer_hold(plb__balancer_t *b, int group, uint64_t off, uint
 PLB_WUR int plb__balancer_node(plb__balancer_t *b, int pu, int node);
 
 /* The master's link carries the blocks' bytes, one after another, at
- * `rate` units a second (0: not limited), and is busy for busy_s seconds
- * from the start (the job's shared data). A block is then not late
- * (redo_late) before its input could have crossed it: the balancer keeps
- * when the link will have carried every block granted so far. Returns 0
- * or PLB_EINVAL. */
+ * `rate` units a second (0: not limited; a unit's larger way, input or
+ * output), and is busy for busy_s seconds from the start (the job's
+ * shared data). A block is then not late (redo_late) before its bytes
+ * could have crossed it: the balancer keeps when the link will have
+ * carried every block granted so far. Returns 0 or PLB_EINVAL. */
 PLB_WUR int plb__balancer_link(plb__balancer_t *b, double rate, double busy_s);
 
 /* 1 when PU pu was left out of the run (it cost its node more than it

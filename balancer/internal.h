@@ -21,8 +21,8 @@ struct plb__grant_rec {
 	double t_grant;         /* when it was granted */
 	double pred_s;          /* predicted E(units) when granted, 0 if none */
 	double pred_end;        /* predicted finish: PU free time + pred_s */
-	double in_end;          /* when its input is across the master's link, at
-				 * the earliest (plb__balancer_link); 0: unknown */
+	double in_end;          /* when its bytes are across the master's link,
+				 * at the earliest (plb__balancer_link); 0: unknown */
 	int step;               /* policy's step/round of the grant */
 	int flags;              /* REC_VOID, REC_PIECE, REC_PROBE */
 };
@@ -182,8 +182,8 @@ struct plb__balancer {
 	double link_rate, link_free;
 };
 
-/* When grant g may end at the earliest: its predicted end, or its
- * input's crossing of the master's link and its predicted time. */
+/* When grant g may end at the earliest: its predicted end, or its bytes'
+ * crossing of the master's link and its predicted time. */
 static inline double plb__due(const struct plb__grant_rec *g)
 {
 	return g->in_end + g->pred_s > g->pred_end ? g->in_end + g->pred_s : g->pred_end;
