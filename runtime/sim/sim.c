@@ -648,6 +648,17 @@ static void fill_report(struct sim *s, struct plb__sim_result *res)
 	res->stalled = !s->finished;
 }
 
+struct node_pus {
+	int k, npu;
+};
+
+/* More PUs first, then the lower index. */
+static int most_pus_first(const void *a, const void *b)
+{
+	const struct node_pus *x = a, *y = b;
+	return x->npu != y->npu ? (x->npu > y->npu ? -1 : 1) : x->k - y->k;
+}
+
 /* The links, where the scenario gives a bandwidth and its blocks bytes. */
 static int sim_links(struct sim *s)
 {
@@ -672,23 +683,24 @@ static int sim_links(struct sim *s)
 	/* the shared bytes to every node with PUs, before any grant, one node
 	 * after another, those with the most PUs first (as the runtime sends
 	 * its STARTs: runtime/core/peers.c) */
-	int *npu = calloc((size_t)cfg->nnodes, sizeof *npu);
-	if (!npu || !(s->shared_at = malloc((size_t)cfg->nnodes * sizeof *s->shared_at))) {
-		free(npu);
+	struct node_pus *by = calloc((size_t)cfg->nnodes, sizeof *by);
+	if (!by || !(s->shared_at = malloc((size_t)cfg->nnodes * sizeof *s->shared_at))) {
+		free(by);
 		return PLB_ENOMEM;
 	}
-	for (int i = 0; i < s->n; i++)
-		npu[cfg->pus[i].node]++;
 	for (int k = 0; k < cfg->nnodes; k++)
-		s->shared_at[k] = npu[k] ? INFINITY : 0;
-	for (int most = s->n; most > 0 && !rc; most--)
-		for (int k = 0; k < cfg->nnodes && !rc; k++)
-			if (npu[k] == most) {
-				int f = plb__net_start_serial(&s->net, 0, cfg->shared_bytes, k, PLB__NET_DOWN,
-							      -1, k);
-				rc = f < 0 ? f : 0;
-			}
-	free(npu);
+		by[k].k = k;
+	for (int i = 0; i < s->n; i++)
+		by[cfg->pus[i].node].npu++;
+	for (int k = 0; k < cfg->nnodes; k++)
+		s->shared_at[k] = by[k].npu ? INFINITY : 0;
+	qsort(by, (size_t)cfg->nnodes, sizeof *by, most_pus_first);
+	for (int j = 0; j < cfg->nnodes && by[j].npu && !rc; j++) {
+		int f = plb__net_start_serial(&s->net, 0, cfg->shared_bytes, by[j].k, PLB__NET_DOWN, -1,
+					      by[j].k);
+		rc = f < 0 ? f : 0;
+	}
+	free(by);
 	return rc ? rc : net_changed(s);
 }
 
@@ -883,8 +895,11 @@ int plb__sim_run(const struct plb__config *cfg, const struct plb__sim_opts *o,
 	/* the master's link, in units a second (a unit's larger way), busy
 	 * with the shared bytes first */
 	double ub = fmax(cfg->in_bytes, cfg->out_bytes), bw = cfg->link_gbps * 1e9 / 8;
+	int copies = 0;
+	for (int k = 0; s.shared_at && k < cfg->nnodes; k++)
+		copies += s.shared_at[k] > 0;   /* a node with PUs */
 	if (s.use_net && bw > 0 && ub > 0 &&
-	    (rc = plb__balancer_link(s.b, bw / ub, cfg->shared_bytes * cfg->nnodes / bw))) {
+	    (rc = plb__balancer_link(s.b, bw / ub, cfg->shared_bytes * copies / bw))) {
 		snprintf(err, errlen, "the master's link: %s", plb_strerror(rc));
 		goto out;
 	}

@@ -63,6 +63,10 @@ void plb__transport_mpi_abort(int status)
  * it (PLB_MPI_QUEUE_MIN overrides it, in bytes, or "off"). */
 #define QUEUE_MIN ((size_t)64 << 10)
 
+/* What a pending send holds back: nothing, the next to its rank, or that
+ * and the next serial one to any rank (a large PLB__F_SERIAL message). */
+enum held_by { HOLDS_NONE, HOLDS_RANK, HOLDS_SERIAL };
+
 /* The buffer entry of a send that owns no buffer: the first part of a
  * split message, whose buffer the second part's entry frees. */
 static char part_;
@@ -75,8 +79,7 @@ struct mpi_transport {
 	MPI_Request *req;
 	void **buf;
 	int *dst;               /* each pending send's rank */
-	unsigned char *large;   /* ... and whether it holds back the next: 1
-				 * large, 2 large and serial */
+	unsigned char *large;   /* ... and what it holds back (enum held_by) */
 	/* Messages waiting for a large one to their rank, in the order sent. */
 	struct waiting {
 		int dst;
@@ -158,7 +161,8 @@ static int is_serial(const struct mpi_transport *m, const void *buf)
 static int held(const struct mpi_transport *m, int dst, int serial, int nwait)
 {
 	for (int i = 0; i < m->npend; i++)
-		if ((m->dst[i] == dst && m->large[i]) || (serial && m->large[i] == 2))
+		if ((m->dst[i] == dst && m->large[i] != HOLDS_NONE) ||
+		    (serial && m->large[i] == HOLDS_SERIAL))
 			return 1;
 	for (int i = 0; i < nwait; i++)
 		if (m->wait[i].dst == dst || (serial && is_serial(m, m->wait[i].buf)))
@@ -246,7 +250,9 @@ static int post(struct mpi_transport *m, int dst, void *buf)
 	/* a large tail goes apart, so that the receiver may take it straight
 	 * where it belongs (a block's output into the job's) */
 	size_t tail = h->tail <= h->len && h->tail >= m->apart_min ? h->tail : 0;
-	unsigned char large = is_serial(m, buf) ? 2 : m->queue_min && len >= m->queue_min;
+	unsigned char large = is_serial(m, buf)                    ? HOLDS_SERIAL
+			      : m->queue_min && len >= m->queue_min ? HOLDS_RANK
+								    : HOLDS_NONE;
 	while (m->npend + 2 > m->cap) {
 		if (grow(m)) {
 			plb__msg_free(buf);
