@@ -20,11 +20,12 @@
 set -euo pipefail
 BUILD=${BUILD:-build}
 RATES=${RATES:-1gbit 200mbit}
-# LINK_GIVEN=0: the runtime's config leaves [network] link_gbps out (the
-# master then allows a worker's silence from the rate its messages came
-# at; the report's bound and ratio leave the link out); plbsim still has
-# it. Ranks taken out for silence are counted (KEEP_ERR=PREFIX keeps each
-# run's log as PREFIX.APP.RATE).
+# LINK_GIVEN=0: the runtime's config leaves [network] link_gbps out: the
+# master times the link at start (runtime/core/link.c), and its bound,
+# ratio and plan use what it found (the column `link`: Gbit/s out/in as
+# the run took it); plbsim still has the tc rate. Ranks taken out for
+# silence are counted (KEEP_ERR=PREFIX keeps each run's log as
+# PREFIX.APP.RATE).
 LINK_GIVEN=${LINK_GIVEN:-1}
 # QUEUE_MIN=off: the ranks send every message at once (PLB_MPI_QUEUE_MIN,
 # docs/ARCHITECTURE.md "Links"), as plb did before 2026-11-28: compare.
@@ -86,7 +87,7 @@ INI
 }
 jget() { python3 -c "import json,sys; d=[json.loads(l) for l in sys.stdin if l.startswith('{')][-1]; print(d.get('$1', 0))"; }
 
-printf '%-8s %-28s %9s %9s %9s %8s %9s %9s %8s\n' link run makespan bound link_s ratio sim_span sim_ratio rt/sim
+printf '%-8s %-28s %11s %9s %9s %9s %8s %9s %9s %8s\n' tc run link makespan bound link_s ratio sim_span sim_ratio rt/sim
 for rate in $RATES; do
 	shape "$rate"
 	g=$(gbps "$rate")
@@ -114,6 +115,7 @@ for rate in $RATES; do
 		if [ "$lost" -gt 0 ]; then echo "$rate $job: $lost rank(s) taken out for silence" >&2; fi
 		config "$g" $ib $ob $sb $fast $slow >"$T/c.ini"
 		span=$(jget makespan_s <<<"$out") lb=$(jget lower_bound_s <<<"$out") ls=$(jget link_bound_s <<<"$out")
+		lo=$(jget link_out_gbps <<<"$out") li=$(jget link_in_gbps <<<"$out")
 		# plbsim: the same cluster with the run's units
 		units=$(jget units <<<"$out")
 		sed -i "s/^units = 1$/units = $units/" "$T/c.ini"
@@ -123,6 +125,6 @@ for rate in $RATES; do
 			python3 -c "import json,sys; d = json.load(sys.stdin); print(d['makespan_s'], d['ratio'])")
 		python3 -c "
 s, lb, ls, ss, sr = $span, $lb, $ls, ${sim% *}, ${sim#* }
-print('%-8s %-28s %9.3f %9.3f %9.3f %8.3f %9.3f %9.3f %8.3f' % ('$rate', '$job', s, lb, ls, s / lb, ss, sr, s / ss))"
+print('%-8s %-28s %11s %9.3f %9.3f %9.3f %8.3f %9.3f %9.3f %8.3f' % ('$rate', '$job', '%.3g/%.3g' % ($lo, $li), s, lb, ls, s / lb, ss, sr, s / ss))"
 	done
 done

@@ -131,6 +131,8 @@ struct plb__config {
 	/* [network] */
 	double latency_us;      /* default 50 */
 	double link_gbps;       /* the master's link, each way, Gbit/s; 0 (default): not modelled */
+	double link_probe_ms;   /* runtime, without link_gbps: the probe's rounds grow
+				 * to this; 0: no probe; default 20 */
 	double solve_us;        /* < 0 (default): charge the measured solve time */
 	double fail_detect_ms;  /* default 1000 */
 	double peer_timeout_s;  /* a rank silent this long in a run is gone; default 10 */

@@ -45,6 +45,12 @@ struct cJSON *plb__report_json(const struct plb__report *r)
 	cJSON_AddStringToObject(o, "bound_note", r->bound_note ? r->bound_note : "");
 	if (r->link_bound_s > 0)
 		cJSON_AddNumberToObject(o, "link_bound_s", r->link_bound_s);
+	if (r->link_from) {
+		cJSON_AddStringToObject(o, "link_from", r->link_from);
+		cJSON_AddNumberToObject(o, "link_out_gbps", r->link_out_gbps);
+		cJSON_AddNumberToObject(o, "link_in_gbps", r->link_in_gbps);
+		cJSON_AddNumberToObject(o, "link_latency_us", r->link_latency_us);
+	}
 	cJSON_AddNumberToObject(o, "ratio", plb__report_ratio(r));
 	cJSON_AddNumberToObject(o, "imbalance", r->imbalance);
 	cJSON *idle = cJSON_AddArrayToObject(o, "idle_frac");
@@ -94,6 +100,11 @@ void plb__report_text(const struct plb__report *r, FILE *f)
 	if (r->link_bound_s > 0)
 		fprintf(f, "  links          %.4f s for the bytes alone%s\n", r->link_bound_s,
 			r->link_bound_s >= 0.99 * r->lower_bound_s ? ": the links, not the PUs, bound the run" : "");
+	if (r->link_from && r->link_latency_us >= 0)
+		fprintf(f, "  master's link  %.3g Gbit/s out, %.3g Gbit/s in, %.0f us one way (timed at start)\n",
+			r->link_out_gbps, r->link_in_gbps, r->link_latency_us);
+	else if (r->link_from)
+		fprintf(f, "  master's link  %.3g Gbit/s each way ([network] link_gbps)\n", r->link_out_gbps);
 	fprintf(f, "  ratio          %.4f\n", plb__report_ratio(r));
 	fprintf(f, "  1-round optimum %.4f s\n", r->eq_optimum_s);
 	fprintf(f, "  imbalance      %.4f (last - first finish) / makespan\n", r->imbalance);

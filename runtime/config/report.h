@@ -21,6 +21,11 @@ struct plb__report {
 	const char *bound_note; /* how the bound was obtained */
 	double link_bound_s;    /* the links' own bound (their bytes over their
 				 * bandwidth); 0: links not modelled */
+	const char *link_from;  /* runtime: where the master's link's rate came
+				 * from, "config" or "timed" (at start); NULL:
+				 * not known (and plbsim) */
+	double link_out_gbps, link_in_gbps;     /* ... its rate each way */
+	double link_latency_us; /* ... one way, as timed (NAN: not timed) */
 	double imbalance;
 	int npu;
 	const char *const *pu_names;

@@ -240,8 +240,10 @@ static int on_done(struct plb__run *r, int peer, void *msg)
 		return rc;
 	if ((rc = plb__coverage_add(&r->cov, sl.offset, sl.units)))
 		return plb__fail(p, rc, "out of memory");
-	r->kept_out += sl.bytes;
-	r->kept_in += (double)(PLB__HDR_SIZE + h->len);
+	if (p->peer[r->pu[i].peer].behind) {
+		r->kept_out += sl.bytes;
+		r->kept_in += (double)(PLB__HDR_SIZE + h->len);
+	}
 	note_done(u, h, &sl, r->now - r->t0);
 	if (plb__balancer_finished(r->b)) {
 		r->finished = 1;

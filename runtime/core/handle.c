@@ -1,11 +1,40 @@
 /* The plb handle's small pieces that every file of the core uses (the
- * first error's message, the kernel table), kept apart from plb.c so that
- * the master and the worker do not call back into init and finalize. */
+ * first error's message, the kernel table, the handshake's receive), kept
+ * apart from plb.c so that the master and the worker do not call back
+ * into init and finalize. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "balancer/base/clock.h"
 #include "runtime/core/rt.h"
+
+#define HANDSHAKE_S 120.0       /* before the config is read: [network] startup_timeout_s's default */
+
+/* The handshake's limit on silence: the config's, once there is one. */
+double plb__handshake_s(const struct plb *p)
+{
+	return p->have_cfg ? p->cfg.startup_timeout_s : HANDSHAKE_S;
+}
+
+/* Wait for the next message (any type) from anyone, for at most
+ * plb__handshake_s(p) + extra_s. */
+int plb__handshake_recv(struct plb *p, void **msg, int *src, const char *what, double extra_s)
+{
+	struct plb__backoff bo = {0};
+	double limit = plb__handshake_s(p) + extra_s, end = plb__now() + limit;
+	plb__backoff_reset(&bo);
+	for (;;) {
+		int got = p->tp->ops->recv(p->tp, msg, src);
+		if (got < 0)
+			return plb__fail(p, got, "waiting for %s: %s", what, p->tp->err);
+		if (got)
+			return 0;
+		if (plb__now() > end)
+			return plb__fail(p, PLB_EIO, "waited %.0f s for %s", limit, what);
+		plb__backoff_sleep(&bo, p->tp->ops->pending(p->tp));
+	}
+}
 
 int plb__fail(struct plb *p, int rc, const char *fmt, ...)
 {

@@ -122,11 +122,12 @@ static int open_run(struct plb__run *r, double *wall0)
 			(void)plb__run_end_borrowed(r);
 		return rc;
 	}
-	/* [network] link_gbps: a block is not late before its input could
-	 * have crossed the master's link, after the STARTs */
-	double bw = p->cfg.link_gbps * 1e9 / 8, ub = fmax((double)job->in_unit, (double)job->out_unit);
-	if (bw > 0 && ub > 0 && !p->tp->ops->same_memory &&
-	    (rc = plb__balancer_link(r->b, bw / ub, r->start_out / bw)))
+	/* the master's link ([network] link_gbps, or timed at start): a
+	 * block is not late before its bytes could have crossed it, after
+	 * the STARTs */
+	double rate = plb__link_units(&p->link, (double)job->in_unit, (double)job->out_unit);
+	if (rate > 0 && !p->tp->ops->same_memory &&
+	    (rc = plb__balancer_link(r->b, rate, plb__link_time(&p->link, r->start_out, 0))))
 		return plb__fail(p, rc, "balancer: the master's link: %s", plb_strerror(rc));
 	return 0;
 }

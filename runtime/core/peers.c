@@ -74,7 +74,8 @@ int plb__run_start_workers(struct plb__run *r, const char *kernel)
 		h->shared_bytes = job->shared_bytes;
 		h->flags |= PLB__F_SERIAL;
 		r->bytes_out += (double)(PLB__HDR_SIZE + len);
-		r->start_out += (double)(PLB__HDR_SIZE + len);
+		if (p->peer[w].behind)
+			r->start_out += (double)(PLB__HDR_SIZE + len);
 		int rc = p->tp->ops->send(p->tp, p->peer[w].rank, msg);
 		if (rc) {
 			free(order);
@@ -195,22 +196,24 @@ void plb__end_lost_ranks(const int32_t *pids, size_t n)
 /* The time the master's link needs for the blocks out: a worker waits
  * for its input, and its messages wait behind its own outputs and the
  * others' on that link (a slow link with large outputs had a worker taken
- * out for a silence that was its output crossing). With [network]
- * link_gbps, the inputs and outputs of every block out at that rate (both
- * ways counted on one: an allowance, not a plan); without it, their
- * outputs at the rate the run's messages have come in so far, once 1 MB
- * came (*rate, bytes a second). That rate is the link's where the link
- * bounds the run, and less where it idles: then the outputs out take
- * about as long as the blocks that make them, which the limit allows
- * anyway. (The time a tail's receive is open measures nothing: Open MPI's
- * TCP path had the bytes in before the receive was posted, 2,550 Gbit/s
- * over a 200 Mbit/s link.) 0 where neither is known. */
+ * out for a silence that was its output crossing). Where the link is
+ * known ([network] link_gbps, or timed at start: link.c), the inputs and
+ * outputs of every block out at its rates (both ways counted on one: an
+ * allowance, not a plan); else their outputs at the rate the run's
+ * messages have come in so far, once 1 MB came (*rate, bytes a second).
+ * That rate is the link's where the link bounds the run, and less where
+ * it idles: then the outputs out take about as long as the blocks that
+ * make them, which the limit allows anyway. (The time a tail's receive is
+ * open measures nothing: Open MPI's TCP path had the bytes in before the
+ * receive was posted, 2,550 Gbit/s over a 200 Mbit/s link.) 0 where
+ * neither is known. */
 #define OWED_MEASURE_BYTES 1e6
 static double owed_s(const struct plb__run *r, double *rate)
 {
-	const struct plb *p = r->p;
+	const struct plb__link *l = &r->p->link;
 	double el = r->now - r->t0;
-	*rate = p->cfg.link_gbps > 0 ? p->cfg.link_gbps * 1e9 / 8
+	int known = l->from != PLB__LINK_NONE;
+	*rate = known ? fmin(l->out, l->in)
 		: r->bytes_in >= OWED_MEASURE_BYTES && el > 0 ? r->bytes_in / el : 0;
 	if (!r->job || !(*rate > 0))
 		return 0;
@@ -221,7 +224,7 @@ static double owed_s(const struct plb__run *r, double *rate)
 				in += (double)r->pu[i].s[s].units * (double)r->job->in_unit;
 				out += (double)r->pu[i].s[s].units * (double)r->job->out_unit;
 			}
-	return (p->cfg.link_gbps > 0 ? in + out : out) / *rate;
+	return known ? plb__link_time(l, in, 0) + plb__link_time(l, 0, out) : out / *rate;
 }
 
 /* How long worker k may be silent in a run: [network] peer_timeout_min_s,
@@ -263,9 +266,9 @@ static int rank_lost(struct plb__run *r, int k, double silent, double limit, dou
 	int rank = pe->rank;
 	char link[160];
 	double rate, owed = owed_s(r, &rate);
-	if (p->cfg.link_gbps > 0)
-		snprintf(link, sizeof link, "the blocks out owed the master's link %.2f s at [network] link_gbps = %g",
-			 owed, p->cfg.link_gbps);
+	if (p->link.from != PLB__LINK_NONE)
+		snprintf(link, sizeof link, "the blocks out owed the master's link %.2f s at %s, %.3g Gbit/s in",
+			 owed, plb__link_said(&p->link), p->link.in * 8 / 1e9);
 	else if (rate > 0)
 		snprintf(link, sizeof link, "the blocks out owed the master's link %.2f s at the %.3g Gbit/s its messages came at",
 			 owed, rate * 8 / 1e9);

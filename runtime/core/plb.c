@@ -4,6 +4,9 @@
  *   master -> worker  CONFIG  the config file's text and its node section
  *                             (or the error that stops every rank)
  *   worker -> master  HELLO   its PUs, checked against the node (or why not)
+ *   master <-> worker PROBE, PROBED: the master's link timed, to the
+ *                             workers on other hosts (link.c), unless
+ *                             [network] link_gbps gives it
  *   master -> worker  CONFIG  go (status 0) or stop (the first error)
  *
  * so every rank returns the same result from plb_init and the master prints
@@ -28,33 +31,6 @@
 #include "balancer/balancer.h"
 #include "balancer/base/log.h"
 #include "runtime/core/rt.h"
-
-#define HANDSHAKE_S 120.0       /* before the config is read: [network] startup_timeout_s's default */
-
-/* The handshake's limit on silence: the config's, once there is one. */
-static double handshake_s(const struct plb *p)
-{
-	return p->have_cfg ? p->cfg.startup_timeout_s : HANDSHAKE_S;
-}
-
-/* Wait for the next message (any type) from anyone, for at most
- * handshake_s(p) + extra_s. */
-static int wait_msg(struct plb *p, void **msg, int *src, const char *what, double extra_s)
-{
-	struct plb__backoff bo = {0};
-	double limit = handshake_s(p) + extra_s, end = plb__now() + limit;
-	plb__backoff_reset(&bo);
-	for (;;) {
-		int got = p->tp->ops->recv(p->tp, msg, src);
-		if (got < 0)
-			return plb__fail(p, got, "waiting for %s: %s", what, p->tp->err);
-		if (got)
-			return 0;
-		if (plb__now() > end)
-			return plb__fail(p, PLB_EIO, "waited %.0f s for %s", limit, what);
-		plb__backoff_sleep(&bo, p->tp->ops->pending(p->tp));
-	}
-}
 
 /* A message of header h's fields (its len aside) and len bytes of data. */
 static int send_simple(struct plb *p, int dst, const struct plb__hdr *h, const void *data,
@@ -161,7 +137,7 @@ static void name_silent(struct plb *p, const void *const *have, int nw)
 	size_t e = strlen(p->err);
 	snprintf(p->err + e, sizeof p->err - e,
 		 ": silent: rank%s %s (dead, or still starting: [network] startup_timeout_s, %.0f s now, sets how long the master waits)",
-		 count > 1 ? "s" : "", list, handshake_s(p));
+		 count > 1 ? "s" : "", list, plb__handshake_s(p));
 }
 
 /* The master's side of the handshake. */
@@ -176,7 +152,7 @@ static int master_init(struct plb *p, const struct plb_options *o)
 	p->npeer = nw;
 	if (!hosts || !assign || !(p->peer = calloc((size_t)nw + 1, sizeof *p->peer))) {
 		rc = plb__fail(p, PLB_ENOMEM, "out of memory");
-		goto out;       /* the workers give up after HANDSHAKE_S */
+		goto out;       /* the workers give up after 120 s (plb__handshake_s) */
 	}
 	if (nw < 1) {
 		rc = plb__fail(p, PLB_ESTATE, "plb needs a master and at least one worker: run it with mpirun -np N (N >= 2: one master, one worker per [node] section)");
@@ -207,7 +183,7 @@ static int master_init(struct plb *p, const struct plb_options *o)
 	/* Always collect every HELLO0, so that each worker hears the outcome. */
 	for (int k = 0; k < nw; k++) {
 		void *msg;
-		int src, r = wait_msg(p, &msg, &src, "every worker's HELLO", 0);
+		int src, r = plb__handshake_recv(p, &msg, &src, "every worker's HELLO", 0);
 		if (r) {
 			if (fresh)
 				name_silent(p, (const void *const *)hosts, nw);
@@ -235,8 +211,13 @@ static int master_init(struct plb *p, const struct plb_options *o)
 	if (!rc)
 		rc = plb__nodes_assign(&p->cfg, (const char *const *)hosts, nw, p->single, assign, p->err,
 				       sizeof p->err);
-	for (int k = 0; k < nw && !rc; k++)
+	int away = 0;
+	for (int k = 0; k < nw && !rc; k++) {
 		p->peer[k].node = assign[k];
+		away += strcmp(p->peer[k].host, p->tp->host) != 0;
+	}
+	for (int k = 0; k < nw && !rc; k++)
+		p->peer[k].behind = !away || strcmp(p->peer[k].host, p->tp->host);
 	if (!rc && p->single)
 		plb__log(PLB__LOG_INFO, "plb", "one process: node section [%s] of %s",
 			 p->cfg.nodes[assign[0]].name, p->cfg.path);
@@ -261,7 +242,7 @@ static int master_init(struct plb *p, const struct plb_options *o)
 	}
 	for (int k = 0; k < nw; k++) {
 		void *msg;
-		int src, r = wait_msg(p, &msg, &src, "the workers' PU lists", 0);
+		int src, r = plb__handshake_recv(p, &msg, &src, "the workers' PU lists", 0);
 		if (r) {
 			if (fresh)
 				name_silent(p, (const void *const *)hello, nw);
@@ -322,6 +303,8 @@ static int master_init(struct plb *p, const struct plb_options *o)
 				      : plb__fail(p, PLB_EIO, "%s: [run] models = %s", p->cfg.path, why);
 	if (!first_err && o->trace)
 		first_err = trace_open(p, o->trace);
+	if (!first_err)
+		first_err = plb__link_probe(p);
 	rc = first_err;
 	announce(p, rc);
 	if (!rc && !p->single)
@@ -356,7 +339,7 @@ static int worker_init(struct plb *p)
 							.pid = (int32_t)getpid()},
 			      p->tp->host, strlen(p->tp->host))))
 		return rc;
-	if ((rc = wait_msg(p, &msg, &src, "the config from the master", 0)))
+	if ((rc = plb__handshake_recv(p, &msg, &src, "the config from the master", 0)))
 		return rc;
 	struct plb__hdr *h = plb__msg_hdr(msg);
 	if (h->type != PLB__MSG_CONFIG || h->status) {
@@ -388,10 +371,19 @@ static int worker_init(struct plb *p)
 	free(desc);
 	int mine = rc;
 	/* the master waits as long for the slowest worker: a little longer,
-	 * so that its error, which names the silent ranks, comes first */
-	if ((rc = wait_msg(p, &msg, &src, "the master's go", 5)))
-		return rc;
-	h = plb__msg_hdr(msg);
+	 * so that its error, which names the silent ranks, comes first; it
+	 * may time its link first (PROBE) */
+	for (;;) {
+		if ((rc = plb__handshake_recv(p, &msg, &src, "the master's go", 5)))
+			return rc;
+		h = plb__msg_hdr(msg);
+		if (h->type != PLB__MSG_PROBE)
+			break;
+		if (!mine && (rc = plb__link_answer(p, msg)))
+			return rc;
+		if (mine)
+			plb__msg_free(msg);
+	}
 	rc = h->type == PLB__MSG_CONFIG ? h->status : PLB_EIO;
 	if (!rc && !p->tp->ops->same_memory && h->len == strlen(p->tp->host) &&
 	    !memcmp(plb__msg_data(msg), p->tp->host, h->len))
@@ -643,12 +635,12 @@ static int master_shutdown(struct plb *p)
 			t0 += now - last;       /* this process stalled: no one's fault */
 		for (int k = 0; k < p->npeer; k++) {
 			if ((st[k] == ASKED && now - t0 > limit) ||
-			    (st[k] == ANSWERED && now - t0 > handshake_s(p))) {
+			    (st[k] == ANSWERED && now - t0 > plb__handshake_s(p))) {
 				char why[160];
 				snprintf(why, sizeof why, st[k] == ASKED
 					 ? "did not answer the shutdown within [network] peer_timeout_s = %g s"
 					 : "did not close its PUs within [network] startup_timeout_s = %g s",
-					 st[k] == ASKED ? limit : handshake_s(p));
+					 st[k] == ASKED ? limit : plb__handshake_s(p));
 				bye_missing(p, k, why);
 				st[k] = OUT;
 				waiting--;

@@ -152,20 +152,25 @@ int plb__run_report(struct plb__run *r, double wall)
 	rep->wall_s = wall;
 	rep->bytes_sent = r->bytes_out;
 	rep->bytes_received = r->bytes_in;
-	/* [network] link_gbps: the master's link carried these bytes, each way
-	 * at most that fast; of them, the bytes the job had to move (run.h:
-	 * start_out, kept_out, kept_in) */
-	if (p->cfg.link_gbps > 0 && !p->tp->ops->same_memory) {
-		rep->link_bound_s = fmax(r->start_out + r->kept_out, r->kept_in) /
-				    (p->cfg.link_gbps * 1e9 / 8);
+	/* the master's link ([network] link_gbps, or timed at start) carried
+	 * these bytes, each way at most that fast; of them, the bytes the job
+	 * had to move to the workers behind it (run.h: start_out, kept_out,
+	 * kept_in) */
+	const struct plb__link *l = &p->link;
+	if (l->from != PLB__LINK_NONE && !p->tp->ops->same_memory) {
+		rep->link_bound_s = plb__link_time(l, r->start_out + r->kept_out, r->kept_in);
 		if (rep->link_bound_s > rep->lower_bound_s)
 			rep->lower_bound_s = rep->link_bound_s;
 		if (rep->eq_optimum_s < rep->lower_bound_s)  /* one round beats no link either */
 			rep->eq_optimum_s = rep->lower_bound_s;
 		snprintf(res->note + strlen(res->note), sizeof res->note - strlen(res->note),
 			 makespan < rep->link_bound_s
-			 ? "; the master's link at [network] link_gbps, which this run beat: the link is faster than that"
-			 : "; the master's link: the run's bytes at [network] link_gbps");
+			 ? "; the master's link at %s, which this run beat: the link is faster than that"
+			 : "; the master's link: the run's bytes at %s", plb__link_said(l));
+		rep->link_from = l->from == PLB__LINK_CONFIG ? "config" : "timed";
+		rep->link_out_gbps = l->out * 8 / 1e9;
+		rep->link_in_gbps = l->in * 8 / 1e9;
+		rep->link_latency_us = l->from == PLB__LINK_PROBE ? l->latency_s * 1e6 : NAN;
 	}
 	rep->warm_pus = r->warm;
 	rep->resident_bytes = r->resident;

@@ -49,6 +49,21 @@ struct plb__peer {
 	double idle_wall_s, idle_cpu_s; /* from BYE */
 	struct plb__ranges held;        /* the input it keeps (resident.c) */
 	double budget;                  /* bytes it may keep (from HELLO) */
+	int behind;                     /* its bytes cross the master's link: it runs on
+					 * another host, or every worker is on the
+					 * master's (one host: [network] link_gbps
+					 * stands for a link) */
+};
+
+/* The master's link (link.c): bytes a second each way, from [network]
+ * link_gbps or timed at start (plb_init), and what the probe found. */
+enum plb__link_from { PLB__LINK_NONE, PLB__LINK_CONFIG, PLB__LINK_PROBE };
+struct plb__link {
+	enum plb__link_from from;
+	double out, in;         /* bytes a second: master to workers, and back */
+	double latency_s;       /* probe: half an empty message's round trip */
+	int workers;            /* probe: the worker ranks timed (on other hosts) */
+	double probe_s, probe_bytes;    /* probe: what it took */
 };
 
 /* The domain whose input the nodes keep (resident.c). */
@@ -108,6 +123,7 @@ struct plb {
 	int quiet;              /* --quiet: no warnings, no progress line */
 	int progress;           /* --progress: the line even off a terminal */
 	double t_init;          /* plb_init's start (plb__now): the trace's time 0 */
+	struct plb__link link;  /* master: its link (link.c) */
 	/* worker */
 	struct plb__worker *wk;
 };
@@ -177,6 +193,21 @@ void plb__peer_out(struct plb *p, int k);
  * that a process id used again by something else is left alone (peers.c). */
 void plb__end_lost_ranks(const int32_t *pids, size_t n);
 
+/* Master, in plb_init: p->link from [network] link_gbps, or timed to the
+ * workers on other hosts unless [network] link_probe_ms = 0 (none there:
+ * not known). 0, or the error (a worker silent past the handshake's
+ * limit). Worker: its answer to a PROBE (takes msg). */
+PLB_WUR int plb__link_probe(struct plb *p);
+PLB_WUR int plb__link_answer(struct plb *p, void *msg);
+/* The time the link needs for out_bytes to the workers and in_bytes back,
+ * both at once (the larger way's); 0 where it is not known. */
+double plb__link_time(const struct plb__link *l, double out_bytes, double in_bytes);
+/* Units a second it carries of a job with these bytes a unit; 0: not known. */
+double plb__link_units(const struct plb__link *l, double in_unit, double out_unit);
+/* Where its rate comes from, for messages: "[network] link_gbps" or "the
+ * rate timed at start". */
+const char *plb__link_said(const struct plb__link *l);
+
 /* Worker: its PUs as a 2-D product sees them (worker.c gives them to
  * wmm2d.c): how many, and fn(d, arg) run on PU pu's thread with its
  * device, after what it was given before (0, PLB_EINVAL, PLB_ENOMEM). */
@@ -219,6 +250,12 @@ PLB_WUR int plb__send(struct plb *p, int dst, const struct plb__hdr *h, const vo
 		      const void *data, size_t dlen);
 
 const struct plb_kernel *plb__kernel_find(const struct plb *p, const char *name);
+/* The handshake's limit on a rank's silence: [network] startup_timeout_s,
+ * 120 s before the config is read. Its receive: the next message from
+ * anyone, waiting at most that + extra_s; 0, or the error naming `what`
+ * (handle.c). */
+double plb__handshake_s(const struct plb *p);
+PLB_WUR int plb__handshake_recv(struct plb *p, void **msg, int *src, const char *what, double extra_s);
 
 /* Version v (PLB_VERSION's encoding) as "0.2.0" in buf; returns buf. */
 const char *plb__version_text(unsigned v, char *buf, size_t len);

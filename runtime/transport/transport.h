@@ -48,6 +48,11 @@ enum plb__msg_type {
 	PLB__MSG_M2VEC,         /* either way: Freivalds' vectors */
 	PLB__MSG_M2DONE,        /* worker -> master: its steps' figures, or an error */
 	PLB__MSG_M2C,           /* worker -> master: its rectangle of C (a gather) */
+	/* timing the master's link at start (runtime/core/link.c) */
+	PLB__MSG_PROBE,         /* master -> worker: bytes to time (hdr.units: as
+				 * many to send back), in the handshake */
+	PLB__MSG_PROBED,        /* worker -> master: the PROBE whole (hdr.id: its
+				 * id), with the bytes it asked for */
 };
 
 /* 128 bytes; the payload follows at PLB__HDR_SIZE (16-byte aligned). A
@@ -64,7 +69,8 @@ struct plb__hdr {
 		int32_t node;   /* CONFIG: the worker's [node] section; -1 with an error */
 	};
 	union {
-		struct {        /* DISPATCH, DONE, LOST: the block */
+		struct {        /* DISPATCH, DONE, LOST: the block (PROBE,
+				 * PROBED: id, the round; units, bytes asked back) */
 			uint64_t id;            /* its grant's id */
 			uint64_t offset, units;
 		};

@@ -110,6 +110,47 @@ for b in $before; do    # the workers' messages went through the bridge
 	i=$((i + 1))
 done
 
+# the master's link timed at start: host 1's link shaped to 200 Mbit/s
+# both ways (tc tbf, as bench/links.sh); the workers on hosts 2-4 are
+# timed, the one beside the master is not. The rate is checked within
+# what tbf lets through (its 512 KiB burst can add half the rate over a
+# round of link_probe_ms = 20 ms where the loop is slow to start the
+# next; unshaped, this bridge carries 10 Gbit/s or more).
+shape() { # shape RATE|off
+	if [ "$1" = off ]; then
+		ip netns exec $H1 tc qdisc del dev eth0 root
+		ip netns exec ${P}br tc qdisc del dev b1 root
+	else
+		ip netns exec $H1 tc qdisc replace dev eth0 root tbf rate "$1" burst 512kb latency 100ms
+		ip netns exec ${P}br tc qdisc replace dev b1 root tbf rate "$1" burst 512kb latency 100ms
+	fi
+}
+if command -v tc >/dev/null && shape 200mbit; then
+	start --units 200000 --json
+	wait $job
+	shape off
+	check "timed link: exit 0" [ "$(cat "$TMP/rc")" = 0 ]
+	check "timed link: the three workers on other hosts" grep -q "timed at start to the 3 worker ranks on other hosts" "$TMP/err"
+	check "timed link: in the report, near 200 Mbit/s each way" python3 -c "
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r['link_from'] == 'timed', r
+assert 0.05 <= r['link_out_gbps'] <= 0.45 and 0.05 <= r['link_in_gbps'] <= 0.45, r
+assert r['link_latency_us'] > 0 and 0 < r['link_bound_s'] <= r['lower_bound_s'], r
+" "$TMP/out"
+	sed -i 's/^peer_timeout_s = 2$/&\nlink_probe_ms = 0/' "$TMP/c.ini"
+	start --units 200000 --json
+	wait $job
+	check "link_probe_ms = 0: no link in the report" python3 -c "
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert 'link_from' not in r and 'link_bound_s' not in r, r
+" "$TMP/out"
+	sed -i '/^link_probe_ms = 0$/d' "$TMP/c.ini"
+else
+	echo "no tc here (iproute2): the timed link is not checked"
+fi
+
 # host 4 cut off in the run
 start
 wait_ranks

@@ -1,0 +1,228 @@
+/* The master's link: what it carries a second each way, from [network]
+ * link_gbps, or measured at start where that is not given.
+ *
+ * The probe runs in plb_init, after every worker's HELLO and before the
+ * go, while each worker waits for the master and answers at once (its
+ * PUs are open, none computes). It times what the job's bytes will cross:
+ * the master's own link to every worker on another host, all of them at
+ * once, so that the rate is what the master's link and the workers' own
+ * links carry together (max-min shared, as the blocks' bytes are sent;
+ * docs/ARCHITECTURE.md, "Links: one network model"). Workers on the
+ * master's host are left out: their bytes do not cross that link.
+ *
+ *   ping   three rounds of empty PROBEs answered by empty PROBEDs: the
+ *          round trip a message with no bytes takes (the latency, twice,
+ *          and each end's loop)
+ *   out    PROBEs of S bytes to every worker, each answered by an empty
+ *          PROBED once it is whole; S grows from PROBE_FIRST_TOTAL (all
+ *          workers together) until a round takes [network] link_probe_ms
+ *          or carries PROBE_MAX_TOTAL, then one round more at that size
+ *          and PROBE_KEEP rounds kept
+ *   in     the same with empty PROBEs asking each worker for S bytes back
+ *
+ * A way's rate is its fastest final round's bytes over the round's time
+ * less the empty round trip. The fastest, not the mean: a rank not
+ * scheduled for a while (a shared machine) only makes a round slower, and
+ * a link taken for slower than it is would make the bound too high. A
+ * token bucket (tc's tbf) lets its burst through at once, and it is full
+ * when a way's first round that long begins: that round is not kept
+ * (measured here, at 200 Mbit/s with a 512 KiB bucket: 0.30 Gbit/s in
+ * where it was). 
+ *
+ * Like StarPU's bus calibration, but at every start and over MPI: a
+ * cluster's network is shared with other jobs, and at 20 ms a round the
+ * probe costs about a tenth of a second. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "balancer/base/log.h"
+#include "runtime/core/rt.h"
+
+#define PROBE_PINGS       3
+#define PROBE_FIRST_TOTAL ((size_t)64 << 10)    /* bytes, all workers together */
+#define PROBE_MIN         ((size_t)1 << 10)     /* bytes a worker, at least */
+#define PROBE_MAX_TOTAL   ((size_t)64 << 20)    /* bytes a round, at most */
+#define PROBE_KEEP        3                     /* rounds at the final size */
+#define PROBE_GROW_MAX    16                    /* a round's size grows at most this much */
+#define PROBE_LIMIT_ROUNDS 40                   /* a way's rounds, at most */
+
+enum way { OUT, IN };
+
+/* One round: every rank of ranks (n) sent a PROBE (OUT: of bytes, IN:
+ * asking for bytes back) and its PROBED heard; *took: from the first
+ * send to the last answer. */
+static int round_trip(struct plb *p, const int *ranks, int n, enum way way, size_t bytes,
+		      uint64_t seq, double *took)
+{
+	void **msg = calloc((size_t)n, sizeof *msg);
+	int rc = 0;
+	if (!msg)
+		return plb__fail(p, PLB_ENOMEM, "out of memory");
+	for (int k = 0; k < n && !rc; k++) {
+		size_t len = way == OUT ? bytes : 0;
+		if (!(msg[k] = plb__msg_alloc(PLB__MSG_PROBE, len)))
+			rc = plb__fail(p, PLB_ENOMEM, "out of memory (%zu bytes to time the master's link)",
+				       len);
+		else {
+			memset(plb__msg_data(msg[k]), 0, len);
+			plb__msg_hdr(msg[k])->id = seq;
+			plb__msg_hdr(msg[k])->units = way == IN ? bytes : 0;
+		}
+	}
+	double t0 = plb__now(), last = t0;
+	for (int k = 0; k < n; k++) {
+		if (rc) {
+			plb__msg_free(msg[k]);
+			continue;
+		}
+		if (p->tp->ops->send(p->tp, ranks[k], msg[k]))
+			rc = plb__fail(p, PLB_EIO, "timing the master's link: sending to rank %d: %s",
+				       ranks[k], p->tp->err);
+	}
+	free(msg);
+	for (int got = 0; got < n && !rc;) {
+		void *m;
+		int src;
+		if ((rc = plb__handshake_recv(p, &m, &src, "the workers' answers (timing the master's link)", 0)))
+			break;
+		struct plb__hdr *h = plb__msg_hdr(m);
+		if (h->type == PLB__MSG_PROBED && h->id == seq) {
+			got++;
+			last = plb__now();
+			if (h->status)
+				rc = plb__fail(p, h->status, "timing the master's link: rank %d: %.*s", src,
+					       (int)h->len, (char *)plb__msg_data(m));
+		}
+		plb__msg_free(m);       /* anything else: nothing to say now */
+	}
+	*took = last - t0;
+	return rc;
+}
+
+/* A way's rate, bytes a second: see the top of this file. */
+static int measure(struct plb *p, const int *ranks, int n, enum way way, double target_s,
+		   double ping_s, uint64_t *seq, double *rate, double *bytes_sent)
+{
+	size_t each = PROBE_FIRST_TOTAL / (size_t)n, cap = PROBE_MAX_TOTAL / (size_t)n;
+	each = each < PROBE_MIN ? PROBE_MIN : each;
+	cap = cap < each ? each : cap;
+	int kept = 0, warm = 0, rc = 0;
+	*rate = 0;
+	for (int round = 0; round < PROBE_LIMIT_ROUNDS && kept < PROBE_KEEP; round++) {
+		double t;
+		if ((rc = round_trip(p, ranks, n, way, each, ++*seq, &t)))
+			return rc;
+		*bytes_sent += (double)each * n;
+		plb__log(PLB__LOG_DEBUG, "master", "link probe %s: %zu bytes to each of %d ranks in %.2f ms",
+			 way == OUT ? "out" : "in", each, n, t * 1e3);
+		if (t >= target_s || each >= cap) {
+			/* the first round at the final size is a warm-up: a
+			 * token bucket's burst may have gone through in it */
+			if (warm++) {
+				/* half the round at least: the empty round trip
+				 * may have been slower than this one's answer */
+				*rate = fmax(*rate, (double)each * n / fmax(t - ping_s, 0.5 * t));
+				kept++;
+			}
+			continue;
+		}
+		double grow = t > 0 ? target_s / t : PROBE_GROW_MAX;
+		grow = fmin(fmax(grow * 1.2, 2.0), PROBE_GROW_MAX);
+		each = (size_t)fmin((double)cap, (double)each * grow);
+	}
+	return 0;
+}
+
+int plb__link_probe(struct plb *p)
+{
+	struct plb__link *l = &p->link;
+	memset(l, 0, sizeof *l);
+	if (p->cfg.link_gbps > 0) {
+		l->from = PLB__LINK_CONFIG;
+		l->out = l->in = p->cfg.link_gbps * 1e9 / 8;
+		return 0;
+	}
+	if (p->tp->ops->same_memory || !(p->cfg.link_probe_ms > 0))
+		return 0;
+	int *ranks = malloc(sizeof *ranks * ((size_t)p->npeer + 1)), n = 0, rc = 0;
+	if (!ranks)
+		return plb__fail(p, PLB_ENOMEM, "out of memory");
+	for (int k = 0; k < p->npeer; k++)
+		if (strcmp(p->peer[k].host, p->tp->host))
+			ranks[n++] = p->peer[k].rank;
+	if (n == 0) {
+		free(ranks);
+		return 0;       /* every worker on the master's host: no link crossed */
+	}
+	double t0 = plb__now(), target = p->cfg.link_probe_ms / 1e3, ping = INFINITY, bytes = 0;
+	uint64_t seq = 0;
+	for (int i = 0; i < PROBE_PINGS && !rc; i++) {
+		double t;
+		rc = round_trip(p, ranks, n, OUT, 0, ++seq, &t);
+		ping = fmin(ping, t);
+	}
+	if (!rc)
+		rc = measure(p, ranks, n, OUT, target, ping, &seq, &l->out, &bytes);
+	if (!rc)
+		rc = measure(p, ranks, n, IN, target, ping, &seq, &l->in, &bytes);
+	free(ranks);
+	if (rc)
+		return rc;
+	l->from = PLB__LINK_PROBE;
+	l->latency_s = ping / 2;
+	l->workers = n;
+	l->probe_s = plb__now() - t0;
+	l->probe_bytes = bytes;
+	plb__log(PLB__LOG_INFO, "master", "the master's link, timed at start to the %d worker rank%s on other hosts: %.3g Gbit/s out, %.3g Gbit/s in, %.0f us one way (%.0f MB in %.2f s; [network] link_gbps gives it instead, link_probe_ms = 0 leaves it out)",
+		 n, n > 1 ? "s" : "", l->out * 8 / 1e9, l->in * 8 / 1e9, l->latency_s * 1e6,
+		 bytes / 1e6, l->probe_s);
+	return 0;
+}
+
+int plb__link_answer(struct plb *p, void *msg)
+{
+	struct plb__hdr *h = plb__msg_hdr(msg);
+	uint64_t want = h->units, seq = h->id;
+	plb__msg_free(msg);
+	void *a = want <= PROBE_MAX_TOTAL ? plb__msg_alloc(PLB__MSG_PROBED, (size_t)want) : NULL;
+	if (!a && want <= PROBE_MAX_TOTAL)
+		return plb__fail(p, PLB_ENOMEM, "out of memory (%llu bytes to time the master's link)",
+				 (unsigned long long)want);
+	if (!a) {       /* no master of this version asks for that much */
+		static const char why[] = "a PROBE asking for more than 64 MiB back";
+		if (!(a = plb__msg_alloc(PLB__MSG_PROBED, sizeof why - 1)))
+			return plb__fail(p, PLB_ENOMEM, "out of memory");
+		memcpy(plb__msg_data(a), why, sizeof why - 1);
+		plb__msg_hdr(a)->status = PLB_EIO;
+	} else {
+		memset(plb__msg_data(a), 0, (size_t)want);
+	}
+	plb__msg_hdr(a)->id = seq;
+	if (p->tp->ops->send(p->tp, 0, a))
+		return plb__fail(p, PLB_EIO, "sending to the master: %s", p->tp->err);
+	return 0;
+}
+
+double plb__link_units(const struct plb__link *l, double in_unit, double out_unit)
+{
+	double t = plb__link_time(l, in_unit, out_unit);
+	return t > 0 && isfinite(t) ? 1 / t : 0;
+}
+
+double plb__link_time(const struct plb__link *l, double out_bytes, double in_bytes)
+{
+	if (l->from == PLB__LINK_NONE)
+		return 0;
+	double t = 0;
+	if (out_bytes > 0)
+		t = fmax(t, l->out > 0 ? out_bytes / l->out : INFINITY);
+	if (in_bytes > 0)
+		t = fmax(t, l->in > 0 ? in_bytes / l->in : INFINITY);
+	return t;
+}
+
+const char *plb__link_said(const struct plb__link *l)
+{
+	return l->from == PLB__LINK_CONFIG ? "[network] link_gbps" : "the rate timed at start";
+}
