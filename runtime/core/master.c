@@ -114,7 +114,9 @@ static int open_run(struct plb__run *r, double *wall0)
 	size_t out_bytes = (size_t)r->W * job->out_unit;
 	r->out.map_out = !(job->out && job->out == p->out_mapped && out_bytes == p->out_mapped_bytes);
 	p->out_mapped = NULL;
-	*wall0 = r->watch.sent = plb__now();
+	/* the run's clock starts before the STARTs: their bytes cross in it
+	 * (the first while the next is packed), as the bound counts them */
+	*wall0 = r->watch.sent = r->t0 = plb__now();
 	plb__trace_begin(p->trace);
 	if ((rc = plb__run_start_workers(r, job->kernel))) {
 		/* a START may have gone: its run must still end */
@@ -137,10 +139,10 @@ static int begin(struct plb__run *r, struct pace *pc)
 {
 	struct plb *p = r->p;
 	int rc = 0;
-	r->t0 = r->now = r->watch.said = r->watch.watched = plb__now();
+	r->now = r->watch.said = r->watch.watched = plb__now();
 	r->cpu0 = plb__cpu_now();
 	for (int w = 0; w < p->npeer; w++) {
-		p->peer[w].heard = r->t0;
+		p->peer[w].heard = r->now;
 		p->peer[w].spoke = 0;
 		/* a rank gone in an earlier run has no PU in this one */
 		for (int k = 0; p->peer[w].rank < 0 && k < p->peer[w].npu && !rc; k++)
