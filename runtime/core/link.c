@@ -116,7 +116,7 @@ static int measure(struct plb *p, const int *ranks, int n, enum way way, double 
 		*bytes_sent += (double)each * n;
 		plb__log(PLB__LOG_DEBUG, "master", "link probe %s: %zu bytes to each of %d ranks in %.2f ms",
 			 way == OUT ? "out" : "in", each, n, t * 1e3);
-		if (t >= target_s || each >= cap) {
+		if (warm || t >= target_s || each >= cap) {
 			/* the first round at the final size is a warm-up: a
 			 * token bucket's burst may have gone through in it */
 			if (warm++) {
@@ -169,6 +169,12 @@ int plb__link_probe(struct plb *p)
 	free(ranks);
 	if (rc)
 		return rc;
+	if (!(l->out > 0 && l->in > 0)) {       /* no round long enough: not known */
+		plb__log(PLB__LOG_WARN, "master", "the master's link could not be timed (%.0f MB in %.2f s gave no round of [network] link_probe_ms = %g ms): no link is modelled; link_gbps sets one",
+			 bytes / 1e6, plb__now() - t0, p->cfg.link_probe_ms);
+		memset(l, 0, sizeof *l);
+		return 0;
+	}
 	l->from = PLB__LINK_PROBE;
 	l->latency_s = ping / 2;
 	l->workers = n;
