@@ -49,6 +49,27 @@
 
 enum way { OUT, IN };
 
+/* After p->err: the ranks of ranks (n) not heard, the first eight. */
+static void name_silent(struct plb *p, const int *ranks, const unsigned char *heard, int n)
+{
+	char list[160] = "";
+	size_t len = 0;
+	int count = 0;
+	for (int k = 0; k < n; k++) {
+		if (heard[k])
+			continue;
+		if (count++ < 8 && len < sizeof list)
+			len += (size_t)snprintf(list + len, sizeof list - len, "%s%d", len ? ", " : "", ranks[k]);
+	}
+	if (count > 8 && len < sizeof list)
+		snprintf(list + len, sizeof list - len, " and %d more", count - 8);
+	len = strlen(p->err);
+	if (count && len < sizeof p->err - 1)
+		snprintf(p->err + len, sizeof p->err - len,
+			 ": silent: rank%s %s (dead, frozen, or behind a link too slow for the probe: [network] startup_timeout_s sets how long the master waits; link_gbps, or link_probe_ms = 0, skips the probe)",
+			 count > 1 ? "s" : "", list);
+}
+
 /* One round: every rank of ranks (n) sent a PROBE (OUT: of bytes, IN:
  * asking for bytes back) and its PROBED heard; *took: from the first
  * send to the last answer. */
@@ -81,13 +102,22 @@ static int round_trip(struct plb *p, const int *ranks, int n, enum way way, size
 				       ranks[k], p->tp->err);
 	}
 	free(msg);
+	unsigned char *heard = calloc((size_t)n, 1);
+	if (!heard && !rc)
+		rc = plb__fail(p, PLB_ENOMEM, "out of memory");
 	for (int got = 0; got < n && !rc;) {
 		void *m;
 		int src;
-		if ((rc = plb__handshake_recv(p, &m, &src, "the workers' answers (timing the master's link)", 0)))
+		if ((rc = plb__handshake_recv(p, &m, &src, "the workers' answers (timing the master's link)", 0))) {
+			name_silent(p, ranks, heard, n);
 			break;
+		}
 		struct plb__hdr *h = plb__msg_hdr(m);
-		if (h->type == PLB__MSG_PROBED && h->id == seq) {
+		int k = 0;
+		while (k < n && ranks[k] != src)
+			k++;
+		if (h->type == PLB__MSG_PROBED && h->id == seq && k < n && !heard[k]) {
+			heard[k] = 1;
 			got++;
 			last = plb__now();
 			if (h->status)
@@ -96,6 +126,7 @@ static int round_trip(struct plb *p, const int *ranks, int n, enum way way, size
 		}
 		plb__msg_free(m);       /* anything else: nothing to say now */
 	}
+	free(heard);
 	*took = last - t0;
 	return rc;
 }

@@ -147,6 +147,18 @@ r = json.load(open(sys.argv[1]))
 assert 'link_from' not in r and 'link_bound_s' not in r, r
 " "$TMP/out"
 	sed -i '/^link_probe_ms = 0$/d' "$TMP/c.ini"
+	# a link too slow for the probe's first round (64 KiB at 100 kbit/s,
+	# 5 s) within startup_timeout_s = 2: the job stops at start, the
+	# error names the ranks not heard, every rank ends
+	ip netns exec $H1 tc qdisc replace dev eth0 root tbf rate 100kbit burst 4kb latency 2000ms
+	sed -i 's/^peer_timeout_s = 2$/&\nstartup_timeout_s = 2/' "$TMP/c.ini"
+	start
+	wait $job
+	ip netns exec $H1 tc qdisc del dev eth0 root
+	sed -i '/^startup_timeout_s = 2$/d' "$TMP/c.ini"
+	check "probe too slow: no run (mpirun under --enable-recovery exits 0 anyway)" eval '! grep -q coverage "$TMP/out"'
+	check "probe too slow: the error names the silent ranks" grep -qE "timing the master's link\): silent: ranks? [234](, [234])*" "$TMP/err"
+	check "probe too slow: every rank ends" no_rank_left $((15 * SLOW))
 else
 	echo "no tc here (iproute2): the timed link is not checked"
 fi
