@@ -36,6 +36,27 @@ int plb__handshake_recv(struct plb *p, void **msg, int *src, const char *what, d
 	}
 }
 
+void plb__name_silent(struct plb *p, int n, const int *ranks, int (*said)(const void *ctx, int k),
+		      const void *ctx, const char *why)
+{
+	char list[160] = "";
+	size_t len = 0;
+	int count = 0;
+	for (int k = 0; k < n; k++) {
+		if (said(ctx, k))
+			continue;
+		if (count++ < 8 && len < sizeof list)
+			len += (size_t)snprintf(list + len, sizeof list - len, "%s%d", len ? ", " : "",
+						ranks ? ranks[k] : k + 1);
+	}
+	if (count > 8 && len < sizeof list)
+		snprintf(list + len, sizeof list - len, " and %d more", count - 8);
+	size_t e = strlen(p->err);
+	if (count && e < sizeof p->err - 1)
+		snprintf(p->err + e, sizeof p->err - e, ": silent: rank%s %s (%s)", count > 1 ? "s" : "",
+			 list, why);
+}
+
 int plb__fail(struct plb *p, int rc, const char *fmt, ...)
 {
 	if (!p->err[0]) {

@@ -49,25 +49,9 @@
 
 enum way { OUT, IN };
 
-/* After p->err: the ranks of ranks (n) not heard, the first eight. */
-static void name_silent(struct plb *p, const int *ranks, const unsigned char *heard, int n)
+static int heard_it(const void *heard, int k)
 {
-	char list[160] = "";
-	size_t len = 0;
-	int count = 0;
-	for (int k = 0; k < n; k++) {
-		if (heard[k])
-			continue;
-		if (count++ < 8 && len < sizeof list)
-			len += (size_t)snprintf(list + len, sizeof list - len, "%s%d", len ? ", " : "", ranks[k]);
-	}
-	if (count > 8 && len < sizeof list)
-		snprintf(list + len, sizeof list - len, " and %d more", count - 8);
-	len = strlen(p->err);
-	if (count && len < sizeof p->err - 1)
-		snprintf(p->err + len, sizeof p->err - len,
-			 ": silent: rank%s %s (dead, frozen, or behind a link too slow for the probe: [network] startup_timeout_s sets how long the master waits; link_gbps, or link_probe_ms = 0, skips the probe)",
-			 count > 1 ? "s" : "", list);
+	return ((const unsigned char *)heard)[k];
 }
 
 /* One round: every rank of ranks (n) sent a PROBE (OUT: of bytes, IN:
@@ -109,7 +93,8 @@ static int round_trip(struct plb *p, const int *ranks, int n, enum way way, size
 		void *m;
 		int src;
 		if ((rc = plb__handshake_recv(p, &m, &src, "the workers' answers (timing the master's link)", 0))) {
-			name_silent(p, ranks, heard, n);
+			plb__name_silent(p, n, ranks, heard_it, heard,
+					 "dead, frozen, or behind a link too slow for the probe: [network] startup_timeout_s sets how long the master waits; link_gbps, or link_probe_ms = 0, skips the probe");
 			break;
 		}
 		struct plb__hdr *h = plb__msg_hdr(m);

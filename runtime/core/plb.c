@@ -121,23 +121,17 @@ static int trace_open(struct plb *p, const char *path)
 
 /* After a wait for every worker timed out: p->err names the ranks that
  * said nothing (have[k]: rank k + 1 did) and the key that sets the limit. */
+static int have_it(const void *have, int k)
+{
+	return ((const void *const *)have)[k] != NULL;
+}
+
 static void name_silent(struct plb *p, const void *const *have, int nw)
 {
-	char list[160] = "";
-	size_t n = 0;
-	int count = 0;
-	for (int k = 0; k < nw; k++) {
-		if (have[k])
-			continue;
-		if (count++ < 8 && n < sizeof list)
-			n += (size_t)snprintf(list + n, sizeof list - n, "%s%d", n ? ", " : "", k + 1);
-	}
-	if (count > 8 && n < sizeof list)
-		snprintf(list + n, sizeof list - n, " and %d more", count - 8);
-	size_t e = strlen(p->err);
-	snprintf(p->err + e, sizeof p->err - e,
-		 ": silent: rank%s %s (dead, or still starting: [network] startup_timeout_s, %.0f s now, sets how long the master waits)",
-		 count > 1 ? "s" : "", list, plb__handshake_s(p));
+	char why[160];
+	snprintf(why, sizeof why, "dead, or still starting: [network] startup_timeout_s, %.0f s now, sets how long the master waits",
+		 plb__handshake_s(p));
+	plb__name_silent(p, nw, NULL, have_it, have, why);
 }
 
 /* The master's side of the handshake. */

@@ -255,6 +255,11 @@ const struct plb_kernel *plb__kernel_find(const struct plb *p, const char *name)
  * anyone, waiting at most that + extra_s; 0, or the error naming `what`
  * (handle.c). */
 double plb__handshake_s(const struct plb *p);
+/* After a wait for n worker ranks timed out: p->err names those that did
+ * not answer (said(ctx, k) is 0; ranks[k] is the k-th's rank, NULL: k +
+ * 1), the first eight, and why (the limit, what to do). */
+void plb__name_silent(struct plb *p, int n, const int *ranks, int (*said)(const void *ctx, int k),
+		      const void *ctx, const char *why);
 PLB_WUR int plb__handshake_recv(struct plb *p, void **msg, int *src, const char *what, double extra_s);
 
 /* Version v (PLB_VERSION's encoding) as "0.2.0" in buf; returns buf. */
