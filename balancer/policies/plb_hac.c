@@ -69,6 +69,9 @@
  *   run the pool dry before it ends; a second training block
  *   too, for a PU so slow that its first was back after the others had
  *   planned the rest.
+ * - Where the master's link binds (link_limit), a block is held to what
+ *   ends by the time the link has carried the pool: the last bytes to
+ *   cross are for a short block.
  * - A late block is run again by the free PUs once the pool is empty
  *   (redo_late: the core's mechanism, redo.c), whichever copy ends
  *   first counting.
@@ -372,9 +375,41 @@ static double block_limit_uncapped(struct plb__balancer *b, int pu, double now, 
 	return fmin(grow, x);
 }
 
+/* Where the master's link binds (plb__balancer_link: its bytes for the
+ * pool take it past the PUs' predicted end of all work), the run ends
+ * when the link has carried the pool, now + B + pool / L (B: what it
+ * still carries), plus what the last block to cross computes. A block of
+ * x units starts at the later of when its PU is free and when its bytes
+ * are across (now + B + x / L), and should end by then: the most units
+ * for which it does, at least min_block. No limit where the link does
+ * not bind or is not known. */
+static double link_limit(struct plb__balancer *b, int pu, double now, double busy, double most)
+{
+	struct hac_state *h = b->ps;
+	double L = b->link_rate, pool = (double)b->pool;
+	if (!(L > 0) || !(most > 0))
+		return most;
+	double B = fmax(0, b->link_free - now), end = B + pool / L;
+	if (now + end <= h->T_all)
+		return most;
+	const struct plb__model *m = &b->model[pu];
+	double lo = 0, hi = most;
+	if (fmax(busy, B + hi / L) + plb__model_eval(m, hi) <= end)
+		return most;
+	for (int k = 0; k < 50 && hi - lo > 0.5; k++) {
+		double mid = 0.5 * (lo + hi);
+		if (fmax(busy, B + mid / L) + plb__model_eval(m, mid) <= end)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return fmin(most, fmax(lo, (double)b->p.min_block));
+}
+
 static double block_limit(struct plb__balancer *b, int pu, double now, double busy)
 {
-	return fmin(plb__model_cap(&b->model[pu]), block_limit_uncapped(b, pu, now, busy));
+	double x = fmin(plb__model_cap(&b->model[pu]), block_limit_uncapped(b, pu, now, busy));
+	return link_limit(b, pu, now, busy, x);
 }
 
 /* A block between PU pu's cap and the size whose throughput fell (model.h),
@@ -559,6 +594,7 @@ static int hac_next(struct plb__balancer *b, int pu, double now, double *units,
 		    plb__model_eval(m, share - x) < c2)
 			x = share;
 	}
+	x = link_limit(b, pu, now, busy, x);
 	if (x < minb) {
 		/* it fits before its planned end, or before the last busy PU
 		 * is predicted to finish: then it delays nobody; or the busy

@@ -8,6 +8,7 @@
  *  - a run whose bytes need longer than its compute ends no sooner than
  *    its bytes take over the master's link (its bound says so), and nodes
  *    with links of their own run their transfers side by side;
+ *  - plb-hac ends such a run soon after its last bytes crossed;
  *  - a coupled PU's stage runs slower exactly while its culprit computes,
  *    also with two grants on it at once;
  *  - the bound of coupled PUs is the best subset's: a PU that costs its
@@ -163,6 +164,29 @@ static void test_link_bound(void **state)
 	assert_near(r.rep.link_bound_s, 0.2, 1e-9);
 	if (!(r.rep.makespan_s < 0.3))
 		fail_msg("four 1 Gbit/s nodes: %.4f s, expected about 0.2", r.rep.makespan_s);
+	plb__sim_result_fini(&r);
+	plb__config_fini(&cfg);
+}
+
+/* A run the master's link bounds ends when its last bytes have crossed
+ * and the block they were for is done: that block should be short.
+ * test/data/link-tail.ini (link:13 of the drawn clusters) ended 1.126 of
+ * its link bound with plb-hac's compute-only blocks to the end (a 3.2 s
+ * block took the last bytes), 1.077 with each block held to what the
+ * link leaves after it; the links' bound is the run's. */
+static void test_link_tail(void **state)
+{
+	(void)state;
+	struct plb__config cfg;
+	struct plb__sim_result r;
+	char err[1024];
+	if (plb__config_load("test/data/link-tail.ini", &cfg, err, sizeof err))
+		fail_msg("%s", err);
+	run(&cfg, "plb-hac", &r, NULL);
+	assert_true(r.rep.link_bound_s > 0 && r.rep.link_bound_s >= r.rep.lower_bound_s - 1e-9);
+	if (!(r.rep.makespan_s < 1.10 * r.rep.lower_bound_s))
+		fail_msg("link-bound: makespan %.4f s, %.4f of its bound", r.rep.makespan_s,
+			 r.rep.makespan_s / r.rep.lower_bound_s);
 	plb__sim_result_fini(&r);
 	plb__config_fini(&cfg);
 }
@@ -427,6 +451,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_net_shares),
 		cmocka_unit_test(test_link_bound),
+		cmocka_unit_test(test_link_tail),
 		cmocka_unit_test(test_shared_bytes),
 		cmocka_unit_test(test_couple_stretch),
 		cmocka_unit_test(test_couple_two_grants),
