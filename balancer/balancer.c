@@ -214,7 +214,7 @@ int plb__balancer_next(plb__balancer_t *b, int pu, double now, struct plb__grant
 		rec->pred_s = plb__model_eval(&b->model[pu], (double)r.len);
 	rec->pred_end = now + free_in + rec->pred_s;
 	rec->in_end = 0;
-	if (b->link_rate > 0)
+	if (b->link_rate > 0 && !u->local)
 		rec->in_end = b->link_free = fmax(now, b->link_free) + (double)r.len / b->link_rate;
 	u->nout++;
 	plb__busy_sync(b, pu);
@@ -448,6 +448,14 @@ int plb__balancer_link(plb__balancer_t *b, double rate, double busy_s)
 		return PLB_EINVAL;
 	b->link_rate = rate;
 	b->link_free = busy_s;
+	return 0;
+}
+
+int plb__balancer_local(plb__balancer_t *b, int pu)
+{
+	if (!b || pu < 0 || pu >= b->n)
+		return PLB_EINVAL;
+	b->pu[pu].local = 1;
 	return 0;
 }
 

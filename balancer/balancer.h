@@ -185,6 +185,10 @@ PLB_WUR int plb__balancer_node(plb__balancer_t *b, int pu, int node);
  * could have crossed it: the balancer keeps when the link will have
  * carried every block granted so far. Returns 0 or PLB_EINVAL. */
 PLB_WUR int plb__balancer_link(plb__balancer_t *b, double rate, double busy_s);
+/* PU pu's blocks do not cross the master's link (a worker on the
+ * master's host): its grants leave the link as it is. Returns 0 or
+ * PLB_EINVAL. */
+PLB_WUR int plb__balancer_local(plb__balancer_t *b, int pu);
 
 /* 1 when PU pu was left out of the run (it cost its node more than it
  * added: plb__balancer_node), else 0. */

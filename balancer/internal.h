@@ -61,6 +61,8 @@ struct plb__pu {
 	double lk_u[PLB__LINK_WIN], lk_t[PLB__LINK_WIN];
 	int lk_n, lk_head;
 	double lk_slope;        /* seconds a unit of its round trip, as last found */
+	int local;              /* its bytes do not cross the master's link
+				 * (plb__balancer_local) */
 	/* its node's PUs slowing each other (couple.c) */
 	int node;               /* plb__balancer_node; -1: none */
 	int withheld;           /* held idle while its node runs without it */

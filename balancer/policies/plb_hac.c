@@ -380,9 +380,9 @@ static double block_limit_uncapped(struct plb__balancer *b, int pu, double now, 
  * when the link has carried the pool, now + B + pool / L (B: what it
  * still carries), plus what the last block to cross computes. A block of
  * x units starts at the later of when its PU is free and when its bytes
- * are across (now + B + x / L), and should end by then: the most units
- * for which it does, at least min_block. No limit where the link does
- * not bind or is not known. */
+ * are across (now + B + x / L; a PU beside the master, when it is free),
+ * and should end by then: the most units for which it does, at least
+ * min_block. No limit where the link does not bind or is not known. */
 static double link_limit(struct plb__balancer *b, int pu, double now, double busy, double most)
 {
 	struct hac_state *h = b->ps;
@@ -393,12 +393,12 @@ static double link_limit(struct plb__balancer *b, int pu, double now, double bus
 	if (now + end <= h->T_all)
 		return most;
 	const struct plb__model *m = &b->model[pu];
-	double lo = 0, hi = most;
-	if (fmax(busy, B + hi / L) + plb__model_eval(m, hi) <= end)
+	double lo = 0, hi = most, own = b->pu[pu].local ? 0 : 1 / L;    /* its bytes' way */
+	if (fmax(busy, own > 0 ? B + hi * own : 0) + plb__model_eval(m, hi) <= end)
 		return most;
 	for (int k = 0; k < 50 && hi - lo > 0.5; k++) {
 		double mid = 0.5 * (lo + hi);
-		if (fmax(busy, B + mid / L) + plb__model_eval(m, mid) <= end)
+		if (fmax(busy, own > 0 ? B + mid * own : 0) + plb__model_eval(m, mid) <= end)
 			lo = mid;
 		else
 			hi = mid;

@@ -100,6 +100,10 @@ static int open_run(struct plb__run *r, double *wall0)
 	 * one of them slows the others more than it adds (couple.c) */
 	for (int i = 0; i < r->npu && !rc; i++)
 		rc = plb__balancer_node(r->b, i, r->pu[i].peer);
+	/* a worker beside the master: its blocks do not cross the link */
+	for (int i = 0; i < r->npu && !rc; i++)
+		if (!p->peer[r->pu[i].peer].behind)
+			rc = plb__balancer_local(r->b, i);
 	if (rc)
 		return plb__fail(p, rc, "balancer: %s", plb_strerror(rc));
 	if (plb__driver_init(&r->d, r->b, r->npu, r->pipeline, plb__run_dispatch, pu_waits, r))

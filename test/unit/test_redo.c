@@ -163,12 +163,14 @@ static void test_wake_after_predicted_end(void **state)
  * (its output's way back over a busy link: link_s in its samples); with
  * a master's link of `rate` units a second (0: none), *cross gets when
  * the late block's input was across it at the earliest. */
-static double redo_delay_link(double lk, double rate, double *cross)
+static double redo_delay_link(double lk, double rate, int local, double *cross)
 {
 	plb__balancer_t *b;
 	assert_int_equal(plb__balancer_create(NULL, "plb-hac", 2, 100000, &b), 0);
 	four_linear_samples(b, 0, 2);
 	assert_int_equal(plb__balancer_link(b, rate, 0), 0);
+	if (local)
+		assert_int_equal(plb__balancer_local(b, 0), 0);
 	struct plb__grant g0, g1;
 	double now = 0, due = NAN, at = NAN;
 	assert_int_equal(plb__balancer_next(b, 0, now, &g0), PLB__NEXT_GRANT);
@@ -200,23 +202,31 @@ static double redo_delay_link(double lk, double rate, double *cross)
 static double redo_delay(double lk)
 {
 	double cross;
-	return redo_delay_link(lk, 0, &cross);
+	return redo_delay_link(lk, 0, 0, &cross);
 }
 
 /* A block is not late before its input could have crossed the master's
  * link (plb__balancer_link): over a link that carries the late block's
  * input in several times its compute's time, it is run again no sooner
- * than that crossing and its predicted time; without one, far sooner. */
+ * than that crossing and its predicted time; without one, or on a PU
+ * whose bytes do not cross it, far sooner. */
 static void test_redo_waits_for_the_link(void **state)
 {
 	(void)state;
-	double cross, plain = redo_delay_link(0, 0, &cross);
-	double slow = redo_delay_link(0, 2000, &cross);
+	double cross, plain = redo_delay_link(0, 0, 0, &cross);
+	double slow = redo_delay_link(0, 2000, 0, &cross);
 	/* the run starts at 0: the block's input is across at `cross` */
 	if (!(cross > 3 * plain && slow >= cross - 1e-9))
 		fail_msg("re-run %.4f s after the predicted end without a link, %.4f s with one its input crosses in %.4f s",
 			 plain, slow, cross);
+	/* on a PU beside the master (plb__balancer_local) its input crosses
+	 * nothing: run again as soon as without a link */
+	double beside = redo_delay_link(0, 2000, 1, &cross);
+	if (!(beside < cross / 3))
+		fail_msg("re-run %.4f s after the predicted end on a PU beside the master, whose input crosses no link (%.4f s over it)",
+			 beside, cross);
 	assert_int_equal(plb__balancer_link(NULL, 1, 0), PLB_EINVAL);
+	assert_int_equal(plb__balancer_local(NULL, 0), PLB_EINVAL);
 }
 
 /* A re-run counts its pieces' way back: where a PU's blocks take far
