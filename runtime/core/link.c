@@ -27,11 +27,12 @@
  * token bucket (tc's tbf) lets its burst through at once, and it is full
  * when a way's first round that long begins: that round is not kept
  * (measured here, at 200 Mbit/s with a 512 KiB bucket: 0.30 Gbit/s in
- * where it was). 
+ * where it was).
  *
  * Like StarPU's bus calibration, but at every start and over MPI: a
- * cluster's network is shared with other jobs, and at 20 ms a round the
- * probe costs about a tenth of a second. */
+ * cluster's network is shared with other jobs. At 20 ms a round, about
+ * ten rounds each way: 0.3-0.5 s on this project's emulated hosts
+ * (bench/links.sh). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
