@@ -30,8 +30,8 @@
  * where it was).
  *
  * Like StarPU's bus calibration, but at every start and over MPI: a
- * cluster's network is shared with other jobs. At 20 ms a round, about
- * ten rounds each way: 0.3-0.5 s on this project's emulated hosts
+ * cluster's network is shared with other jobs. At 20 ms a round, five
+ * to eight rounds each way: 0.3-0.5 s on this project's emulated hosts
  * (bench/links.sh). */
 #include <math.h>
 #include <stdlib.h>
