@@ -20,10 +20,13 @@
  *          and PROBE_KEEP rounds kept
  *   in     the same with empty PROBEs asking each worker for S bytes back
  *
- * A way's rate is its fastest final round's bytes over the round's time
- * less the empty round trip. The fastest, not the mean: a rank not
- * scheduled for a while (a shared machine) only makes a round slower, and
- * a link taken for slower than it is would make the bound too high. A
+ * A way's rate is its fastest final round's: the most bytes a second the
+ * link carried by one of the round's answers (round_rate), the empty
+ * round trip taken off. A worker that answers last in every final round,
+ * well after the first, is named in a warning. The fastest, not the
+ * mean: a rank not scheduled for a while (a shared machine) only makes a
+ * round slower, and a link taken for slower than it is would make the
+ * bound too high. A
  * token bucket (tc's tbf) lets its burst through at once, and it is full
  * when a way's first round that long begins: that round is not kept
  * (measured here, at 200 Mbit/s with a 512 KiB bucket: 0.30 Gbit/s in
@@ -56,10 +59,11 @@ static int heard_it(const void *heard, int k)
 }
 
 /* One round: every rank of ranks (n) sent a PROBE (OUT: of bytes, IN:
- * asking for bytes back) and its PROBED heard; *took: from the first
- * send to the last answer. */
+ * asking for bytes back) and its PROBED heard; at[j]: from the first
+ * send to the j-th answer, who[j]: its index in ranks (NULL, NULL: not
+ * wanted); *took: to the last. */
 static int round_trip(struct plb *p, const int *ranks, int n, enum way way, size_t bytes,
-		      uint64_t seq, double *took)
+		      uint64_t seq, double *at, int *who, double *took)
 {
 	void **msg = calloc((size_t)n, sizeof *msg);
 	int rc = 0;
@@ -104,8 +108,12 @@ static int round_trip(struct plb *p, const int *ranks, int n, enum way way, size
 			k++;
 		if (h->type == PLB__MSG_PROBED && h->id == seq && k < n && !heard[k]) {
 			heard[k] = 1;
-			got++;
 			last = plb__now();
+			if (at) {
+				at[got] = last - t0;
+				who[got] = k;
+			}
+			got++;
 			if (h->status)
 				rc = plb__fail(p, h->status, "timing the master's link: rank %d: %.*s", src,
 					       (int)h->len, (char *)plb__msg_data(m));
@@ -117,19 +125,48 @@ static int round_trip(struct plb *p, const int *ranks, int n, enum way way, size
 	return rc;
 }
 
-/* A way's rate, bytes a second: see the top of this file. */
+/* A round's rate: by the j-th answer the link had carried j workers'
+ * bytes at least (the others' were still crossing), so each answer gives
+ * a rate it carried at least; the largest. One worker behind a slower
+ * link of its own answers last, and the master's link is not taken for
+ * n times its rate. The empty round trip is taken off each answer's time,
+ * but no more than half of it (it may have been slower than this round's
+ * answers). */
+static double round_rate(const double *at, int n, size_t each, double ping_s)
+{
+	double r = 0;
+	for (int j = 0; j < n; j++)
+		r = fmax(r, (double)each * (j + 1) / fmax(at[j] - ping_s, 0.5 * at[j]));
+	return r;
+}
+
+/* A way's rate, bytes a second: see the top of this file. *slow: the
+ * index in ranks of the worker that answered last in every kept round,
+ * taking more than SLOW_AFTER times the first's time (its own link or
+ * host is the slower), else -1; *slow_rate: its bytes a second. */
+#define SLOW_AFTER 1.5
 static int measure(struct plb *p, const int *ranks, int n, enum way way, double target_s,
-		   double ping_s, uint64_t *seq, double *rate, double *bytes_sent)
+		   double ping_s, uint64_t *seq, double *rate, double *bytes_sent, int *slow,
+		   double *slow_rate)
 {
 	size_t each = PROBE_FIRST_TOTAL / (size_t)n, cap = PROBE_MAX_TOTAL / (size_t)n;
 	each = each < PROBE_MIN ? PROBE_MIN : each;
 	cap = cap < each ? each : cap;
 	int kept = 0, warm = 0, rc = 0;
+	double *at = malloc(sizeof *at * (size_t)n);
+	int *who = malloc(sizeof *who * (size_t)n);
 	*rate = 0;
+	*slow = -2;
+	*slow_rate = 0;
+	if (!at || !who) {
+		free(at);
+		free(who);
+		return plb__fail(p, PLB_ENOMEM, "out of memory");
+	}
 	for (int round = 0; round < PROBE_LIMIT_ROUNDS && kept < PROBE_KEEP; round++) {
 		double t;
-		if ((rc = round_trip(p, ranks, n, way, each, ++*seq, &t)))
-			return rc;
+		if ((rc = round_trip(p, ranks, n, way, each, ++*seq, at, who, &t)))
+			break;
 		*bytes_sent += (double)each * n;
 		plb__log(PLB__LOG_DEBUG, "master", "link probe %s: %zu bytes to each of %d ranks in %.2f ms",
 			 way == OUT ? "out" : "in", each, n, t * 1e3);
@@ -137,9 +174,13 @@ static int measure(struct plb *p, const int *ranks, int n, enum way way, double 
 			/* the first round at the final size is a warm-up: a
 			 * token bucket's burst may have gone through in it */
 			if (warm++) {
-				/* half the round at least: the empty round trip
-				 * may have been slower than this one's answer */
-				*rate = fmax(*rate, (double)each * n / fmax(t - ping_s, 0.5 * t));
+				*rate = fmax(*rate, round_rate(at, n, each, ping_s));
+				plb__log(PLB__LOG_DEBUG, "master", "link probe: answers from %.2f ms (rank %d) to %.2f ms (rank %d)",
+					 at[0] * 1e3, ranks[who[0]], at[n - 1] * 1e3, ranks[who[n - 1]]);
+				int last = n > 1 && at[n - 1] > SLOW_AFTER * at[0] ? who[n - 1] : -1;
+				*slow = *slow == -2 || *slow == last ? last : -1;
+				if (last >= 0)
+					*slow_rate = fmax(*slow_rate, (double)each / fmax(at[n - 1] - ping_s, 0.5 * at[n - 1]));
 				kept++;
 			}
 			continue;
@@ -148,7 +189,11 @@ static int measure(struct plb *p, const int *ranks, int n, enum way way, double 
 		grow = fmin(fmax(grow * 1.2, 2.0), PROBE_GROW_MAX);
 		each = (size_t)fmin((double)cap, (double)each * grow);
 	}
-	return 0;
+	free(at);
+	free(who);
+	if (*slow < 0)
+		*slow = -1;
+	return rc;
 }
 
 int plb__link_probe(struct plb *p)
@@ -176,13 +221,24 @@ int plb__link_probe(struct plb *p)
 	uint64_t seq = 0;
 	for (int i = 0; i < PROBE_PINGS && !rc; i++) {
 		double t;
-		rc = round_trip(p, ranks, n, OUT, 0, ++seq, &t);
+		rc = round_trip(p, ranks, n, OUT, 0, ++seq, NULL, NULL, &t);
 		ping = fmin(ping, t);
 	}
+	int slow[2] = {-1, -1};
+	double slow_rate[2] = {0, 0};
 	if (!rc)
-		rc = measure(p, ranks, n, OUT, target, ping, &seq, &l->out, &bytes);
+		rc = measure(p, ranks, n, OUT, target, ping, &seq, &l->out, &bytes, &slow[0], &slow_rate[0]);
 	if (!rc)
-		rc = measure(p, ranks, n, IN, target, ping, &seq, &l->in, &bytes);
+		rc = measure(p, ranks, n, IN, target, ping, &seq, &l->in, &bytes, &slow[1], &slow_rate[1]);
+	for (int w = 0; w < 2 && !rc; w++)
+		if (slow[w] >= 0) {
+			const struct plb__peer *pe = NULL;
+			for (int k = 0; k < p->npeer && !pe; k++)
+				if (p->peer[k].rank == ranks[slow[w]])
+					pe = &p->peer[k];
+			plb__log(PLB__LOG_WARN, "master", "rank %d (%s) answered the link's probe last in every round %s, at %.3g Gbit/s: its own link, or its host, is slower than the others'",
+				 ranks[slow[w]], pe ? pe->host : "?", w ? "back" : "out", slow_rate[w] * 8 / 1e9);
+		}
 	free(ranks);
 	if (rc)
 		return rc;

@@ -199,7 +199,8 @@ void plb__end_lost_ranks(const int32_t *pids, size_t n)
  * out for a silence that was its output crossing). Where the link is
  * known ([network] link_gbps, or timed at start: link.c), the inputs and
  * outputs of every block out at its rates (both ways counted on one: an
- * allowance, not a plan); else their outputs at the rate the run's
+ * allowance, not a plan; a timed link's no less than the outputs at the
+ * rate the run's messages came in, below); else their outputs at the rate the run's
  * messages have come in so far, once 1 MB came (*rate, bytes a second).
  * That rate is the link's where the link bounds the run, and less where
  * it idles: then the outputs out take about as long as the blocks that
@@ -212,9 +213,9 @@ static double owed_s(const struct plb__run *r, double *rate)
 {
 	const struct plb__link *l = &r->p->link;
 	double el = r->now - r->t0;
+	double seen = r->bytes_in >= OWED_MEASURE_BYTES && el > 0 ? r->bytes_in / el : 0;
 	int known = l->from != PLB__LINK_NONE;
-	*rate = known ? fmin(l->out, l->in)
-		: r->bytes_in >= OWED_MEASURE_BYTES && el > 0 ? r->bytes_in / el : 0;
+	*rate = known ? fmin(l->out, l->in) : seen;
 	if (!r->job || !(*rate > 0))
 		return 0;
 	double in = 0, out = 0;
@@ -224,7 +225,13 @@ static double owed_s(const struct plb__run *r, double *rate)
 				in += (double)r->pu[i].s[s].units * (double)r->job->in_unit;
 				out += (double)r->pu[i].s[s].units * (double)r->job->out_unit;
 			}
-	return known ? plb__link_time(l, in, 0) + plb__link_time(l, 0, out) : out / *rate;
+	if (!known)
+		return out / *rate;
+	double owed = plb__link_time(l, in, 0) + plb__link_time(l, 0, out);
+	/* a timed rate may be above what this run's messages get (a token
+	 * bucket's burst in the probe; other jobs on the link since): the
+	 * allowance is the larger */
+	return l->from == PLB__LINK_PROBE && seen > 0 ? fmax(owed, out / seen) : owed;
 }
 
 /* How long worker k may be silent in a run: [network] peer_timeout_min_s,
