@@ -27,6 +27,8 @@ RATES=${RATES:-1gbit 200mbit}
 # silence are counted (KEEP_ERR=PREFIX keeps each run's log as
 # PREFIX.APP.RATE).
 LINK_GIVEN=${LINK_GIVEN:-1}
+# SLOW_HOST=RATE: the last host's own link shaped to RATE too (a worker
+# behind a slower link: the probe's rate and its warning naming it).
 # QUEUE_MIN=off: the ranks send every message at once (PLB_MPI_QUEUE_MIN,
 # docs/ARCHITECTURE.md "Links"), as plb did before 2026-11-28: compare.
 QUEUE=()
@@ -53,6 +55,10 @@ gbps() { # 1gbit -> 1, 200mbit -> 0.2
 shape() { # shape RATE: the first host's link both ways (its side and the bridge's)
 	ip netns exec ${P}1 tc qdisc replace dev eth0 root tbf rate "$1" burst 512kb latency 100ms
 	ip netns exec ${P}br tc qdisc replace dev b1 root tbf rate "$1" burst 512kb latency 100ms
+	if [ -n "${SLOW_HOST:-}" ]; then
+		ip netns exec ${P}4 tc qdisc replace dev eth0 root tbf rate "$SLOW_HOST" burst 64kb latency 100ms
+		ip netns exec ${P}br tc qdisc replace dev b4 root tbf rate "$SLOW_HOST" burst 64kb latency 100ms
+	fi
 }
 # config GBPS IN OUT SHARED FAST SLOW: the cluster (IN / OUT: a unit's
 # bytes, SHARED: what every node gets first, for plbsim; FAST / SLOW: the
@@ -111,6 +117,7 @@ for rate in $RATES; do
 		out=$("$NS" mpirun ${P}1 --hostfile "$T/hosts" -np 4 "${QUEUE[@]}" "$PWD/$BUILD/plb-$app" \
 			--config "$T/c.ini" "${@:2}" --json 2>"$T/err") || { cat "$T/err" >&2; continue; }
 		lost=$(grep -c "taken out of the run" "$T/err" || true)
+		grep -ao "rank [0-9]* ([^)]*) answered the link's probe last[^:]*" "$T/err" >&2 || true
 		if [ -n "${KEEP_ERR:-}" ]; then cp "$T/err" "$KEEP_ERR.$app.$rate"; fi
 		if [ "$lost" -gt 0 ]; then echo "$rate $job: $lost rank(s) taken out for silence" >&2; fi
 		config "$g" $ib $ob $sb $fast $slow >"$T/c.ini"

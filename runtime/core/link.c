@@ -16,19 +16,23 @@
  *   out    PROBEs of S bytes to every worker, each answered by an empty
  *          PROBED once it is whole; S grows from PROBE_FIRST_TOTAL (all
  *          workers together) until a round takes [network] link_probe_ms
- *          or carries PROBE_MAX_TOTAL, then one round more at that size
- *          and PROBE_KEEP rounds kept
+ *          or carries PROBE_MAX_TOTAL; then a warm-up round of S each,
+ *          one more whose answers give each worker's own rate, and
+ *          PROBE_KEEP rounds of the same total shared in proportion to
+ *          those rates
+ *          (so that all end together: a worker behind a slower link of
+ *          its own would otherwise leave the master's link idle at the
+ *          end of each round)
  *   in     the same with empty PROBEs asking each worker for S bytes back
  *
- * A way's rate is its fastest final round's: the most bytes a second the
+ * A way's rate is its fastest kept round's: the most bytes a second the
  * link carried by one of the round's answers (round_rate), the empty
- * round trip taken off. A worker that answers last in every final round,
- * well after the first, is named in a warning. The fastest, not the
- * mean: a rank not scheduled for a while (a shared machine) only makes a
- * round slower, and a link taken for slower than it is would make the
- * bound too high. A
- * token bucket (tc's tbf) lets its burst through at once, and it is full
- * when a way's first round that long begins: that round is not kept
+ * round trip taken off. A worker that answers the equal round far after
+ * the first is named in a warning. The fastest, not the mean: a rank not
+ * scheduled for a while (a shared machine) only makes a round slower,
+ * and a link taken for slower than it is would make the bound too high.
+ * A token bucket (tc's tbf) lets its burst through at once, and it is
+ * full when a way's first round that long begins: that round is not kept
  * (measured here, at 200 Mbit/s with a 512 KiB bucket: 0.30 Gbit/s in
  * where it was).
  *
@@ -58,11 +62,11 @@ static int heard_it(const void *heard, int k)
 	return ((const unsigned char *)heard)[k];
 }
 
-/* One round: every rank of ranks (n) sent a PROBE (OUT: of bytes, IN:
- * asking for bytes back) and its PROBED heard; at[j]: from the first
+/* One round: every rank of ranks (n) sent a PROBE (OUT: of bytes[k],
+ * IN: asking for bytes[k] back; NULL: none) and its PROBED heard; at[j]: from the first
  * send to the j-th answer, who[j]: its index in ranks (NULL, NULL: not
  * wanted); *took: to the last. */
-static int round_trip(struct plb *p, const int *ranks, int n, enum way way, size_t bytes,
+static int round_trip(struct plb *p, const int *ranks, int n, enum way way, const size_t *bytes,
 		      uint64_t seq, double *at, int *who, double *took)
 {
 	void **msg = calloc((size_t)n, sizeof *msg);
@@ -70,14 +74,14 @@ static int round_trip(struct plb *p, const int *ranks, int n, enum way way, size
 	if (!msg)
 		return plb__fail(p, PLB_ENOMEM, "out of memory");
 	for (int k = 0; k < n && !rc; k++) {
-		size_t len = way == OUT ? bytes : 0;
+		size_t len = way == OUT && bytes ? bytes[k] : 0;
 		if (!(msg[k] = plb__msg_alloc(PLB__MSG_PROBE, len)))
 			rc = plb__fail(p, PLB_ENOMEM, "out of memory (%zu bytes to time the master's link)",
 				       len);
 		else {
 			memset(plb__msg_data(msg[k]), 0, len);
 			plb__msg_hdr(msg[k])->id = seq;
-			plb__msg_hdr(msg[k])->units = way == IN ? bytes : 0;
+			plb__msg_hdr(msg[k])->units = way == IN && bytes ? bytes[k] : 0;
 		}
 	}
 	double t0 = plb__now(), last = t0;
@@ -125,26 +129,26 @@ static int round_trip(struct plb *p, const int *ranks, int n, enum way way, size
 	return rc;
 }
 
-/* A round's rate: by the j-th answer the link had carried j workers'
- * bytes at least (the others' were still crossing), so each answer gives
- * a rate it carried at least; the largest. One worker behind a slower
- * link of its own answers last, and the master's link is not taken for
- * n times its rate. The empty round trip is taken off each answer's time,
- * but no more than half of it (it may have been slower than this round's
- * answers). */
-static double round_rate(const double *at, int n, size_t each, double ping_s)
+/* A round's rate: by the j-th answer the link had carried those j
+ * workers' bytes at least (the others' were still crossing), so each
+ * answer gives a rate it carried at least; the largest. The empty round
+ * trip is taken off each answer's time, but no more than half of it (it
+ * may have been slower than this round's answers). */
+static double round_rate(const double *at, const int *who, const size_t *sz, int n, double ping_s)
 {
-	double r = 0;
-	for (int j = 0; j < n; j++)
-		r = fmax(r, (double)each * (j + 1) / fmax(at[j] - ping_s, 0.5 * at[j]));
+	double r = 0, sum = 0;
+	for (int j = 0; j < n; j++) {
+		sum += (double)sz[who[j]];
+		r = fmax(r, sum / fmax(at[j] - ping_s, 0.5 * at[j]));
+	}
 	return r;
 }
 
 /* A way's rate, bytes a second: see the top of this file. *slow: the
- * index in ranks of the worker that answered last in every kept round,
- * taking more than SLOW_AFTER times the first's time (its own link or
- * host is the slower), else -1; *slow_rate: its bytes a second. */
-#define SLOW_AFTER 1.5
+ * index in ranks of the worker that answered the equal round last,
+ * after more than SLOW_AFTER times the first's time (its own link or host
+ * is the slower), else -1; *slow_rate: its bytes a second then. */
+#define SLOW_AFTER 2.0
 static int measure(struct plb *p, const int *ranks, int n, enum way way, double target_s,
 		   double ping_s, uint64_t *seq, double *rate, double *bytes_sent, int *slow,
 		   double *slow_rate)
@@ -155,44 +159,71 @@ static int measure(struct plb *p, const int *ranks, int n, enum way way, double 
 	int kept = 0, warm = 0, rc = 0;
 	double *at = malloc(sizeof *at * (size_t)n);
 	int *who = malloc(sizeof *who * (size_t)n);
+	size_t *sz = malloc(sizeof *sz * (size_t)n);
 	*rate = 0;
-	*slow = -2;
+	*slow = -1;
 	*slow_rate = 0;
-	if (!at || !who) {
+	if (!at || !who || !sz) {
 		free(at);
 		free(who);
+		free(sz);
 		return plb__fail(p, PLB_ENOMEM, "out of memory");
 	}
+	for (int k = 0; k < n; k++)
+		sz[k] = each;
 	for (int round = 0; round < PROBE_LIMIT_ROUNDS && kept < PROBE_KEEP; round++) {
-		double t;
-		if ((rc = round_trip(p, ranks, n, way, each, ++*seq, at, who, &t)))
+		double t, total = 0;
+		if ((rc = round_trip(p, ranks, n, way, sz, ++*seq, at, who, &t)))
 			break;
-		*bytes_sent += (double)each * n;
-		plb__log(PLB__LOG_DEBUG, "master", "link probe %s: %zu bytes to each of %d ranks in %.2f ms",
-			 way == OUT ? "out" : "in", each, n, t * 1e3);
-		if (warm || t >= target_s || each >= cap) {
-			/* the first round at the final size is a warm-up: a
-			 * token bucket's burst may have gone through in it */
-			if (warm++) {
-				*rate = fmax(*rate, round_rate(at, n, each, ping_s));
-				plb__log(PLB__LOG_DEBUG, "master", "link probe: answers from %.2f ms (rank %d) to %.2f ms (rank %d)",
-					 at[0] * 1e3, ranks[who[0]], at[n - 1] * 1e3, ranks[who[n - 1]]);
-				int last = n > 1 && at[n - 1] > SLOW_AFTER * at[0] ? who[n - 1] : -1;
-				*slow = *slow == -2 || *slow == last ? last : -1;
-				if (last >= 0)
-					*slow_rate = fmax(*slow_rate, (double)each / fmax(at[n - 1] - ping_s, 0.5 * at[n - 1]));
-				kept++;
-			}
+		for (int k = 0; k < n; k++)
+			total += (double)sz[k];
+		*bytes_sent += total;
+		plb__log(PLB__LOG_DEBUG, "master", "link probe %s: %.0f bytes to %d ranks in %.2f ms, answers from %.2f ms (rank %d) to %.2f ms (rank %d)",
+			 way == OUT ? "out" : "in", total, n, t * 1e3, at[0] * 1e3, ranks[who[0]],
+			 at[n - 1] * 1e3, ranks[who[n - 1]]);
+		if (!warm && !(t >= target_s || each >= cap)) {
+			double grow = t > 0 ? target_s / t : PROBE_GROW_MAX;
+			grow = fmin(fmax(grow * 1.2, 2.0), PROBE_GROW_MAX);
+			each = (size_t)fmin((double)cap, (double)each * grow);
+			for (int k = 0; k < n; k++)
+				sz[k] = each;
 			continue;
 		}
-		double grow = t > 0 ? target_s / t : PROBE_GROW_MAX;
-		grow = fmin(fmax(grow * 1.2, 2.0), PROBE_GROW_MAX);
-		each = (size_t)fmin((double)cap, (double)each * grow);
+		/* the first round at the final size is a warm-up: a token
+		 * bucket's burst may have gone through in it */
+		if (warm++ == 0)
+			continue;
+		if (warm > 2) {
+			*rate = fmax(*rate, round_rate(at, who, sz, n, ping_s));
+			kept++;
+			continue;
+		}
+		/* the next, of equal shares, tells each worker's own rate; the
+		 * kept rounds give each a share in proportion, so that all end
+		 * together and the link is busy to the end (a worker behind a
+		 * slower link of its own would leave it idle, and a token
+		 * bucket would refill meanwhile) */
+		double sum = 0, *r = malloc(sizeof *r * (size_t)n);
+		if (!r) {
+			rc = plb__fail(p, PLB_ENOMEM, "out of memory");
+			break;
+		}
+		for (int j = 0; j < n; j++) {
+			double tj = fmax(at[j] - ping_s, 0.5 * at[j]);
+			r[who[j]] = (double)sz[who[j]] / (tj > 0 ? tj : 1e-9);
+			sum += r[who[j]];
+		}
+		if (n > 1 && at[n - 1] > SLOW_AFTER * at[0]) {
+			*slow = who[n - 1];
+			*slow_rate = r[who[n - 1]];
+		}
+		for (int k = 0; k < n; k++)
+			sz[k] = (size_t)fmax((double)PROBE_MIN, total * r[k] / sum);
+		free(r);
 	}
 	free(at);
 	free(who);
-	if (*slow < 0)
-		*slow = -1;
+	free(sz);
 	return rc;
 }
 
@@ -221,7 +252,7 @@ int plb__link_probe(struct plb *p)
 	uint64_t seq = 0;
 	for (int i = 0; i < PROBE_PINGS && !rc; i++) {
 		double t;
-		rc = round_trip(p, ranks, n, OUT, 0, ++seq, NULL, NULL, &t);
+		rc = round_trip(p, ranks, n, OUT, NULL, ++seq, NULL, NULL, &t);
 		ping = fmin(ping, t);
 	}
 	int slow[2] = {-1, -1};
@@ -236,7 +267,7 @@ int plb__link_probe(struct plb *p)
 			for (int k = 0; k < p->npeer && !pe; k++)
 				if (p->peer[k].rank == ranks[slow[w]])
 					pe = &p->peer[k];
-			plb__log(PLB__LOG_WARN, "master", "rank %d (%s) answered the link's probe last in every round %s, at %.3g Gbit/s: its own link, or its host, is slower than the others'",
+			plb__log(PLB__LOG_WARN, "master", "rank %d (%s) answered the link's probe %s far after the others, at %.3g Gbit/s: its own link, or its host, is slower than theirs",
 				 ranks[slow[w]], pe ? pe->host : "?", w ? "back" : "out", slow_rate[w] * 8 / 1e9);
 		}
 	free(ranks);
