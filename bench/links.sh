@@ -117,7 +117,7 @@ for rate in $RATES; do
 		out=$("$NS" mpirun ${P}1 --hostfile "$T/hosts" -np 4 "${QUEUE[@]}" "$PWD/$BUILD/plb-$app" \
 			--config "$T/c.ini" "${@:2}" --json 2>"$T/err") || { cat "$T/err" >&2; continue; }
 		lost=$(grep -c "taken out of the run" "$T/err" || true)
-		grep -ao "rank [0-9]* ([^)]*) answered the link's probe last[^:]*" "$T/err" >&2 || true
+		grep -ao "rank [0-9]* ([^)]*) answered the link's probe [^:]*" "$T/err" >&2 || true
 		if [ -n "${KEEP_ERR:-}" ]; then cp "$T/err" "$KEEP_ERR.$app.$rate"; fi
 		if [ "$lost" -gt 0 ]; then echo "$rate $job: $lost rank(s) taken out for silence" >&2; fi
 		config "$g" $ib $ob $sb $fast $slow >"$T/c.ini"
