@@ -383,6 +383,17 @@ static double block_limit_uncapped(struct plb__balancer *b, int pu, double now, 
  * are across (now + B + x / L; a PU beside the master, when it is free),
  * and should end by then: the most units for which it does, at least
  * min_block. No limit where the link does not bind or is not known. */
+struct link_end {
+	const struct plb__model *m;
+	double busy, B, L;      /* B < 0: the PU's bytes cross no link */
+};
+
+/* When a block of x units ends, from now (link_limit). */
+static double link_ends(const struct link_end *e, double x)
+{
+	return fmax(e->busy, e->B >= 0 ? e->B + x / e->L : 0) + plb__model_eval(e->m, x);
+}
+
 static double link_limit(struct plb__balancer *b, int pu, double now, double busy, double most)
 {
 	struct hac_state *h = b->ps;
@@ -392,13 +403,13 @@ static double link_limit(struct plb__balancer *b, int pu, double now, double bus
 	double B = fmax(0, b->link_free - now), end = B + pool / L;
 	if (now + end <= h->T_all)
 		return most;
-	const struct plb__model *m = &b->model[pu];
-	double lo = 0, hi = most, own = b->pu[pu].local ? 0 : 1 / L;    /* its bytes' way */
-	if (fmax(busy, own > 0 ? B + hi * own : 0) + plb__model_eval(m, hi) <= end)
+	struct link_end e = {&b->model[pu], busy, b->pu[pu].local ? -1 : B, L};
+	double lo = 0, hi = most;
+	if (link_ends(&e, hi) <= end)
 		return most;
 	for (int k = 0; k < 50 && hi - lo > 0.5; k++) {
 		double mid = 0.5 * (lo + hi);
-		if (fmax(busy, own > 0 ? B + mid * own : 0) + plb__model_eval(m, mid) <= end)
+		if (link_ends(&e, mid) <= end)
 			lo = mid;
 		else
 			hi = mid;

@@ -157,17 +157,15 @@ static int measure(struct plb *p, const int *ranks, int n, enum way way, double 
 	each = each < PROBE_MIN ? PROBE_MIN : each;
 	cap = cap < each ? each : cap;
 	int kept = 0, warm = 0, rc = 0;
-	double *at = malloc(sizeof *at * (size_t)n);
+	double *at = malloc(sizeof *at * (size_t)n), *r = malloc(sizeof *r * (size_t)n);
 	int *who = malloc(sizeof *who * (size_t)n);
 	size_t *sz = malloc(sizeof *sz * (size_t)n);
 	*rate = 0;
 	*slow = -1;
 	*slow_rate = 0;
-	if (!at || !who || !sz) {
-		free(at);
-		free(who);
-		free(sz);
-		return plb__fail(p, PLB_ENOMEM, "out of memory");
+	if (!at || !r || !who || !sz) {
+		rc = plb__fail(p, PLB_ENOMEM, "out of memory");
+		goto out;
 	}
 	for (int k = 0; k < n; k++)
 		sz[k] = each;
@@ -203,11 +201,7 @@ static int measure(struct plb *p, const int *ranks, int n, enum way way, double 
 		 * together and the link is busy to the end (a worker behind a
 		 * slower link of its own would leave it idle, and a token
 		 * bucket would refill meanwhile) */
-		double sum = 0, *r = malloc(sizeof *r * (size_t)n);
-		if (!r) {
-			rc = plb__fail(p, PLB_ENOMEM, "out of memory");
-			break;
-		}
+		double sum = 0;
 		for (int j = 0; j < n; j++) {
 			double tj = fmax(at[j] - ping_s, 0.5 * at[j]);
 			r[who[j]] = (double)sz[who[j]] / (tj > 0 ? tj : 1e-9);
@@ -219,9 +213,10 @@ static int measure(struct plb *p, const int *ranks, int n, enum way way, double 
 		}
 		for (int k = 0; k < n; k++)
 			sz[k] = (size_t)fmax((double)PROBE_MIN, total * r[k] / sum);
-		free(r);
 	}
+out:
 	free(at);
+	free(r);
 	free(who);
 	free(sz);
 	return rc;
@@ -281,12 +276,9 @@ int plb__link_probe(struct plb *p)
 	}
 	l->from = PLB__LINK_PROBE;
 	l->latency_s = ping / 2;
-	l->workers = n;
-	l->probe_s = plb__now() - t0;
-	l->probe_bytes = bytes;
 	plb__log(PLB__LOG_INFO, "master", "the master's link, timed at start to the %d worker rank%s on other hosts: %.3g Gbit/s out, %.3g Gbit/s in, %.0f us one way (%.0f MB in %.2f s; [network] link_gbps gives it instead, link_probe_ms = 0 leaves it out)",
 		 n, n > 1 ? "s" : "", l->out * 8 / 1e9, l->in * 8 / 1e9, l->latency_s * 1e6,
-		 bytes / 1e6, l->probe_s);
+		 bytes / 1e6, plb__now() - t0);
 	return 0;
 }
 

@@ -200,11 +200,11 @@ void plb__end_lost_ranks(const int32_t *pids, size_t n)
  * known ([network] link_gbps, or timed at start: link.c), the inputs and
  * outputs of every block out at its rates (both ways counted on one: an
  * allowance, not a plan; a timed link's no less than the outputs at the
- * rate the run's messages came in, below); else their outputs at the rate the run's
- * messages have come in so far, once 1 MB came (*rate, bytes a second).
- * That rate is the link's where the link bounds the run, and less where
- * it idles: then the outputs out take about as long as the blocks that
- * make them, which the limit allows anyway. (The time a tail's receive is
+ * rate the run's messages came in); else their outputs at the rate the
+ * run's messages have come in so far, once 1 MB came (*rate, bytes a
+ * second). That rate is the link's where the link bounds the run, and
+ * less where it idles: then the outputs out take about as long as the
+ * blocks that make them, which the limit allows anyway. (The time a tail's receive is
  * open measures nothing: Open MPI's TCP path had the bytes in before the
  * receive was posted, 2,550 Gbit/s over a 200 Mbit/s link.) 0 where
  * neither is known. */

@@ -56,14 +56,12 @@ struct plb__peer {
 };
 
 /* The master's link (link.c): bytes a second each way, from [network]
- * link_gbps or timed at start (plb_init), and what the probe found. */
+ * link_gbps or timed at start (plb_init). */
 enum plb__link_from { PLB__LINK_NONE, PLB__LINK_CONFIG, PLB__LINK_PROBE };
 struct plb__link {
 	enum plb__link_from from;
 	double out, in;         /* bytes a second: master to workers, and back */
 	double latency_s;       /* probe: half an empty message's round trip */
-	int workers;            /* probe: the worker ranks timed (on other hosts) */
-	double probe_s, probe_bytes;    /* probe: what it took */
 };
 
 /* The domain whose input the nodes keep (resident.c). */
